@@ -1,0 +1,18 @@
+//! Graders for SecretsAuditEnv: everything that decides a score, as a pure
+//! library with no async runtime, HTTP or task-file knowledge, so it can be
+//! tested and fuzzed on bytes and temporary repositories.
+//!
+//! - [`scanner`]: the harness's redactor turned into a secret scanner
+//!   (provider rules, credential-named assignments, random tokens, decoded
+//!   base64/hex), over a working tree or a whole git object graph.
+//! - [`redact`]: the same core replacing found values in any text.
+//! - [`security`]: ground-truth grading: is a planted value (or a simple
+//!   transform of it) still anywhere in the tree or the git object database?
+//! - [`junit`]: pytest's JUnit XML into counts and per-test outcomes.
+//! - [`reward`]: the seed's composite reward formula as one pure function.
+
+pub mod junit;
+pub mod redact;
+pub mod reward;
+pub mod scanner;
+pub mod security;

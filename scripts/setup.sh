@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what SecretsAuditEnv needs at run and test time, idempotently:
+# bubblewrap, git, Chromium + ChromeDriver (browser test), a project-local
+# Python venv (.venv) built from Debian's /usr/bin/python3 so that it lives
+# under /usr inside the sandbox, with pytest and git-filter-repo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+need_apt=()
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+[ -x /usr/bin/python3 ] || need_apt+=(python3 python3-venv)
+if [ "${SECAUDIT_SKIP_BROWSER:-0}" != 1 ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing ${need_apt[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2
+    case " ${need_apt[*]} " in *" bubblewrap "*|*" python3 "*) exit 1;; esac
+  fi
+fi
+VENV="$ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pytest' 2>/dev/null || [ ! -x "$VENV/bin/git-filter-repo" ]; then
+  echo "setup: creating $VENV" >&2
+  /usr/bin/python3 -m venv --copies "$VENV" 2>/dev/null || /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r scripts/requirements.txt
+fi
+# The venv must be readable by the sandbox's unprivileged uid.
+chmod -R a+rX "$VENV" 2>/dev/null || true
+echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

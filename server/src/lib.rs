@@ -1,0 +1,16 @@
+//! The SecretsAuditEnv environment and its server.
+//!
+//! - [`tasks`]: the task model (`task.json`), the registry, the deterministic
+//!   workspace generator and seeded variants.
+//! - [`sandbox`]: bubblewrap-contained command execution.
+//! - [`health`]: the pytest health grader run in the sandbox on a restored copy.
+//! - [`env`]: sessions, actions, tiered visibility, grading and reward.
+//! - [`models`]: the wire vocabulary (actions, observations, state).
+//! - [`http`]: axum routes, WebSocket, MCP, OpenEnv compatibility.
+
+pub mod env;
+pub mod health;
+pub mod http;
+pub mod models;
+pub mod sandbox;
+pub mod tasks;

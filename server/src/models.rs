@@ -1,0 +1,359 @@
+//! The wire vocabulary: every type that crosses HTTP, WebSocket or MCP.
+//!
+//! These types are the single source of truth for `/schema` (JSON Schemas are
+//! derived from them with schemars, never written by hand), for `openenv.yaml`
+//! and for `spec.md`. A field added here must be documented there too.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One agent action. Over OpenEnv's `/ws` the `step` message's `data` is this
+/// object; over the seed's HTTP `/step` the `action` field may be this object
+/// or a bare string (the command).
+///
+/// A command that starts with a structured action name (`inspect_file`,
+/// `inspect_encoded`, `scan_history`, `run_scanner`, `list_files`, `submit`)
+/// is intercepted before bash; anything else runs as `bash -lc` in the
+/// workspace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Action {
+    /// The command: a structured action (`inspect_file config.py`) or bash.
+    pub command: String,
+}
+
+/// How the per-step reward is reported, chosen at reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RewardMode {
+    /// The seed's: the reward of a step is the episode's current score.
+    #[default]
+    Score,
+    /// Score now minus score before the step: the episode's rewards sum to
+    /// its final score, so a trainer that sums rewards is not paid twice.
+    Delta,
+}
+
+/// Body of `POST /reset` (and `data` of the WebSocket `reset` message).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ResetRequest {
+    /// Task number 1–13, or a slug such as `"task_01"`. Defaults to 1.
+    #[serde(default)]
+    pub task_id: Option<TaskRef>,
+    /// Seed of a procedural variant of the task's family. Absent: the
+    /// canonical task, which never changes.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Caller-chosen episode id (at most 255 characters), echoed in state.
+    #[serde(default)]
+    pub episode_id: Option<String>,
+    /// `score` (default) or `delta`.
+    #[serde(default)]
+    pub reward_mode: Option<RewardMode>,
+}
+
+/// A task named by number or by slug.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TaskRef {
+    /// 1–13.
+    Number(u32),
+    /// `"task_01"`, `"1"`, `"01"`.
+    Name(String),
+}
+
+/// Difficulty tier of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Difficulty {
+    /// Tasks 1–5, budget 10.
+    Easy,
+    /// Tasks 6–10, budget 20.
+    Medium,
+    /// Tasks 11–13, budget 30.
+    Hard,
+}
+
+/// Where the security grader looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScanMode {
+    /// The working tree only.
+    Dir,
+    /// The working tree and every object of the git repository.
+    Git,
+}
+
+/// Visibility tier of a planted secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Visible from the start.
+    Surface,
+    /// Visible once its file is inspected (`inspect_file`, or `cat` of it).
+    Shallow,
+    /// Visible once its file's encoded content is inspected (`inspect_encoded`).
+    Deep,
+    /// Visible only after `scan_history`, or after the secrets that reveal it
+    /// are fixed.
+    Hidden,
+}
+
+/// State of one visible secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretStatus {
+    /// Still present.
+    Open,
+    /// Absent from everything the grader checks.
+    Fixed,
+    /// Absent, but a secret that blocks it is still open, so it does not
+    /// count yet.
+    Blocked,
+}
+
+/// A secret the agent can see. The value is masked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VisibleSecret {
+    /// Secret id within the task (`s1`, `s2`, ...).
+    pub id: String,
+    /// File it was planted in (relative to the workspace root).
+    pub file: String,
+    /// 1-based line it was planted on.
+    pub line: u32,
+    /// Secret type (`aws_access_key_id`, `github_pat`, ...).
+    #[serde(rename = "type")]
+    pub secret_type: String,
+    /// Its tier.
+    pub tier: Tier,
+    /// Whether it lives only in git history.
+    pub history_only: bool,
+    /// Open, fixed or blocked.
+    pub status: SecretStatus,
+    /// The value with all but a short prefix masked (`AKIA************`).
+    pub masked_value: String,
+}
+
+/// One edge of a task's conflict map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConflictEdge {
+    /// Source secret id.
+    pub from: String,
+    /// Target secret id.
+    pub to: String,
+    /// `reveals`: fixing `from` reveals `to`. `blocks`: `to` cannot count as
+    /// fixed while `from` is open.
+    pub kind: ConflictKind,
+}
+
+/// Kind of a conflict-map edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConflictKind {
+    /// Fixing the source reveals the target.
+    Reveals,
+    /// The target cannot count as fixed while the source is open.
+    Blocks,
+}
+
+/// A suggested next action, from the seed's five heuristics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RankedAction {
+    /// The command to send as-is.
+    pub action: String,
+    /// 0–1, higher first.
+    pub priority: f64,
+    /// Which heuristic produced it and why.
+    pub reason: String,
+}
+
+/// The reward and how it was made.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RewardBreakdown {
+    /// (initial − current) / initial.
+    pub detection: f64,
+    /// 0.4 × detection + 0.6 × detection (remediation = detection).
+    pub base: f64,
+    /// passed / pristine total; 0 on errors, timeout or no tests.
+    pub health: f64,
+    /// 0.15 × max(0, 1 − steps / budget).
+    pub efficiency: f64,
+    /// min(1, base × health + efficiency) if base > 0, else 0.
+    pub score: f64,
+    /// What this step reports: `score`, or the change in score (`delta`).
+    pub reward: f64,
+}
+
+/// Result of the health grader.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HealthSummary {
+    /// Pristine tests that passed.
+    pub passed: u32,
+    /// Pristine tests that failed, were skipped or went missing.
+    pub failed: u32,
+    /// Errors reported by pytest (collection or fixture errors).
+    pub errors: u32,
+    /// The pristine number of tests (the denominator).
+    pub total: u32,
+    /// The health score in [0, 1].
+    pub score: f64,
+    /// True when the result came from the tree-hash cache.
+    pub cached: bool,
+    /// Why the health run failed, if it did (timeout, no report, ...).
+    pub error: Option<String>,
+}
+
+/// Output of the last action.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ActionOutput {
+    /// The command as received.
+    pub command: String,
+    /// `bash` or the structured action's name.
+    pub kind: String,
+    /// Exit code (bash), 0/1 for structured actions, null if killed.
+    pub exit_code: Option<i32>,
+    /// Captured stdout (capped, secret values redacted in recordings only).
+    pub stdout: String,
+    /// Captured stderr (capped).
+    pub stderr: String,
+    /// Bytes of stdout dropped by the cap.
+    pub stdout_truncated_bytes: u64,
+    /// Bytes of stderr dropped by the cap.
+    pub stderr_truncated_bytes: u64,
+    /// Wall time of the action in milliseconds.
+    pub duration_ms: u64,
+    /// True when the command hit the wall-clock timeout.
+    pub timed_out: bool,
+}
+
+/// One past step, as shown in `history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryEntry {
+    /// 1-based step number.
+    pub step: u32,
+    /// The command.
+    pub command: String,
+    /// Reward reported for that step.
+    pub reward: f64,
+    /// Exit code, if any.
+    pub exit_code: Option<i32>,
+}
+
+/// Whether commands are contained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxInfo {
+    /// True when bubblewrap runs every command.
+    pub available: bool,
+    /// Version or the reason it is unavailable.
+    pub detail: String,
+}
+
+/// Everything the agent sees after reset or a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Observation {
+    /// Server session id (HTTP API key for `/step` and `/state`).
+    pub session_id: String,
+    /// Episode id (caller's, or generated).
+    pub episode_id: String,
+    /// Task number 1–13.
+    pub task_id: u32,
+    /// `task_01` ...
+    pub task_slug: String,
+    /// Seed of the variant, null for the canonical task.
+    pub seed: Option<u64>,
+    /// Task title.
+    pub title: String,
+    /// Difficulty.
+    pub difficulty: Difficulty,
+    /// Task description shown to the agent.
+    pub description: String,
+    /// `dir` or `git`.
+    pub scan_mode: ScanMode,
+    /// Steps allowed.
+    pub step_budget: u32,
+    /// Steps taken so far.
+    pub steps_taken: u32,
+    /// Reward of the last step (see `reward_mode`).
+    pub reward: f64,
+    /// `score` or `delta`.
+    pub reward_mode: RewardMode,
+    /// How the reward was made.
+    pub reward_breakdown: RewardBreakdown,
+    /// Leaks counted at reset.
+    pub leaks_initial: u32,
+    /// Leaks counted now (planted secrets still present plus new findings).
+    pub leaks_current: u32,
+    /// Secrets the agent can see.
+    pub visible_secrets: Vec<VisibleSecret>,
+    /// Planted secrets not yet visible.
+    pub hidden_count: u32,
+    /// Conflict map edges among visible secrets.
+    pub conflict_map: Vec<ConflictEdge>,
+    /// Suggested next actions, best first.
+    pub ranked_actions: Vec<RankedAction>,
+    /// The open secret blocking the most others, if any.
+    pub top_blocker: Option<String>,
+    /// Health grader result.
+    pub health: HealthSummary,
+    /// Output of the last action (null after reset).
+    pub last_action: Option<ActionOutput>,
+    /// The most recent steps, oldest first.
+    pub history: Vec<HistoryEntry>,
+    /// True when the episode is over.
+    pub done: bool,
+    /// Ended by success (every leak fixed, health 1) or by `submit`.
+    pub terminated: bool,
+    /// Ended because the step budget is spent.
+    pub truncated: bool,
+    /// Every leak fixed and health 1.
+    pub success: bool,
+    /// Sandbox state.
+    pub sandbox: SandboxInfo,
+    /// Grading problems of this step (reported, never hidden).
+    pub grading_errors: Vec<String>,
+}
+
+/// The session object returned by `/state`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct State {
+    /// Episode id (echoed from reset when given).
+    pub episode_id: String,
+    /// Steps taken in this episode.
+    pub step_count: u32,
+    /// Server session id.
+    pub session_id: String,
+    /// Task number.
+    pub task_id: u32,
+    /// Seed of the variant, if any.
+    pub seed: Option<u64>,
+    /// True when the episode is over.
+    pub done: bool,
+    /// Current score.
+    pub score: f64,
+    /// The latest observation.
+    pub observation: Observation,
+}
+
+/// Task metadata as listed by `/tasks` (no ground truth).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskInfo {
+    /// 1–13.
+    pub id: u32,
+    /// `task_01` ...
+    pub slug: String,
+    /// Title.
+    pub title: String,
+    /// Difficulty.
+    pub difficulty: Difficulty,
+    /// Description shown to the agent.
+    pub description: String,
+    /// `dir` or `git`.
+    pub scan_mode: ScanMode,
+    /// Step budget.
+    pub step_budget: u32,
+    /// Number of planted secrets.
+    pub secret_count: u32,
+    /// Number visible at reset.
+    pub visible_at_reset: u32,
+    /// Whether the task has a conflict map.
+    pub has_conflicts: bool,
+}

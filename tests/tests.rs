@@ -1,0 +1,1 @@
+//! Integration tests, one binary. Each module is one area.

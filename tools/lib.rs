@@ -1,0 +1,9 @@
+//! The `secaudit` command-line tool: subcommands that tie the graders and the
+//! server together (`scan`, `generate`, `serve`), and the agents that drive a
+//! server over HTTP (`agent`, `eval`).
+
+pub mod agent;
+pub mod eval;
+pub mod generate;
+pub mod scan;
+pub mod serve;
