@@ -1,0 +1,1 @@
+"""releasebot: release feed + webhook receiver for the platform team."""

@@ -1,0 +1,68 @@
+import hashlib
+import hmac
+import json
+
+from releasebot import app as appmod
+from releasebot import config, github
+
+RELEASES = json.dumps([
+    {"tag_name": "v2.4.0", "name": "Spring", "published_at": "2025-03-01T10:00:00Z"},
+    {"tag_name": "v2.3.1", "name": None, "published_at": "2025-02-11T08:00:00Z"},
+]).encode()
+
+
+def sign(body: bytes) -> str:
+    return "sha256=" + hmac.new(config.WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+
+
+def test_health(call):
+    assert call(appmod.make_app(), path="/health") == ("200 OK", {"status": "ok"})
+
+
+def test_auth_header_uses_configured_token():
+    headers = github.auth_headers()
+    assert headers["Authorization"] == f"Bearer {config.GITHUB_TOKEN}"
+    assert github.auth_headers("abc")["Authorization"] == "Bearer abc"
+
+
+def test_releases_route_uses_transport(call):
+    seen = []
+
+    def transport(req):
+        seen.append(req)
+        return RELEASES
+    status, body = call(appmod.make_app(transport), path="/releases/northwind/ledger")
+    assert status == "200 OK"
+    assert [r["tag"] for r in body] == ["v2.4.0", "v2.3.1"]
+    assert body[1]["name"] == "v2.3.1"
+    assert seen[0].full_url.startswith(config.GITHUB_API + "/repos/northwind/ledger/releases")
+    assert seen[0].get_header("Authorization") == f"Bearer {config.GITHUB_TOKEN}"
+
+
+def test_unknown_repo_is_404(call):
+    status, _ = call(appmod.make_app(lambda req: RELEASES), path="/releases/evil/repo")
+    assert status == "404 Not Found"
+
+
+def test_webhook_accepts_valid_signature(call):
+    appmod.RECEIVED.clear()
+    body = json.dumps({"action": "published", "release": {"tag_name": "v2.5.0"}}).encode()
+    status, _ = call(appmod.make_app(), "POST", "/webhook", body, {"X-Hub-Signature-256": sign(body)})
+    assert status == "202 Accepted"
+    assert appmod.RECEIVED == [{"action": "published", "tag": "v2.5.0"}]
+
+
+def test_webhook_rejects_bad_signature(call):
+    body = b'{"action": "published"}'
+    status, _ = call(appmod.make_app(), "POST", "/webhook", body,
+                     {"X-Hub-Signature-256": "sha256=" + "0" * 64})
+    assert status == "401 Unauthorized"
+    status, _ = call(appmod.make_app(), "POST", "/webhook", body)
+    assert status == "401 Unauthorized"
+
+
+def test_verify_signature_with_explicit_secret():
+    body = b"payload"
+    good = "sha256=" + hmac.new(b"k1", body, hashlib.sha256).hexdigest()
+    assert appmod.verify_signature(body, good, secret="k1")
+    assert not appmod.verify_signature(body, good, secret="k2")

@@ -1,0 +1,1 @@
+"""refundctl: Stripe refunds from the terminal."""

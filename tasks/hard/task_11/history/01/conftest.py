@@ -1,0 +1,7 @@
+"""Make the repository root importable so tests can `import services.*`."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)

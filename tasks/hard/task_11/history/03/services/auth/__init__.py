@@ -1,0 +1,1 @@
+"""Auth service: signed session tokens for the shipment portal."""

@@ -1,0 +1,1 @@
+"""Notifier service: shipment e-mails via SendGrid."""

@@ -1,0 +1,5 @@
+"""Repository root on sys.path, so tests import `services.*` / `shared.*` directly."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,16 @@
+"""Headers the gateway sends upstream: hop-by-hop stripped, service auth added."""
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authorization", "te", "trailer",
+              "transfer-encoding", "upgrade", "authorization"}
+
+# service token for gateway -> ingest/scheduler, kept encoded (INFRA-77)
+_UPSTREAM_TOKEN_HEX = "{{secret:s7:hex}}"
+UPSTREAM_SERVICE_TOKEN = bytes.fromhex(_UPSTREAM_TOKEN_HEX).decode()
+
+
+def forward_headers(incoming, client_id):
+    """Copy client headers minus hop-by-hop ones; identify caller and gateway."""
+    out = {k: v for k, v in incoming.items() if k.lower() not in HOP_BY_HOP}
+    out["X-Atlas-Client"] = client_id
+    out["Authorization"] = f"Bearer {UPSTREAM_SERVICE_TOKEN}"
+    return out

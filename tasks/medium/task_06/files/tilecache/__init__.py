@@ -1,0 +1,1 @@
+"""tilecache: raster tile caching proxy."""

@@ -1,0 +1,1 @@
+"""ledger-sync: bank statements into the accounting ledger."""

@@ -1,0 +1,1 @@
+"""churn-model: weekly churn-risk scoring."""

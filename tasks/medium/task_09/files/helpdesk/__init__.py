@@ -1,0 +1,1 @@
+"""helpdesk-api: support ticket triage."""

@@ -1,0 +1,1 @@
+"""fleet-telemetry: GPS ping ingestion and geofencing."""
