@@ -32,4 +32,15 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pytest' 2>/dev
 fi
 # The venv must be readable by the sandbox's unprivileged uid.
 chmod -R a+rX "$VENV" 2>/dev/null || true
+# The real OpenEnv client and CLI (validate, GenericEnvClient), used only by
+# tests and validate-submission.sh. A separate venv: .venv is mounted into the
+# sandbox and must stay small; openenv pulls in a large dependency tree.
+OPENENV_VENV="$ROOT/.tools/openenv"
+OPENENV_VERSION=0.10.0
+if [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys, yaml; sys.exit(m.version('openenv') != '$OPENENV_VERSION')" 2>/dev/null; then
+  echo "setup: creating $OPENENV_VENV (openenv==$OPENENV_VERSION)" >&2
+  mkdir -p "$ROOT/.tools"
+  /usr/bin/python3 -m venv "$OPENENV_VENV"
+  "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "openenv==$OPENENV_VERSION" pyyaml
+fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

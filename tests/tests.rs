@@ -1,1 +1,13 @@
 //! Integration tests, one binary. Each module is one area.
+
+// Shared set-up: an Environment over the real tasks in a temporary data dir.
+mod util;
+
+// Every task's oracle reaches 1.0 through the real environment.
+mod oracle;
+
+// The real OpenEnv client and CLI against the built binary.
+mod openenv_client;
+
+// Dockerfile, openenv.yaml, spec.md and validate-submission.sh.
+mod packaging;

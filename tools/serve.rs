@@ -1,10 +1,160 @@
-//! `secaudit serve` (in progress).
+//! `secaudit serve`: load the tasks, start the environment, serve HTTP,
+//! WebSocket and MCP until SIGINT or SIGTERM.
+//!
+//! Every flag can also come from the environment variable named in
+//! [`server::http::env_vars`]; the flag wins.
+
+use server::env::{EnvConfig, Environment};
+use server::http::{AppState, HttpConfig, app, env_vars};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// After a shutdown signal, open connections (WebSockets mostly) get this
+/// long to finish before the process exits anyway.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line (for log collectors).
+    Json,
+}
 
 /// Arguments of `secaudit serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Address to bind.
+    #[arg(long, env = env_vars::SECAUDIT_HOST, default_value = "0.0.0.0")]
+    pub host: String,
+    /// Port to bind (7860 is the Hugging Face Spaces default; OpenEnv's
+    /// Docker tooling expects 8000).
+    #[arg(long, env = env_vars::PORT, default_value_t = 7860)]
+    pub port: u16,
+    /// Where generated tasks, sessions and recordings live.
+    #[arg(long, env = env_vars::SECAUDIT_DATA_DIR, default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Where the task definitions are read from.
+    #[arg(long, env = env_vars::SECAUDIT_TASKS_DIR, default_value = "./tasks")]
+    pub tasks_dir: PathBuf,
+    /// The Python venv with pytest and git-filter-repo, mounted read-only in
+    /// the sandbox.
+    #[arg(long, env = env_vars::SECAUDIT_VENV, default_value = "./.venv")]
+    pub venv: PathBuf,
+    /// Maximum concurrent sessions (HTTP and WebSocket together).
+    #[arg(long, env = env_vars::MAX_CONCURRENT_ENVS, default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_sessions: u64,
+    /// Seconds without activity after which a session, or a WebSocket
+    /// without requests, is closed.
+    #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S, default_value_t = 1800,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub session_idle_timeout: u64,
+    /// Log format; the filter comes from RUST_LOG (default `info`).
+    #[arg(long, env = env_vars::SECAUDIT_LOG_FORMAT, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(env_vars::RUST_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // try_init: a second call (tests) keeps the first subscriber.
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM (`docker stop`).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(_args: Args) -> anyhow::Result<std::process::ExitCode> {
-    anyhow::bail!("serve: not yet implemented")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    init_tracing(args.log_format);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(serve(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    let max_sessions = usize::try_from(args.max_sessions)?;
+    let cfg = EnvConfig {
+        data_dir: args.data_dir,
+        tasks_dir: args.tasks_dir,
+        max_sessions,
+        session_idle_timeout_s: args.session_idle_timeout,
+        venv: args.venv,
+    };
+    tracing::info!(?cfg, "starting environment");
+    // LEAD: task generation call site. `Environment::new` currently
+    // generates missing or stale workspaces itself; if that moves to
+    // `server::tasks`, call it here, before the environment loads.
+    let env = Environment::new(cfg).await?;
+    env.spawn_reaper();
+    let sandbox = env.sandbox_info();
+    if sandbox.available {
+        tracing::info!(detail = %sandbox.detail, "sandbox available");
+    } else {
+        tracing::warn!(
+            detail = %sandbox.detail,
+            "SANDBOX UNAVAILABLE: commands run uncontained; /health reports \"degraded\""
+        );
+    }
+    let http = HttpConfig {
+        max_sessions,
+        ws_idle_timeout: Duration::from_secs(args.session_idle_timeout),
+    };
+    let state = AppState::from_environment(env, http);
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
+    tracing::info!(addr = %listener.local_addr()?, "listening");
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, app(state)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("shutdown signal received; draining connections");
+        let _ = stop_tx.send(true);
+    });
+    let deadline = async move {
+        let mut rx = stop_rx;
+        while !*rx.borrow() {
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        r = server => r?,
+        () = deadline => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}; exiting"),
+    }
+    tracing::info!("stopped");
+    Ok(())
 }

@@ -1,1 +1,1034 @@
-//! (in progress)
+//! The health grader: does the task's pristine test suite still pass on the
+//! agent's workspace?
+//!
+//! Everything about the workspace is untrusted (reliability.md H1–H3, H9,
+//! H15), so the grader never runs pytest on the workspace itself:
+//!
+//! 1. It copies the workspace into a fresh scratch directory: no `.git`,
+//!    symlinks copied as symlinks and never followed, FIFOs, sockets and
+//!    devices skipped, files opened with `O_NOFOLLOW|O_NONBLOCK`, and the
+//!    whole copy bounded in entries, bytes and depth (over budget = an
+//!    error, score 0, never a partial grade).
+//! 2. It deletes whatever could steer pytest: every `conftest.py`, pytest
+//!    config file (`pytest.ini`, `pyproject.toml`, `setup.cfg`, `tox.ini`),
+//!    `pytest.py`, `sitecustomize.py`/`usercustomize.py`, `*.pth`,
+//!    `_pytest/`/`pytest/` packages, bytecode caches, and test files
+//!    (`test_*.py`, `*_test.py`) the task did not ship. Then it restores the
+//!    pristine suite (conftests and config included) from `pristine_dir`, at
+//!    the same relative paths, replacing whatever the agent put there.
+//! 3. It runs `python -P -s -m pytest` from the read-only venv inside the
+//!    sandbox, with plugin autoload off, `addopts` cleared and no cache, the
+//!    copy at `/workspace` and a separate writable `/grader-out` for the
+//!    JUnit report.
+//! 4. It trusts only ground truth: the score is the fraction of the
+//!    *pristine manifest* ([`ExpectedTests`]) that passed. Skipped, xfailed,
+//!    missing and deleted tests count as failed; any error scores 0; a
+//!    missing, oversized, malformed or self-contradictory report, or one
+//!    that disagrees with pytest's exit code (an `os._exit(0)` at import
+//!    leaves no report), scores 0 with `error` set.
+//!
+//! Results are cached by a SHA-256 over the prepared copy (sorted paths,
+//! modes and bytes), so an unchanged tree is never retested and re-grading
+//! a snapshot is bitwise identical.
+//!
+//! Known gap: code the tests import runs inside pytest's process and could
+//! still patch pytest at run time (register a plugin through `gc`, rewrite
+//! reports in memory). Consistency checks catch the crude forms; hidden
+//! tests with per-episode canaries and a diff lint are the remaining
+//! defences (reliability.md H3).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use graders::junit::{self, JunitReport, Outcome};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::models::HealthSummary;
+use crate::sandbox::{ExecRequest, Limits, Sandbox, prepare_workspace_owner};
+
+/// The pristine test manifest: the denominator of the health score.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ExpectedTests {
+    /// `classname::name` of every test in the pristine run, sorted.
+    pub names: Vec<String>,
+    /// `names.len()`.
+    pub total: u32,
+}
+
+/// Bounds on the workspace copy. Exceeding any is an error (score 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyBudget {
+    /// Files, directories and symlinks together.
+    pub max_entries: usize,
+    /// Sum of regular file sizes.
+    pub max_bytes: u64,
+    /// Directory nesting depth.
+    pub max_depth: usize,
+}
+
+impl Default for CopyBudget {
+    fn default() -> Self {
+        CopyBudget {
+            max_entries: 20_000,
+            max_bytes: 256 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// Cached results kept (one per distinct tree); the oldest goes first.
+const CACHE_CAP: usize = 512;
+
+/// Where the JUnit report is written inside the sandbox.
+const OUT_MOUNT: &str = "/grader-out";
+
+/// File names deleted anywhere in the copy before the pristine suite is
+/// restored: they configure or replace pytest, or run at interpreter start.
+const BANNED_FILES: &[&str] = &[
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "pytest.py",
+    "py.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+];
+
+/// Directory names deleted anywhere in the copy.
+const BANNED_DIRS: &[&str] = &["_pytest", "pytest", "__pycache__", ".pytest_cache"];
+
+/// Runs the pristine suite on restored copies of workspaces.
+#[derive(Debug)]
+pub struct HealthGrader {
+    sandbox: Arc<Sandbox>,
+    limits: Limits,
+    budget: CopyBudget,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    map: HashMap<[u8; 32], HealthSummary>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl Cache {
+    fn get(&self, key: &[u8; 32]) -> Option<HealthSummary> {
+        self.map.get(key).cloned()
+    }
+
+    fn put(&mut self, key: [u8; 32], value: HealthSummary) {
+        if self.map.insert(key, value).is_none() {
+            self.order.push_back(key);
+            while self.order.len() > CACHE_CAP {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// What one pytest run produced.
+struct RunResult {
+    exit_code: Option<i32>,
+    timed_out: bool,
+    /// The report bytes, if a regular file was written.
+    report: Result<Vec<u8>, String>,
+}
+
+impl HealthGrader {
+    /// A grader with a 60 s wall limit per run and the default copy budget.
+    pub fn new(sandbox: Arc<Sandbox>) -> Self {
+        let limits = Limits {
+            wall: Duration::from_secs(60),
+            ..sandbox.config().limits.clone()
+        };
+        HealthGrader {
+            sandbox,
+            limits,
+            budget: CopyBudget::default(),
+            cache: Mutex::default(),
+        }
+    }
+
+    /// Overrides the limits of each pytest run.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Overrides the copy budget.
+    pub fn with_copy_budget(mut self, budget: CopyBudget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Grades `workspace` against the manifest. `pristine_dir` holds exactly
+    /// the task's suite files (tests, conftests, pytest config) at their
+    /// workspace-relative paths; every regular file in it is restored. Never
+    /// fails: problems become `score: 0` with `error` set.
+    pub async fn grade(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+        expected: &ExpectedTests,
+    ) -> HealthSummary {
+        let total = expected.total;
+        let fail = |error: String| HealthSummary {
+            passed: 0,
+            failed: total,
+            errors: 0,
+            total,
+            score: 0.0,
+            cached: false,
+            error: Some(error),
+        };
+        if expected.total == 0 || expected.names.is_empty() {
+            return fail("empty test manifest".into());
+        }
+        let prepared = match self.prepare(workspace, pristine_dir).await {
+            Ok(p) => p,
+            Err(e) => return fail(e),
+        };
+        let key = cache_key(&prepared.hash, expected);
+        if let Some(mut hit) = self.cache.lock().expect("health cache poisoned").get(&key) {
+            hit.cached = true;
+            return hit;
+        }
+        let run = match self.run_pytest(&prepared).await {
+            Ok(r) => r,
+            // The sandbox could not start: an infrastructure error, not a
+            // property of the tree, so it is not cached.
+            Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
+        };
+        let summary = score(&run, expected, self.limits.wall);
+        self.cache
+            .lock()
+            .expect("health cache poisoned")
+            .put(key, summary.clone());
+        summary
+    }
+
+    /// Records the manifest from the pristine workspace, run exactly as
+    /// [`HealthGrader::grade`] runs (same copy, cleanup and restore). Every
+    /// test must pass: a pristine failure, skip or error is a task bug.
+    pub async fn expected_tests(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+    ) -> anyhow::Result<ExpectedTests> {
+        let prepared = self
+            .prepare(workspace, pristine_dir)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        let run = self
+            .run_pytest(&prepared)
+            .await
+            .context("running pytest in the sandbox")?;
+        if run.timed_out {
+            bail!("pristine pytest run timed out after {:?}", self.limits.wall);
+        }
+        let bytes = run.report.map_err(anyhow::Error::msg)?;
+        let report = junit::parse_junit(&bytes).context("parsing the pristine JUnit report")?;
+        check_report(&report, run.exit_code).map_err(anyhow::Error::msg)?;
+        let bad: Vec<String> = report
+            .cases
+            .iter()
+            .filter(|c| c.outcome != Outcome::Passed)
+            .map(|c| c.key())
+            .collect();
+        if !bad.is_empty() {
+            bail!("pristine tests do not all pass: {}", bad.join(", "));
+        }
+        if run.exit_code != Some(0) || report.cases.is_empty() {
+            bail!(
+                "pristine pytest run collected no passing tests (exit code {:?})",
+                run.exit_code
+            );
+        }
+        let names: BTreeSet<String> = report.cases.iter().map(|c| c.key()).collect();
+        let names: Vec<String> = names.into_iter().collect();
+        let total = u32::try_from(names.len()).context("too many tests")?;
+        Ok(ExpectedTests { names, total })
+    }
+
+    /// Copies, cleans and restores the tree in a scratch directory owned by
+    /// the sandbox uid (blocking work on the blocking pool).
+    async fn prepare(&self, workspace: &Path, pristine_dir: &Path) -> Result<Prepared, String> {
+        let ws = workspace.to_path_buf();
+        let pristine = pristine_dir.to_path_buf();
+        let budget = self.budget.clone();
+        let owner = self.sandbox.run_as();
+        tokio::task::spawn_blocking(move || prepare_copy(&ws, &pristine, &budget, owner))
+            .await
+            .map_err(|e| format!("health copy task failed: {e}"))?
+    }
+
+    async fn run_pytest(&self, prepared: &Prepared) -> std::io::Result<RunResult> {
+        let python = self.sandbox.config().venv.join("bin").join("python");
+        let command = format!(
+            "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={OUT_MOUNT}/report.xml \
+             -o addopts= --rootdir=/workspace",
+            shell_quote(&python.to_string_lossy())
+        );
+        let req = ExecRequest {
+            workspace: prepared.tree.clone(),
+            command,
+            extra_rw_binds: vec![(prepared.out.clone(), PathBuf::from(OUT_MOUNT))],
+            env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
+            limits: Some(self.limits.clone()),
+            ..Default::default()
+        };
+        let out = self.sandbox.run(req).await?;
+        let report = read_report(&prepared.out.join("report.xml"), out.exit_code);
+        Ok(RunResult {
+            exit_code: out.exit_code,
+            timed_out: out.timed_out,
+            report,
+        })
+    }
+}
+
+/// A prepared copy; the scratch directory lives as long as this.
+struct Prepared {
+    _scratch: tempfile::TempDir,
+    tree: PathBuf,
+    out: PathBuf,
+    hash: [u8; 32],
+}
+
+fn cache_key(tree: &[u8; 32], expected: &ExpectedTests) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(tree);
+    h.update(expected.total.to_le_bytes());
+    for n in &expected.names {
+        h.update((n.len() as u64).to_le_bytes());
+        h.update(n.as_bytes());
+    }
+    h.finalize().into()
+}
+
+/// Single-quotes a string for bash.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Reads the report without following a symlink the sandboxed code may
+/// have planted (`report.xml -> /etc/shadow`) and without blocking on a
+/// FIFO; bounded to the parser's limit.
+fn read_report(path: &Path, exit_code: Option<i32>) -> Result<Vec<u8>, String> {
+    let no_report = || format!("pytest wrote no JUnit report (exit code {exit_code:?})");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|_| no_report())?;
+    let meta = file.metadata().map_err(|_| no_report())?;
+    if !meta.is_file() {
+        return Err("JUnit report is not a regular file".into());
+    }
+    let mut buf = Vec::new();
+    file.take(junit::MAX_REPORT_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("reading the JUnit report: {e}"))?;
+    if buf.len() > junit::MAX_REPORT_BYTES {
+        return Err("JUnit report over the size limit".into());
+    }
+    Ok(buf)
+}
+
+/// Cross-checks a report against itself and pytest's exit code: pytest's
+/// own writer always agrees, so a disagreement means tampering or a crash.
+fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), String> {
+    if !report.is_consistent() {
+        return Err("JUnit report counts disagree with its test cases".into());
+    }
+    let bad = report.failures + report.errors;
+    let ok = match exit_code {
+        Some(0) => bad == 0 && report.tests > 0,
+        Some(1) => bad > 0,
+        Some(2) => report.errors > 0,
+        Some(5) => report.tests == 0,
+        _ => false,
+    };
+    if !ok {
+        return Err(format!(
+            "JUnit report ({} tests, {} failures, {} errors) disagrees with pytest exit code {exit_code:?}",
+            report.tests, report.failures, report.errors
+        ));
+    }
+    Ok(())
+}
+
+/// The health summary of one run against the manifest.
+fn score(run: &RunResult, expected: &ExpectedTests, wall: Duration) -> HealthSummary {
+    let total = expected.total;
+    let mut s = HealthSummary {
+        passed: 0,
+        failed: total,
+        errors: 0,
+        total,
+        score: 0.0,
+        cached: false,
+        error: None,
+    };
+    if run.timed_out {
+        s.error = Some(format!("pytest timed out after {wall:?}"));
+        return s;
+    }
+    let bytes = match &run.report {
+        Ok(b) => b,
+        Err(e) => {
+            s.error = Some(e.clone());
+            return s;
+        }
+    };
+    let report = match junit::parse_junit(bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            s.error = Some(format!("bad JUnit report: {e}"));
+            return s;
+        }
+    };
+    s.errors = report.errors;
+    if let Err(e) = check_report(&report, run.exit_code) {
+        s.error = Some(e);
+        return s;
+    }
+    if report.errors > 0 {
+        return s;
+    }
+    // A name reported twice keeps its worst outcome.
+    let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
+    for c in &report.cases {
+        let o = outcomes.entry(c.key()).or_insert(c.outcome);
+        *o = (*o).max(c.outcome);
+    }
+    let expected_set: BTreeSet<&str> = expected.names.iter().map(String::as_str).collect();
+    let passed = expected_set
+        .iter()
+        .filter(|n| outcomes.get(**n) == Some(&Outcome::Passed))
+        .count();
+    let passed = u32::try_from(passed).unwrap_or(u32::MAX).min(total);
+    s.passed = passed;
+    s.failed = total - passed;
+    s.score = f64::from(passed) / f64::from(total);
+    s
+}
+
+/// Copy → clean → restore → hash → chown, all on the blocking pool.
+fn prepare_copy(
+    workspace: &Path,
+    pristine: &Path,
+    budget: &CopyBudget,
+    owner: Option<(u32, u32)>,
+) -> Result<Prepared, String> {
+    let scratch = tempfile::Builder::new()
+        .prefix("sa-health-")
+        .tempdir()
+        .map_err(|e| format!("scratch dir: {e}"))?;
+    let tree = scratch.path().join("ws");
+    let out = scratch.path().join("out");
+    std::fs::create_dir(&out).map_err(|e| format!("scratch dir: {e}"))?;
+    let root_meta = std::fs::symlink_metadata(workspace).map_err(|e| format!("workspace: {e}"))?;
+    if !root_meta.is_dir() {
+        return Err("workspace is not a directory".into());
+    }
+    copy_tree(workspace, &tree, budget)?;
+    let pristine_files = list_pristine(pristine, budget)?;
+    clean_tree(&tree, &pristine_files).map_err(|e| format!("cleaning the copy: {e}"))?;
+    for rel in &pristine_files {
+        restore(&pristine.join(rel), &tree, rel)
+            .map_err(|e| format!("restoring {}: {e}", rel.display()))?;
+    }
+    let hash = hash_tree(&tree, budget)?;
+    if let Some((uid, gid)) = owner {
+        prepare_workspace_owner(scratch.path(), uid, gid)
+            .map_err(|e| format!("chown scratch: {e}"))?;
+    }
+    Ok(Prepared {
+        _scratch: scratch,
+        tree,
+        out,
+        hash,
+    })
+}
+
+/// Opens a regular file without following symlinks or blocking on FIFOs.
+fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok((f, m))
+}
+
+/// Copies `src` into a new `dst` under the budget: no `.git`, symlinks
+/// recreated as symlinks, special files skipped, modes kept minus
+/// setuid/setgid/sticky.
+fn copy_tree(src: &Path, dst: &Path, budget: &CopyBudget) -> Result<(), String> {
+    let io =
+        |what: &str, p: &Path, e: std::io::Error| format!("copying {what} {}: {e}", p.display());
+    std::fs::create_dir(dst).map_err(|e| io("into", dst, e))?;
+    let mut entries = 0usize;
+    let mut bytes = 0u64;
+    let mut stack = vec![(src.to_path_buf(), dst.to_path_buf(), 0usize)];
+    while let Some((from_dir, to_dir, depth)) = stack.pop() {
+        if depth > budget.max_depth {
+            return Err(format!(
+                "workspace nests deeper than {} directories",
+                budget.max_depth
+            ));
+        }
+        let mut names: Vec<_> = std::fs::read_dir(&from_dir)
+            .map_err(|e| io("directory", &from_dir, e))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| io("directory", &from_dir, e))?;
+        names.sort();
+        for name in names {
+            if name == ".git" {
+                continue;
+            }
+            entries += 1;
+            if entries > budget.max_entries {
+                return Err(format!(
+                    "workspace has more than {} entries",
+                    budget.max_entries
+                ));
+            }
+            let from = from_dir.join(&name);
+            let to = to_dir.join(&name);
+            let meta = std::fs::symlink_metadata(&from).map_err(|e| io("entry", &from, e))?;
+            let ft = meta.file_type();
+            if ft.is_symlink() {
+                let target = std::fs::read_link(&from).map_err(|e| io("symlink", &from, e))?;
+                std::os::unix::fs::symlink(&target, &to).map_err(|e| io("symlink", &to, e))?;
+            } else if ft.is_dir() {
+                std::fs::create_dir(&to).map_err(|e| io("directory", &to, e))?;
+                stack.push((from, to, depth + 1));
+            } else if ft.is_file() {
+                // Reopen without following: the entry may have changed type
+                // since the lstat.
+                let Ok((f, m)) = open_regular(&from) else {
+                    continue;
+                };
+                let remaining = budget.max_bytes.saturating_sub(bytes);
+                if m.len() > remaining {
+                    return Err(format!(
+                        "workspace holds more than {} bytes",
+                        budget.max_bytes
+                    ));
+                }
+                let mut out = std::fs::File::create(&to).map_err(|e| io("file", &to, e))?;
+                let n = std::io::copy(&mut f.take(remaining + 1), &mut out)
+                    .map_err(|e| io("file", &from, e))?;
+                bytes += n;
+                if bytes > budget.max_bytes {
+                    return Err(format!(
+                        "workspace holds more than {} bytes",
+                        budget.max_bytes
+                    ));
+                }
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(m.mode() & 0o777))
+                    .map_err(|e| io("file", &to, e))?;
+            }
+            // FIFOs, sockets and devices are skipped.
+        }
+    }
+    Ok(())
+}
+
+/// Relative paths of the regular files in the pristine suite directory
+/// (task-owned, still walked without following links).
+fn list_pristine(pristine: &Path, budget: &CopyBudget) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    if !pristine.exists() {
+        return Ok(files);
+    }
+    let mut stack = vec![(PathBuf::new(), 0usize)];
+    while let Some((rel, depth)) = stack.pop() {
+        if depth > budget.max_depth || files.len() > budget.max_entries {
+            return Err("pristine suite over budget".into());
+        }
+        let dir = pristine.join(&rel);
+        let rd =
+            std::fs::read_dir(&dir).map_err(|e| format!("pristine dir {}: {e}", dir.display()))?;
+        for e in rd {
+            let e = e.map_err(|e| format!("pristine dir: {e}"))?;
+            let ft = e.file_type().map_err(|e| format!("pristine dir: {e}"))?;
+            let r = rel.join(e.file_name());
+            if ft.is_dir() {
+                stack.push((r, depth + 1));
+            } else if ft.is_file() {
+                files.push(r);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// True for `test_*.py` / `*_test.py`, pytest's default `python_files`.
+fn is_test_module(name: &str) -> bool {
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
+/// Deletes everything that could configure, replace or extend pytest, and
+/// test modules the task did not ship. Walks without following symlinks;
+/// a symlink with a banned name is removed like a file.
+fn clean_tree(tree: &Path, pristine: &[PathBuf]) -> std::io::Result<()> {
+    let shipped: BTreeSet<&Path> = pristine.iter().map(PathBuf::as_path).collect();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for e in std::fs::read_dir(tree.join(&rel))? {
+            let e = e?;
+            let name = e.file_name();
+            let name_s = name.to_string_lossy();
+            let r = rel.join(&name);
+            let path = tree.join(&r);
+            let ft = std::fs::symlink_metadata(&path)?.file_type();
+            if ft.is_dir() {
+                if BANNED_DIRS.contains(&name_s.as_ref()) {
+                    std::fs::remove_dir_all(&path)?;
+                } else {
+                    stack.push(r);
+                }
+                continue;
+            }
+            let banned = BANNED_FILES.contains(&name_s.as_ref())
+                || name_s.ends_with(".pth")
+                || name_s.ends_with(".pyc")
+                || (is_test_module(&name_s) && !shipped.contains(r.as_path()))
+                // A symlink where a suite file goes is replaced below.
+                || (ft.is_symlink() && shipped.contains(r.as_path()));
+            if banned {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Puts `src` at `tree/rel`, making every parent a real directory first
+/// (a parent the agent turned into a symlink would otherwise redirect the
+/// write outside the copy) and replacing whatever sits at the target.
+fn restore(src: &Path, tree: &Path, rel: &Path) -> std::io::Result<()> {
+    let mut cur = tree.to_path_buf();
+    let comps: Vec<_> = rel.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        let Component::Normal(part) = c else {
+            return Err(std::io::Error::other("unexpected path component"));
+        };
+        cur.push(part);
+        let last = i + 1 == comps.len();
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.is_dir() && !last => continue,
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&cur)?,
+            Ok(_) => std::fs::remove_file(&cur)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        if !last {
+            std::fs::create_dir(&cur)?;
+        }
+    }
+    let (mut f, m) = open_regular(src)?;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&cur)?;
+    std::io::copy(&mut f, &mut out)?;
+    std::fs::set_permissions(&cur, std::fs::Permissions::from_mode(m.mode() & 0o777))?;
+    Ok(())
+}
+
+/// SHA-256 over the sorted tree: for each entry its relative path, type,
+/// permission bits and content (or link target).
+fn hash_tree(tree: &Path, budget: &CopyBudget) -> Result<[u8; 32], String> {
+    let mut h = Sha256::new();
+    let mut stack = vec![PathBuf::new()];
+    let mut all = Vec::new();
+    while let Some(rel) = stack.pop() {
+        let rd = std::fs::read_dir(tree.join(&rel)).map_err(|e| format!("hashing: {e}"))?;
+        for e in rd {
+            let e = e.map_err(|e| format!("hashing: {e}"))?;
+            let r = rel.join(e.file_name());
+            if e.file_type().map_err(|e| format!("hashing: {e}"))?.is_dir() {
+                stack.push(r.clone());
+            }
+            all.push(r);
+            if all.len() > budget.max_entries * 2 {
+                return Err("copy over budget while hashing".into());
+            }
+        }
+    }
+    all.sort();
+    let mut buf = vec![0u8; 64 << 10];
+    for rel in all {
+        use std::os::unix::ffi::OsStrExt;
+        let path = tree.join(&rel);
+        let m = std::fs::symlink_metadata(&path).map_err(|e| format!("hashing: {e}"))?;
+        let p = rel.as_os_str().as_bytes();
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+        h.update((m.mode() & 0o170777).to_le_bytes());
+        if m.file_type().is_symlink() {
+            let t = std::fs::read_link(&path).map_err(|e| format!("hashing: {e}"))?;
+            h.update(t.as_os_str().as_bytes());
+        } else if m.is_file() {
+            let (mut f, m) = open_regular(&path).map_err(|e| format!("hashing: {e}"))?;
+            h.update(m.len().to_le_bytes());
+            loop {
+                let n = f.read(&mut buf).map_err(|e| format!("hashing: {e}"))?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+            }
+        }
+    }
+    Ok(h.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::SandboxConfig;
+
+    const APP: &str = "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n";
+    const TEST_A: &str = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_add_neg():\n    assert add(-1, 1) == 0\n";
+    const TEST_B: &str = "from app import mul\n\nclass TestMul:\n    def test_mul(self):\n        assert mul(2, 3) == 6\n";
+    const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
+
+    fn grader(wall_secs: u64) -> Option<HealthGrader> {
+        if !Path::new("/usr/bin/bwrap").exists() {
+            eprintln!("!!!!!!!! /usr/bin/bwrap missing: HEALTH TESTS SKIPPED !!!!!!!!");
+            return None;
+        }
+        let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .join(".venv");
+        let sb = Sandbox::detect(SandboxConfig::with_venv(venv));
+        assert!(sb.is_contained(), "{}", sb.info().detail);
+        let limits = Limits {
+            wall: Duration::from_secs(wall_secs),
+            ..Limits::default()
+        };
+        Some(HealthGrader::new(Arc::new(sb)).with_limits(limits))
+    }
+
+    fn write(root: &Path, rel: &str, body: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+
+    /// A fixture task: (scratch, workspace, pristine dir with the suite).
+    fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        let pristine = d.path().join("pristine");
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_a.py", TEST_A);
+            write(root, "tests/test_b.py", TEST_B);
+            write(root, "pytest.ini", INI);
+        }
+        write(&ws, "app.py", APP);
+        (d, ws, pristine)
+    }
+
+    async fn manifest(g: &HealthGrader, ws: &Path, pristine: &Path) -> ExpectedTests {
+        g.expected_tests(ws, pristine).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn passing_suite_scores_one() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        assert_eq!(exp.total, 3);
+        assert_eq!(
+            exp.names,
+            [
+                "tests.test_a::test_add",
+                "tests.test_a::test_add_neg",
+                "tests.test_b.TestMul::test_mul"
+            ]
+        );
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(
+            (s.passed, s.failed, s.errors, s.total, s.score),
+            (3, 0, 0, 3, 1.0),
+            "{s:?}"
+        );
+        assert!(s.error.is_none() && !s.cached);
+        // Unchanged tree: served from the cache, identical apart from the flag.
+        let again = g.grade(&ws, &pristine, &exp).await;
+        assert!(again.cached);
+        assert_eq!(
+            HealthSummary {
+                cached: false,
+                ..again
+            },
+            s
+        );
+        // A change misses the cache.
+        write(&ws, "app.py", &format!("{APP}\n# edited\n"));
+        assert!(!g.grade(&ws, &pristine, &exp).await.cached);
+    }
+
+    #[tokio::test]
+    async fn conftest_report_patch_gives_true_score() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(&ws, "app.py", &APP.replace("a * b", "a + b + 100"));
+        // SWE-bench-style hook: every report becomes a pass.
+        let hack = "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    r = out.get_result()\n    r.outcome = 'passed'\n    r.longrepr = None\n";
+        write(&ws, "conftest.py", hack);
+        write(&ws, "tests/conftest.py", hack);
+        write(&ws, "pytest.py", "print('3 passed')\n");
+        write(&ws, "sitecustomize.py", "import os; os._exit(0)\n");
+        write(&ws, "evil.pth", "import os; os._exit(0)\n");
+        // Config that would deselect everything.
+        write(
+            &ws,
+            "pytest.ini",
+            "[pytest]\naddopts = -k nothing\npythonpath = .\n",
+        );
+        write(&ws, "setup.cfg", "[tool:pytest]\naddopts = -k nothing\n");
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+        assert!(s.error.is_none(), "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn deleted_or_rewritten_tests() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(&ws, "app.py", &APP.replace("a * b", "0"));
+        // Deleting the failing test and replacing tests/ with a symlink is
+        // undone by the restore: the true score, not 1.0.
+        std::fs::remove_file(ws.join("tests/test_b.py")).unwrap();
+        write(&ws, "tests/test_extra.py", "def test_free():\n    pass\n");
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+        // With a pristine dir that does not ship test_b.py, the missing
+        // test counts as failed, not as absent from the denominator.
+        let partial = ws.parent().unwrap().join("partial");
+        write(&partial, "tests/test_a.py", TEST_A);
+        write(&partial, "pytest.ini", INI);
+        let s = g.grade(&ws, &partial, &exp).await;
+        assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+        // Rewriting a test the pristine dir does not restore into a skip.
+        write(
+            &ws,
+            "tests/test_b.py",
+            "import pytest\npytestmark = pytest.mark.skip\nclass TestMul:\n    def test_mul(self):\n        pass\n",
+        );
+        let s = g.grade(&ws, &partial, &exp).await;
+        assert_eq!((s.passed, s.failed), (2, 1), "skips count as failed: {s:?}");
+    }
+
+    #[tokio::test]
+    async fn symlinked_suite_dir_is_replaced() {
+        let Some(g) = grader(30) else { return };
+        let (d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        // tests/ becomes a symlink to a host directory: the restore must not
+        // write through it.
+        let outside = d.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::remove_dir_all(ws.join("tests")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("tests")).unwrap();
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(s.score, 1.0, "{s:?}");
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "wrote through the symlink"
+        );
+    }
+
+    #[tokio::test]
+    async fn skip_at_import_counts_as_failed() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(
+            &ws,
+            "app.py",
+            &format!("import pytest\npytest.skip('nope', allow_module_level=True)\n{APP}"),
+        );
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(s.passed, 0, "{s:?}");
+        assert_eq!(s.score, 0.0);
+    }
+
+    #[tokio::test]
+    async fn exit_at_import_scores_zero() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(&ws, "app.py", &format!("import os\nos._exit(0)\n{APP}"));
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(s.score, 0.0);
+        assert!(
+            s.error.as_deref().unwrap_or("").contains("no JUnit report"),
+            "{s:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn forged_report_scores_zero() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        // Break a test, then rewrite the report at exit to claim success
+        // (pytest's exit code stays 1).
+        let forged = r#"<testsuites><testsuite tests="3" failures="0" errors="0" skipped="0"><testcase classname="tests.test_a" name="test_add"/><testcase classname="tests.test_a" name="test_add_neg"/><testcase classname="tests.test_b.TestMul" name="test_mul"/></testsuite></testsuites>"#;
+        let app = format!(
+            "import atexit\ndef _forge():\n    open('/grader-out/report.xml', 'w').write('{forged}')\natexit.register(_forge)\n{}",
+            APP.replace("a * b", "0")
+        );
+        write(&ws, "app.py", &app);
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(s.score, 0.0, "{s:?}");
+        assert!(
+            s.error.as_deref().unwrap_or("").contains("exit code"),
+            "{s:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn collection_error_scores_zero() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(&ws, "app.py", "def add(a, b):\n    return a + b\n");
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(s.score, 0.0, "{s:?}");
+        assert!(s.errors > 0, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn infinite_loop_times_out() {
+        let Some(g) = grader(3) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        write(
+            &ws,
+            "app.py",
+            &APP.replace("return a * b", "while True:\n        pass"),
+        );
+        let t = std::time::Instant::now();
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert_eq!(s.score, 0.0);
+        assert!(
+            s.error.as_deref().unwrap_or("").contains("timed out"),
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn copy_budget_and_special_files() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        write(&ws, "a.txt", "hello");
+        write(&ws, ".git/config", "[core]\n\tfsmonitor = evil\n");
+        std::os::unix::fs::symlink("/etc/shadow", ws.join("leak")).unwrap();
+        let fifo = std::ffi::CString::new(ws.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(ws.join("fifo"))
+                .status()
+                .unwrap()
+                .success(),
+            "{fifo:?}"
+        );
+        let dst = d.path().join("copy");
+        copy_tree(&ws, &dst, &CopyBudget::default()).unwrap();
+        assert_eq!(std::fs::read_to_string(dst.join("a.txt")).unwrap(), "hello");
+        assert!(!dst.join(".git").exists());
+        assert_eq!(
+            std::fs::read_link(dst.join("leak")).unwrap(),
+            Path::new("/etc/shadow")
+        );
+        assert!(std::fs::symlink_metadata(dst.join("fifo")).is_err());
+        let tight = CopyBudget {
+            max_bytes: 3,
+            ..CopyBudget::default()
+        };
+        assert!(
+            copy_tree(&ws, &d.path().join("c2"), &tight)
+                .unwrap_err()
+                .contains("bytes")
+        );
+        let few = CopyBudget {
+            max_entries: 1,
+            ..CopyBudget::default()
+        };
+        assert!(
+            copy_tree(&ws, &d.path().join("c3"), &few)
+                .unwrap_err()
+                .contains("entries")
+        );
+    }
+
+    #[test]
+    fn report_symlink_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "real.xml", "<testsuite/>");
+        std::os::unix::fs::symlink(d.path().join("real.xml"), d.path().join("report.xml")).unwrap();
+        assert!(read_report(&d.path().join("report.xml"), Some(0)).is_err());
+        assert!(read_report(&d.path().join("real.xml"), Some(0)).is_ok());
+    }
+
+    #[test]
+    fn exit_code_cross_check() {
+        let rep = |tests, failures, errors| JunitReport {
+            cases: (0..tests)
+                .map(|i| junit::TestCase {
+                    classname: "m".into(),
+                    name: format!("t{i}"),
+                    outcome: if i < failures {
+                        Outcome::Failed
+                    } else if i < failures + errors {
+                        Outcome::Error
+                    } else {
+                        Outcome::Passed
+                    },
+                })
+                .collect(),
+            tests,
+            failures,
+            errors,
+            skipped: 0,
+        };
+        assert!(check_report(&rep(3, 0, 0), Some(0)).is_ok());
+        assert!(check_report(&rep(3, 1, 0), Some(0)).is_err());
+        assert!(check_report(&rep(3, 0, 0), Some(1)).is_err());
+        assert!(check_report(&rep(3, 1, 0), Some(1)).is_ok());
+        assert!(check_report(&rep(1, 0, 1), Some(2)).is_ok());
+        assert!(check_report(&rep(3, 0, 0), None).is_err());
+        assert!(check_report(&rep(0, 0, 0), Some(0)).is_err());
+    }
+}

@@ -1,10 +1,544 @@
-//! `secaudit agent` (in progress).
+//! `secaudit agent`: the baseline LLM agent and the scripted agents, driving
+//! an environment server over HTTP.
+//!
+//! The baseline is the seed's single-turn ReAct loop: reset, build a prompt
+//! from the observation, ask an OpenAI-compatible chat API for one command,
+//! normalise it, step, until the score reaches 1.0, the episode ends or the
+//! step limit is hit. Standard output carries exactly the `[START]`,
+//! `[STEP]` and `[END]` lines a validator parses; everything else goes to
+//! standard error.
+
+pub mod client;
+pub mod normalize;
+pub mod prompt;
+pub mod scripted;
+
+use client::{EnvClient, HttpError, ModelClient, StepResponse};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use serde_json::json;
+use server::models::Observation;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Name of the environment in the `[START]` line.
+pub const ENV_NAME: &str = "secrets_audit_env";
+
+/// Identical consecutive (action, reward) pairs that count as a loop.
+pub const LOOP_REPEATS: usize = 3;
 
 /// Arguments of `secaudit agent`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Which agent: baseline (LLM), oracle, null, random, or hack:NAME
+    /// (delete-tests, allowlist, ignore-comment, encode, move, delete-git,
+    /// skip-tests).
+    #[arg(long, default_value = "baseline")]
+    pub agent: String,
+    /// Task to run (1–13); default 1.
+    #[arg(long, conflicts_with = "all")]
+    pub task_id: Option<u32>,
+    /// Run every task the server lists, one episode each.
+    #[arg(long)]
+    pub all: bool,
+    /// Steps per episode at most.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_steps: u32,
+    /// Seed of a procedural variant (absent: the canonical task). Also seeds
+    /// the random agent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Options shared by `agent` and `eval`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// Environment server.
+    #[arg(long, env = "ENV_URL", default_value = "http://localhost:7860")]
+    pub env_url: String,
+    /// Data directory holding the generated truth files (oracle agent).
+    #[arg(long, default_value = "data")]
+    pub data_dir: PathBuf,
+    /// OpenAI-compatible API base (baseline agent). The key is read from
+    /// HF_TOKEN (or API_KEY / OPENAI_API_KEY), never from the command line.
+    #[arg(
+        long,
+        env = "API_BASE_URL",
+        default_value = "https://router.huggingface.co/v1"
+    )]
+    pub api_base_url: String,
+    /// Model name (baseline agent).
+    #[arg(long, env = "MODEL_NAME")]
+    pub model: Option<String>,
+}
+
+/// Which policy picks the actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentKind {
+    /// The LLM ReAct loop.
+    Baseline,
+    /// The task's scripted solution.
+    Oracle,
+    /// `true`, every step.
+    Null,
+    /// Seeded random choice among plausible and ranked commands.
+    Random,
+    /// A reward-hack script (name without `hack:`).
+    Hack(String),
+}
+
+impl AgentKind {
+    /// Parses `baseline`, `oracle`, `null`, `random`, `hack:NAME`.
+    pub fn parse(s: &str) -> anyhow::Result<Self> {
+        Ok(match s {
+            "baseline" => AgentKind::Baseline,
+            "oracle" => AgentKind::Oracle,
+            "null" => AgentKind::Null,
+            "random" => AgentKind::Random,
+            h if h.starts_with("hack:") => {
+                let name = &h["hack:".len()..];
+                scripted::hack_actions(name)?;
+                AgentKind::Hack(name.to_string())
+            }
+            other => anyhow::bail!(
+                "unknown agent {other:?}: expected baseline, oracle, null, random or hack:NAME ({})",
+                scripted::HACKS.join(", ")
+            ),
+        })
+    }
+
+    /// The name shown as `model=` for scripted agents.
+    pub fn label(&self) -> String {
+        match self {
+            AgentKind::Baseline => "baseline".into(),
+            AgentKind::Oracle => "oracle".into(),
+            AgentKind::Null => "null".into(),
+            AgentKind::Random => "random".into(),
+            AgentKind::Hack(h) => format!("hack:{h}"),
+        }
+    }
+}
+
+/// Everything an episode needs besides the task.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// The policy.
+    pub kind: AgentKind,
+    /// Environment client.
+    pub env: EnvClient,
+    /// Model client (baseline only).
+    pub model: Option<ModelClient>,
+    /// Where truth files live (oracle only).
+    pub data_dir: PathBuf,
+    /// Steps per episode at most.
+    pub max_steps: u32,
+}
+
+impl Runner {
+    /// Builds a runner from parsed options; the baseline needs MODEL_NAME.
+    pub fn new(kind: AgentKind, common: &Common, max_steps: u32) -> anyhow::Result<Self> {
+        let env = EnvClient::new(&common.env_url)?;
+        let model = if kind == AgentKind::Baseline {
+            let name = common
+                .model
+                .clone()
+                .filter(|m| !m.trim().is_empty())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("the baseline agent needs MODEL_NAME (or --model)")
+                })?;
+            let token = ["HF_TOKEN", "API_KEY", "OPENAI_API_KEY"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+            Some(ModelClient::new(&common.api_base_url, token, &name)?)
+        } else {
+            None
+        };
+        Ok(Runner {
+            kind,
+            env,
+            model,
+            data_dir: common.data_dir.clone(),
+            max_steps,
+        })
+    }
+
+    /// The `model=` of the `[START]` line.
+    pub fn model_label(&self) -> String {
+        match &self.model {
+            Some(m) => m.model.clone(),
+            None => self.kind.label(),
+        }
+    }
+}
+
+/// How an episode went.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    /// Task number.
+    pub task_id: u32,
+    /// Variant seed.
+    pub seed: Option<u64>,
+    /// Every leak fixed with full health (or score 1.0).
+    pub success: bool,
+    /// Steps sent.
+    pub steps: u32,
+    /// Final score in [0, 1].
+    pub score: f64,
+    /// Reward of each step.
+    pub rewards: Vec<f64>,
+    /// Why the episode was aborted (environment or model unavailable,
+    /// session lost, oracle missing), if it was.
+    pub fatal: Option<String>,
+}
+
+/// The per-episode policy state.
+enum Policy {
+    Baseline { model: ModelClient },
+    Script { actions: Vec<String>, next: usize },
+    Null,
+    Random { rng: StdRng },
+}
+
+/// Runs one episode, writing the `[START]`/`[STEP]`/`[END]` lines to `log`.
+/// `rng_seed` seeds the random agent. Never fails: problems end the episode
+/// and are reported in [`Outcome::fatal`] (after the `[END]` line).
+pub async fn run_episode(
+    r: &Runner,
+    task_id: u32,
+    seed: Option<u64>,
+    rng_seed: u64,
+    log: &mut dyn Write,
+) -> Outcome {
+    let mut out = Outcome {
+        task_id,
+        seed,
+        success: false,
+        steps: 0,
+        score: 0.0,
+        rewards: vec![],
+        fatal: None,
+    };
+    line(
+        log,
+        &format!(
+            "[START] task={task_id} env={ENV_NAME} model={}",
+            r.model_label()
+        ),
+    );
+    if let Err(e) = episode(r, task_id, seed, rng_seed, log, &mut out).await {
+        eprintln!("agent: task {task_id}: {e:#}");
+        out.fatal = Some(format!("{e:#}"));
+    }
+    let rewards: Vec<String> = out.rewards.iter().map(|x| format!("{x:.2}")).collect();
+    line(
+        log,
+        &format!(
+            "[END] success={} steps={} score={:.3} rewards={}",
+            out.success,
+            out.steps,
+            out.score,
+            rewards.join(",")
+        ),
+    );
+    out
+}
+
+fn line(log: &mut dyn Write, s: &str) {
+    // A closed stdout must not abort the episode; the outcome still counts.
+    let _ = writeln!(log, "{s}");
+    let _ = log.flush();
+}
+
+fn score_of(obs: &Observation) -> f64 {
+    obs.reward_breakdown.score.clamp(0.0, 1.0)
+}
+
+async fn episode(
+    r: &Runner,
+    task_id: u32,
+    seed: Option<u64>,
+    rng_seed: u64,
+    log: &mut dyn Write,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let mut policy = match &r.kind {
+        AgentKind::Baseline => Policy::Baseline {
+            model: r.model.clone().expect("baseline has a model client"),
+        },
+        AgentKind::Oracle => Policy::Script {
+            actions: scripted::load_oracle(&r.data_dir, task_id, seed)?,
+            next: 0,
+        },
+        AgentKind::Hack(h) => Policy::Script {
+            actions: scripted::hack_actions(h)?,
+            next: 0,
+        },
+        AgentKind::Null => Policy::Null,
+        AgentKind::Random => Policy::Random {
+            rng: StdRng::seed_from_u64(rng_seed),
+        },
+    };
+    let reset = r.env.reset(task_id, seed).await.map_err(|e| match e {
+        HttpError::Unavailable(e) => {
+            e.context(format!("environment at {} is unreachable", r_url(r)))
+        }
+        other => anyhow::anyhow!("reset of task {task_id} refused: {other}"),
+    })?;
+    let session = reset
+        .session_id
+        .clone()
+        .unwrap_or_else(|| reset.observation.session_id.clone());
+    let mut obs = reset.observation;
+    out.score = score_of(&obs);
+    // (action, reward) of each step, for the loop guard.
+    let mut past: Vec<(String, f64)> = Vec::new();
+    let mut done = reset.done;
+    while !done && out.steps < r.max_steps {
+        let step_no = out.steps + 1;
+        let Some(action) = next_action(&mut policy, &obs, step_no, r.max_steps, &past).await?
+        else {
+            eprintln!(
+                "agent: task {task_id}: script finished after {} steps",
+                out.steps
+            );
+            break;
+        };
+        let result = r.env.step(&session, &action).await;
+        out.steps = step_no;
+        let error = match result {
+            Ok(StepResponse {
+                observation,
+                reward,
+                done: d,
+                ..
+            }) => {
+                obs = observation;
+                out.rewards.push(reward);
+                out.score = score_of(&obs);
+                out.success = obs.success || out.score >= 1.0;
+                done = d || out.score >= 1.0;
+                past.push((action.clone(), reward));
+                step_error(&obs)
+            }
+            Err(HttpError::Rejected { status, message }) => {
+                let reward = out.rewards.last().copied().unwrap_or(0.0);
+                out.rewards.push(reward);
+                past.push((action.clone(), reward));
+                if status == 404 || status == 410 {
+                    log_step(log, step_no, &action, reward, true, Some(&message));
+                    anyhow::bail!("session lost: HTTP {status}: {message}");
+                }
+                Some(format!("HTTP {status}: {message}"))
+            }
+            Err(HttpError::Unavailable(e)) => {
+                let reward = out.rewards.last().copied().unwrap_or(0.0);
+                out.rewards.push(reward);
+                let msg = format!("{e:#}");
+                log_step(log, step_no, &action, reward, true, Some(&msg));
+                return Err(e.context(format!("environment at {} became unreachable", r_url(r))));
+            }
+        };
+        let reward = *out.rewards.last().unwrap_or(&0.0);
+        log_step(log, step_no, &action, reward, done, error.as_deref());
+    }
+    Ok(())
+}
+
+fn r_url(r: &Runner) -> &str {
+    r.env.base_url()
+}
+
+fn log_step(
+    log: &mut dyn Write,
+    n: u32,
+    action: &str,
+    reward: f64,
+    done: bool,
+    error: Option<&str>,
+) {
+    let error = error.map_or("null".to_string(), |e| prompt::one_line(e, 500));
+    line(
+        log,
+        &format!(
+            "[STEP] step={n} action={} reward={reward:.2} done={done} error={error}",
+            prompt::one_line(action, 2000)
+        ),
+    );
+}
+
+/// The error a step reports: a timeout, or grading problems.
+fn step_error(obs: &Observation) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(a) = &obs.last_action {
+        if a.timed_out {
+            parts.push("command timed out".to_string());
+        }
+    }
+    parts.extend(obs.grading_errors.iter().cloned());
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("; "))
+    }
+}
+
+/// True when the last [`LOOP_REPEATS`] steps sent `past.last()`'s action
+/// with identical rewards.
+pub fn looping(past: &[(String, f64)]) -> Option<&str> {
+    if past.len() < LOOP_REPEATS {
+        return None;
+    }
+    let tail = &past[past.len() - LOOP_REPEATS..];
+    let (a, r) = &tail[0];
+    tail.iter()
+        .all(|(b, s)| b == a && s.to_bits() == r.to_bits())
+        .then_some(a.as_str())
+}
+
+/// Fallbacks when the model gives nothing usable.
+const FALLBACKS: &[&str] = &[
+    "run_scanner",
+    "list_files",
+    "scan_history",
+    "git log --oneline -n 20",
+];
+
+/// The top ranked action that differs from `avoid`, else a fixed fallback.
+pub fn fallback(obs: &Observation, avoid: Option<&str>) -> String {
+    obs.ranked_actions
+        .iter()
+        .map(|r| r.action.as_str())
+        .chain(FALLBACKS.iter().copied())
+        .find(|a| Some(*a) != avoid && !a.trim().is_empty())
+        .unwrap_or("list_files")
+        .to_string()
+}
+
+async fn next_action(
+    policy: &mut Policy,
+    obs: &Observation,
+    step: u32,
+    max_steps: u32,
+    past: &[(String, f64)],
+) -> anyhow::Result<Option<String>> {
+    match policy {
+        Policy::Script { actions, next } => {
+            let a = actions.get(*next).cloned();
+            *next += 1;
+            Ok(a)
+        }
+        Policy::Null => Ok(Some("true".into())),
+        Policy::Random { rng } => {
+            let mut pool: Vec<String> = scripted::RANDOM_POOL
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            pool.extend(obs.ranked_actions.iter().map(|r| r.action.clone()));
+            Ok(pool.choose(rng).cloned())
+        }
+        Policy::Baseline { model } => baseline_action(model, obs, step, max_steps, past)
+            .await
+            .map(Some),
+    }
+}
+
+/// One baseline decision, with the loop guard: when the last three steps
+/// repeated one action at one reward, the prompt carries a CRITICAL WARNING;
+/// a model that still answers with it is asked once more, then overruled by
+/// the top ranked action that differs.
+async fn baseline_action(
+    model: &ModelClient,
+    obs: &Observation,
+    step: u32,
+    max_steps: u32,
+    past: &[(String, f64)],
+) -> anyhow::Result<String> {
+    let forbidden = looping(past).map(str::to_string);
+    if let Some(f) = &forbidden {
+        eprintln!(
+            "agent: loop guard: {:?} repeated {LOOP_REPEATS} times at the same reward",
+            prompt::one_line(f, 200)
+        );
+    }
+    let mut ls = prompt::LoopState {
+        forbidden: forbidden.clone(),
+        repeated_after_warning: false,
+    };
+    let tries = if forbidden.is_some() { 2 } else { 1 };
+    for _ in 0..tries {
+        let nonce = prompt::new_nonce();
+        let messages = vec![
+            json!({"role": "system", "content": prompt::system_prompt(&nonce)}),
+            json!({"role": "user", "content": prompt::user_prompt(&nonce, obs, step, max_steps, &ls)}),
+        ];
+        let reply = model.complete(&messages).await.map_err(|e| match e {
+            HttpError::Unavailable(e) => e.context("model API is unreachable"),
+            other => anyhow::anyhow!("model API refused the request: {other}"),
+        })?;
+        let cmd = normalize::normalize(&reply);
+        match cmd {
+            None => {
+                eprintln!(
+                    "agent: no command in the model's reply {:?}",
+                    prompt::one_line(&reply, 300)
+                );
+                return Ok(fallback(obs, forbidden.as_deref()));
+            }
+            Some(c) if Some(&c) == forbidden.as_ref() => {
+                eprintln!("agent: loop guard: the model repeated the command; refusing it");
+                ls.repeated_after_warning = true;
+            }
+            Some(c) => return Ok(c),
+        }
+    }
+    Ok(fallback(obs, forbidden.as_deref()))
+}
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(_args: Args) -> anyhow::Result<std::process::ExitCode> {
-    anyhow::bail!("agent: not yet implemented")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let kind = AgentKind::parse(&args.agent)?;
+    let runner = Runner::new(kind, &args.common, args.max_steps)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let tasks: Vec<u32> = if args.all {
+            match runner.env.tasks().await {
+                Ok(t) => t.into_iter().map(|t| t.id).collect(),
+                Err(e) => {
+                    eprintln!("agent: cannot list tasks at {}: {e}", args.common.env_url);
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        } else {
+            vec![args.task_id.unwrap_or(1)]
+        };
+        let mut failed = false;
+        let stdout = std::io::stdout();
+        for t in tasks {
+            let mut lock = stdout.lock();
+            let o = run_episode(
+                &runner,
+                t,
+                args.seed,
+                args.seed.unwrap_or(0).wrapping_add(t as u64),
+                &mut lock,
+            )
+            .await;
+            drop(lock);
+            if let Some(f) = o.fatal {
+                eprintln!("agent: task {t} aborted: {f}");
+                failed = true;
+            }
+        }
+        Ok(if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
 }

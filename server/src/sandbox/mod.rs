@@ -1,1 +1,750 @@
-//! (in progress)
+//! Contained command execution: every agent command (and every grader run of
+//! agent-influenced code) is `/usr/bin/bash -lc CMD` inside bubblewrap.
+//!
+//! Why bwrap from Rust rather than hand-rolled namespaces or process groups:
+//! reliability.md §3. The flag set below was measured on this VM: no network
+//! (only `lo`), read-only `/usr` and venv, no host `/etc`, `/root` or `/tmp`,
+//! a private size-limited `/tmp` per call, capabilities 0, NoNewPrivs 1, a pid
+//! namespace whose teardown kills `setsid` escapees, and user namespaces
+//! disabled inside. Rust adds what bwrap does not do: rlimits, the drop from
+//! root to an unprivileged uid (RLIMIT_NPROC is not enforced for root), fd
+//! hygiene (inherited fds leak host files), a wall timeout and output caps.
+//!
+//! If bwrap cannot run (missing binary, user namespaces disabled) commands
+//! still run, without containment: plain bash in its own process group with
+//! the same rlimits, uid drop, env allowlist and timeout, HOME/TMPDIR in a
+//! throwaway directory. [`Sandbox::info`] then says `available: false` and
+//! why, and the server reports it rather than pretending.
+//!
+//! Operational notes:
+//! - The workspace (and every parent directory of it) must be searchable by
+//!   the sandbox uid, and the workspace writable by it: call
+//!   [`prepare_workspace_owner`] after copying a template.
+//! - RLIMIT_NPROC counts every process of the sandbox uid on the host, so
+//!   concurrent sandboxes share the `nproc` budget.
+//! - The outer bwrap gets PR_SET_PDEATHSIG, which fires when the *thread*
+//!   that spawned it exits. Call [`Sandbox::run`] from async tasks on a
+//!   runtime, not from `spawn_blocking` threads (they exit when idle).
+
+mod sys;
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+
+use crate::models::SandboxInfo;
+
+/// uid that runs commands (and owns workspaces) when the server is root:
+/// `nobody`, which owns nothing else on the host.
+pub const DEFAULT_UID: u32 = 65534;
+/// gid matching [`DEFAULT_UID`] (`nogroup`).
+pub const DEFAULT_GID: u32 = 65534;
+
+/// Where the workspace appears inside the sandbox (and the command's cwd).
+pub const WORKSPACE_MOUNT: &str = "/workspace";
+
+/// How long to keep reading output after the command ended, for pipes held
+/// by a stray process (fallback mode only; bwrap's pid namespace kills it).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Resource limits for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock timeout; the whole process tree is killed at expiry.
+    pub wall: Duration,
+    /// RLIMIT_CPU in seconds (per process).
+    pub cpu_secs: u64,
+    /// RLIMIT_AS in bytes (per process).
+    pub mem_bytes: u64,
+    /// RLIMIT_FSIZE in bytes: the largest file a process may write.
+    pub fsize_bytes: u64,
+    /// RLIMIT_NPROC: processes of the sandbox uid (host-wide).
+    pub nproc: u64,
+    /// RLIMIT_NOFILE.
+    pub nofile: u64,
+    /// Bytes kept per output stream (half head, half tail); the rest is
+    /// counted and dropped while the pipe keeps being drained.
+    pub output_cap_bytes: usize,
+    /// Size of the private `/tmp` tmpfs in bytes.
+    pub tmp_size: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            wall: Duration::from_secs(90),
+            cpu_secs: 60,
+            mem_bytes: 4 << 30,
+            fsize_bytes: 100 << 20,
+            nproc: 256,
+            nofile: 1024,
+            output_cap_bytes: 64 << 10,
+            tmp_size: 64 << 20,
+        }
+    }
+}
+
+/// How the sandbox is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// The bwrap binary, by absolute path (never a PATH lookup).
+    pub bwrap: PathBuf,
+    /// The Python venv, bound read-only at the same path (its shebangs and
+    /// `pyvenv.cfg` are absolute); its `bin` leads PATH.
+    pub venv: PathBuf,
+    /// uid to run as when the server is root.
+    pub uid: u32,
+    /// gid to run as when the server is root.
+    pub gid: u32,
+    /// Default limits (a request may override them).
+    pub limits: Limits,
+}
+
+impl SandboxConfig {
+    /// `/usr/bin/bwrap`, the given venv, uid/gid [`DEFAULT_UID`], default
+    /// limits.
+    pub fn with_venv(venv: impl Into<PathBuf>) -> Self {
+        SandboxConfig {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            venv: venv.into(),
+            uid: DEFAULT_UID,
+            gid: DEFAULT_GID,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// One command to run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecRequest {
+    /// Host directory bound read-write at `/workspace` (the cwd).
+    pub workspace: PathBuf,
+    /// The bash command (`/usr/bin/bash -lc COMMAND`).
+    pub command: String,
+    /// Extra read-only binds (host path, sandbox path), mounted after the
+    /// workspace (so they may sit on top of it).
+    pub extra_ro_binds: Vec<(PathBuf, PathBuf)>,
+    /// Extra read-write binds (host path, sandbox path).
+    pub extra_rw_binds: Vec<(PathBuf, PathBuf)>,
+    /// Extra environment variables, set after (and overriding) the
+    /// allowlisted base environment. Trusted: callers must not pass agent
+    /// input here.
+    pub env: Vec<(String, String)>,
+    /// Limits for this command instead of the sandbox's defaults.
+    pub limits: Option<Limits>,
+}
+
+impl ExecRequest {
+    /// A plain bash command in `workspace` with default limits.
+    pub fn bash(workspace: impl Into<PathBuf>, command: impl Into<String>) -> Self {
+        ExecRequest {
+            workspace: workspace.into(),
+            command: command.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecOutput {
+    /// Exit code (bwrap reports 128+N for a command killed by signal N);
+    /// None when the sandbox itself was killed.
+    pub exit_code: Option<i32>,
+    /// The signal that killed the (outer) process, if any.
+    pub signal: Option<i32>,
+    /// Standard output, lossy UTF-8; when bytes were dropped the head and
+    /// tail are joined by a `[... N bytes omitted ...]` line.
+    pub stdout: String,
+    /// Standard error, same treatment.
+    pub stderr: String,
+    /// Bytes of stdout not kept.
+    pub stdout_dropped: u64,
+    /// Bytes of stderr not kept.
+    pub stderr_dropped: u64,
+    /// True when the wall timeout fired and the tree was killed.
+    pub timed_out: bool,
+    /// Wall time from spawn to the last process gone.
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Mode {
+    Bwrap { version: String },
+    Fallback { reason: String },
+}
+
+/// The command runner. Cheap to share (`Arc<Sandbox>`); each `run` is
+/// independent.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    cfg: SandboxConfig,
+    mode: Mode,
+}
+
+impl Sandbox {
+    /// Probes bwrap once by running `true` inside the full flag set (a few
+    /// ms, synchronous). On failure the sandbox falls back to uncontained
+    /// execution and [`Sandbox::info`] carries the reason.
+    pub fn detect(cfg: SandboxConfig) -> Sandbox {
+        let mode = match probe(&cfg) {
+            Ok(version) => Mode::Bwrap { version },
+            Err(reason) => Mode::Fallback { reason },
+        };
+        Sandbox { cfg, mode }
+    }
+
+    /// A sandbox that never uses bwrap (for tests of the fallback path).
+    pub fn fallback(cfg: SandboxConfig, reason: impl Into<String>) -> Sandbox {
+        Sandbox {
+            cfg,
+            mode: Mode::Fallback {
+                reason: reason.into(),
+            },
+        }
+    }
+
+    /// Availability for observations and `/health`.
+    pub fn info(&self) -> SandboxInfo {
+        match &self.mode {
+            Mode::Bwrap { version } => SandboxInfo {
+                available: true,
+                detail: version.clone(),
+            },
+            Mode::Fallback { reason } => SandboxInfo {
+                available: false,
+                detail: format!("bubblewrap unavailable, commands run uncontained: {reason}"),
+            },
+        }
+    }
+
+    /// True when commands run inside bwrap.
+    pub fn is_contained(&self) -> bool {
+        matches!(self.mode, Mode::Bwrap { .. })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.cfg
+    }
+
+    /// The uid/gid commands run as, or None when the server is not root
+    /// (commands then run as the server's own uid).
+    pub fn run_as(&self) -> Option<(u32, u32)> {
+        sys::is_root().then_some((self.cfg.uid, self.cfg.gid))
+    }
+
+    /// Runs one command and waits for every process it started to be gone
+    /// (bwrap mode) or killed (fallback mode). An `Err` means the sandbox
+    /// could not be started at all; a failing or killed command is an `Ok`.
+    pub async fn run(&self, req: ExecRequest) -> io::Result<ExecOutput> {
+        let limits = req
+            .limits
+            .clone()
+            .unwrap_or_else(|| self.cfg.limits.clone());
+        match &self.mode {
+            Mode::Bwrap { .. } => self.run_bwrap(&req, &limits).await,
+            Mode::Fallback { .. } => self.run_fallback(&req, &limits).await,
+        }
+    }
+
+    async fn run_bwrap(&self, req: &ExecRequest, limits: &Limits) -> io::Result<ExecOutput> {
+        let (info_r, info_w) = sys::pipe()?;
+        let mut cmd = std::process::Command::new(&self.cfg.bwrap);
+        cmd.args(bwrap_args(&self.cfg, req, limits, Some(info_w.as_raw_fd())));
+        self.child_setup(limits, Some(info_w.as_raw_fd()))
+            .install(&mut cmd);
+        cmd.env_clear().process_group(0);
+        let child = spawn(cmd);
+        // The parent's copy must go, or the info pipe never reaches EOF.
+        drop(info_w);
+        let child = child?;
+        let info = tokio::task::spawn_blocking(move || read_info_pid(info_r));
+        supervise(child, limits, Some(info)).await
+    }
+
+    async fn run_fallback(&self, req: &ExecRequest, limits: &Limits) -> io::Result<ExecOutput> {
+        let scratch = tempfile::Builder::new().prefix("sa-fallback-").tempdir()?;
+        let home = scratch.path().join("home");
+        std::fs::create_dir(&home)?;
+        if let Some((uid, gid)) = self.run_as() {
+            prepare_workspace_owner(scratch.path(), uid, gid)?;
+        }
+        let mut cmd = std::process::Command::new("/usr/bin/bash");
+        cmd.arg("-lc")
+            .arg(&req.command)
+            .current_dir(&req.workspace)
+            .env_clear();
+        for (k, v) in base_env(&self.cfg) {
+            cmd.env(k, v);
+        }
+        cmd.env("HOME", &home).env("TMPDIR", scratch.path());
+        for (k, v) in &req.env {
+            cmd.env(k, v);
+        }
+        self.child_setup(limits, None).install(&mut cmd);
+        cmd.process_group(0);
+        let child = spawn(cmd)?;
+        let out = supervise(child, limits, None).await;
+        drop(scratch);
+        out
+    }
+
+    fn child_setup(&self, limits: &Limits, keep_fd: Option<i32>) -> sys::ChildSetup {
+        sys::ChildSetup {
+            rlimits: vec![
+                sys::Rlimit {
+                    resource: libc::RLIMIT_NPROC,
+                    value: limits.nproc,
+                },
+                sys::Rlimit {
+                    resource: libc::RLIMIT_FSIZE,
+                    value: limits.fsize_bytes,
+                },
+                sys::Rlimit {
+                    resource: libc::RLIMIT_AS,
+                    value: limits.mem_bytes,
+                },
+                sys::Rlimit {
+                    resource: libc::RLIMIT_CPU,
+                    value: limits.cpu_secs,
+                },
+                sys::Rlimit {
+                    resource: libc::RLIMIT_NOFILE,
+                    value: limits.nofile,
+                },
+                sys::Rlimit {
+                    resource: libc::RLIMIT_CORE,
+                    value: 0,
+                },
+            ],
+            drop_to: self.run_as(),
+            keep_fd,
+            max_fd: sys::max_fd(),
+            parent_pid: std::process::id() as libc::pid_t,
+        }
+    }
+}
+
+/// The allowlisted environment (everything else is cleared). HOME and
+/// TMPDIR are added per mode.
+fn base_env(cfg: &SandboxConfig) -> Vec<(String, String)> {
+    let path = format!("{}/bin:/usr/local/bin:/usr/bin:/bin", cfg.venv.display());
+    [
+        ("PATH", path.as_str()),
+        ("LANG", "C.UTF-8"),
+        ("TZ", "UTC"),
+        ("TERM", "dumb"),
+        ("PYTHONHASHSEED", "0"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+        ("PYTHONNOUSERSITE", "1"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_PAGER", "cat"),
+        ("PAGER", "cat"),
+        ("GIT_EDITOR", "true"),
+        ("EDITOR", "true"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_AUTHOR_NAME", "Agent"),
+        ("GIT_AUTHOR_EMAIL", "agent@sandbox.invalid"),
+        ("GIT_COMMITTER_NAME", "Agent"),
+        ("GIT_COMMITTER_EMAIL", "agent@sandbox.invalid"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The bwrap command line (reliability.md §3). Mount order matters: later
+/// mounts cover earlier ones, so the venv comes after `--tmpfs /tmp` and the
+/// extra binds after the workspace.
+fn bwrap_args(
+    cfg: &SandboxConfig,
+    req: &ExecRequest,
+    limits: &Limits,
+    info_fd: Option<i32>,
+) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
+    push(&[
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/sbin",
+        "/sbin",
+        // /usr/bin/awk and friends point into /etc/alternatives; the
+        // loader cache only saves path searches. No other host /etc.
+        "--ro-bind-try",
+        "/etc/alternatives",
+        "/etc/alternatives",
+        "--ro-bind-try",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.cache",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+    ]);
+    push(&[
+        &limits.tmp_size.to_string(),
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        "/tmp/home",
+    ]);
+    let bind = |a: &mut Vec<OsString>, flag: &str, src: &Path, dst: &Path| {
+        a.push(flag.into());
+        a.push(src.as_os_str().to_owned());
+        a.push(dst.as_os_str().to_owned());
+    };
+    bind(&mut a, "--ro-bind-try", &cfg.venv, &cfg.venv);
+    bind(&mut a, "--bind", &req.workspace, Path::new(WORKSPACE_MOUNT));
+    for (src, dst) in &req.extra_rw_binds {
+        bind(&mut a, "--bind", src, dst);
+    }
+    for (src, dst) in &req.extra_ro_binds {
+        bind(&mut a, "--ro-bind", src, dst);
+    }
+    a.push("--chdir".into());
+    a.push(WORKSPACE_MOUNT.into());
+    a.push("--clearenv".into());
+    let mut env = base_env(cfg);
+    env.push(("HOME".into(), "/tmp/home".into()));
+    env.push(("TMPDIR".into(), "/tmp".into()));
+    env.extend(req.env.iter().cloned());
+    for (k, v) in env {
+        a.push("--setenv".into());
+        a.push(k.into());
+        a.push(v.into());
+    }
+    if let Some(fd) = info_fd {
+        a.push("--info-fd".into());
+        a.push(fd.to_string().into());
+    }
+    a.push("--".into());
+    a.push("/usr/bin/bash".into());
+    a.push("-lc".into());
+    a.push(req.command.clone().into());
+    a
+}
+
+/// Spawns with stdin `/dev/null` and piped, capped stdout/stderr.
+fn spawn(cmd: std::process::Command) -> io::Result<tokio::process::Child> {
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd.spawn()
+}
+
+/// Reads bwrap's `--info-fd` JSON (`{"child-pid": N, ...}`) and returns the
+/// host pid of the sandbox's pid 1. Bounded to 4 KiB.
+fn read_info_pid(fd: OwnedFd) -> Option<i32> {
+    let mut buf = Vec::new();
+    std::fs::File::from(fd)
+        .take(4096)
+        .read_to_end(&mut buf)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&buf).ok()?;
+    v.get("child-pid")?
+        .as_i64()
+        .and_then(|p| i32::try_from(p).ok())
+}
+
+/// Waits for the command (killing it at the wall limit), collects capped
+/// output, and in bwrap mode waits until the sandbox's pid 1 is gone: its
+/// exit tears down the pid namespace, so nothing the command started
+/// survives the return.
+async fn supervise(
+    mut child: tokio::process::Child,
+    limits: &Limits,
+    info: Option<tokio::task::JoinHandle<Option<i32>>>,
+) -> io::Result<ExecOutput> {
+    let start = Instant::now();
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let cap = limits.output_cap_bytes;
+    let out_task = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(capture(s, cap, stop_rx.clone())));
+    let err_task = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(capture(s, cap, stop_rx.clone())));
+    let mut info = info;
+    let mut init_pid: Option<i32> = None;
+
+    let (status, timed_out) = match tokio::time::timeout(limits.wall, child.wait()).await {
+        Ok(status) => (status?, false),
+        Err(_) => {
+            // Kill the namespace's pid 1 first (while bwrap, its parent, is
+            // alive, so the pid cannot have been reused): the kernel then
+            // kills everything in the namespace, and bwrap exits.
+            if let Some(h) = info.take() {
+                init_pid = tokio::time::timeout(Duration::from_secs(1), h)
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+                    .flatten();
+            }
+            if let Some(p) = init_pid {
+                sys::kill(p);
+            }
+            sys::killpg(pid);
+            sys::kill(pid);
+            (child.wait().await?, true)
+        }
+    };
+    if let Some(h) = info.take() {
+        init_pid = tokio::time::timeout(Duration::from_secs(1), h)
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .flatten();
+    }
+    // Fallback mode: no namespace, so kill whatever is left in the group
+    // (a `setsid` child escapes this; that is why bwrap is the default).
+    if init_pid.is_none() {
+        sys::killpg(pid);
+    }
+    if let Some(p) = init_pid {
+        wait_gone(p).await;
+    }
+
+    let collect = |task: Option<tokio::task::JoinHandle<Capture>>| async move {
+        match task {
+            Some(t) => t.await.unwrap_or_default(),
+            None => Capture::default(),
+        }
+    };
+    // Readers normally hit EOF as soon as the last process is gone; a
+    // stray holder of the pipe (fallback mode) gets DRAIN_GRACE, then the
+    // readers stop with what they have.
+    let stopper = tokio::spawn(async move {
+        tokio::time::sleep(DRAIN_GRACE).await;
+        let _ = stop_tx.send(true);
+        // Keep the sender alive until aborted: a dropped sender would also
+        // wake the readers.
+        std::future::pending::<()>().await;
+    });
+    let (out, err) = tokio::join!(collect(out_task), collect(err_task));
+    stopper.abort();
+    let duration = start.elapsed();
+    Ok(ExecOutput {
+        exit_code: status.code(),
+        signal: status.signal(),
+        stdout_dropped: out.dropped,
+        stderr_dropped: err.dropped,
+        stdout: out.into_string(),
+        stderr: err.into_string(),
+        timed_out,
+        duration,
+    })
+}
+
+/// Polls until `pid` is gone or a zombie (bounded: 5 s). A zombie pid 1 of
+/// a pid namespace has already outlived every other member.
+async fn wait_gone(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return,
+            Ok(s) => {
+                let state = s
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next());
+                if matches!(state, Some("Z") | Some("X") | None) {
+                    return;
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            sys::kill(pid);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// One output stream: the first and last `cap/2` bytes and a count of the
+/// rest.
+#[derive(Debug, Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    dropped: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut data: &[u8], half: usize) {
+        if self.head.len() < half {
+            let n = (half - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..n]);
+            data = &data[n..];
+        }
+        if data.is_empty() {
+            return;
+        }
+        self.tail.extend_from_slice(data);
+        if self.tail.len() > 2 * half.max(1) {
+            let excess = self.tail.len() - half;
+            self.dropped += excess as u64;
+            self.tail.drain(..excess);
+        }
+    }
+
+    fn finish(&mut self, half: usize) {
+        if self.tail.len() > half {
+            let excess = self.tail.len() - half;
+            self.dropped += excess as u64;
+            self.tail.drain(..excess);
+        }
+    }
+
+    fn into_string(self) -> String {
+        let mut s = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            s.push_str(&format!("\n[... {} bytes omitted ...]\n", self.dropped));
+        }
+        s.push_str(&String::from_utf8_lossy(&self.tail));
+        s
+    }
+}
+
+/// Drains a pipe to EOF (or until told to stop), keeping head and tail.
+async fn capture<R: tokio::io::AsyncRead + Unpin>(
+    mut r: R,
+    cap: usize,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Capture {
+    let half = cap / 2;
+    let mut c = Capture::default();
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        tokio::select! {
+            n = r.read(&mut buf) => match n {
+                Ok(0) | Err(_) => break,
+                Ok(n) => c.push(&buf[..n], half),
+            },
+            _ = stop.changed() => break,
+        }
+    }
+    c.finish(half);
+    c
+}
+
+/// Hands a tree to `uid:gid` without following symlinks (`lchown` on every
+/// entry, descending only into real directories), so the sandbox uid can
+/// write the workspace. Call it only while no sandbox runs in the tree: a
+/// directory swapped for a symlink mid-walk would be followed by
+/// `read_dir`. Bounded by the tree itself (iterative, no recursion depth).
+pub fn prepare_workspace_owner(path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p)?;
+        if meta.uid() != uid || meta.gid() != gid {
+            std::os::unix::fs::lchown(&p, Some(uid), Some(gid))?;
+        }
+        if meta.file_type().is_dir() {
+            for entry in std::fs::read_dir(&p)? {
+                stack.push(entry?.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `true` in the full sandbox, synchronously, and returns bwrap's
+/// version, or why it cannot be used.
+fn probe(cfg: &SandboxConfig) -> Result<String, String> {
+    if !cfg.bwrap.is_absolute() {
+        return Err(format!("{} is not an absolute path", cfg.bwrap.display()));
+    }
+    let version = std::process::Command::new(&cfg.bwrap)
+        .arg("--version")
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot execute {}: {e}", cfg.bwrap.display()))?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let ws = tempfile::Builder::new()
+        .prefix("sa-probe-")
+        .tempdir()
+        .map_err(|e| format!("probe dir: {e}"))?;
+    let sandbox = Sandbox {
+        cfg: cfg.clone(),
+        mode: Mode::Bwrap {
+            version: version.clone(),
+        },
+    };
+    if let Some((uid, gid)) = sandbox.run_as() {
+        prepare_workspace_owner(ws.path(), uid, gid).map_err(|e| format!("probe dir: {e}"))?;
+    }
+    let limits = Limits {
+        wall: Duration::from_secs(10),
+        ..cfg.limits.clone()
+    };
+    let req = ExecRequest::bash(ws.path(), "true");
+    let mut cmd = std::process::Command::new(&cfg.bwrap);
+    cmd.args(bwrap_args(cfg, &req, &limits, None));
+    sandbox.child_setup(&limits, None).install(&mut cmd);
+    cmd.env_clear()
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot spawn bwrap: {e}"))?;
+    let deadline = Instant::now() + limits.wall;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("bwrap probe timed out".into());
+            }
+            Err(e) => return Err(format!("bwrap probe: {e}")),
+        }
+    };
+    if status.success() {
+        Ok(version)
+    } else {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = (&mut e).take(4096).read_to_string(&mut err);
+        }
+        Err(format!("bwrap probe failed ({status}): {}", err.trim()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

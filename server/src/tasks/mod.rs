@@ -1,1 +1,30 @@
-//! (in progress)
+//! Tasks: the model of `task.json`, the registry, the deterministic
+//! workspace generator, seeded variants and the oracle.
+//!
+//! - [`model`]: serde types for `task.json` (`tasks/FORMAT.md` is the
+//!   contract; `tasks/task.schema.json` its JSON Schema).
+//! - [`registry`]: loads and checks every task once ([`TaskRegistry`]).
+//! - [`render`]: the `{{secret:ID[:base64|:hex]}}` placeholders.
+//! - [`variants`]: fresh values of the right shape for `--seed N`.
+//! - [`oracle`]: `oracle.json`, rendered with an episode's values.
+//! - [`generate`]: builds a workspace as a git repository in-process, plus
+//!   the trusted copies the grader reads (`truth.json`, `pristine/`,
+//!   `allowlist.toml`) outside it.
+
+pub mod generate;
+pub mod model;
+pub mod oracle;
+pub mod registry;
+pub mod render;
+pub mod variants;
+
+#[cfg(test)]
+mod tests;
+
+pub use generate::{
+    CommitRecord, GENERATOR_VERSION, GeneratedTask, RenderedSecret, canonical_dir, generate_all,
+    generate_task, generate_variants, is_up_to_date, load_generated, variant_dir,
+};
+pub use model::{AllowlistSpec, Commit, Encoding, Health, SecretSpec, SecretType, Task};
+pub use oracle::{Oracle, load_oracle, render_oracle};
+pub use registry::{TaskDef, TaskRegistry};

@@ -1,0 +1,7 @@
+-- roles for the app
+CREATE USER app_3 WITH PASSWORD 'tc8iUdRkunQ9FPCSFb';
+ALTER ROLE reporter PASSWORD '4XfX0Udpv9sPG';
+CREATE USER 'svc'@'%' IDENTIFIED BY '37ZnzVlQ!nHCKBP47';
+ALTER ROLE readonly PASSWORD 'changeme';
+CREATE USER ci WITH PASSWORD :'ci_password';
+INSERT INTO audit(id, sha) VALUES ('a8f637cc-29ce-474f-a01d-1dc589fa706c', '90c74b070964af058c9d3bf736479c1893cf6d53');

@@ -1,0 +1,3 @@
+/* generated: do not edit */
+static const char k_boot[] = "736b5f6c6976655f4a334b797745467235516e777645626850336234684438616e64305451554539";
+static const char k_build[] = "175deabf9b1dfda5b67c0e1f64ab1743aa53628d458a6f13f24a88ba05808ca8";

@@ -1,0 +1,3 @@
+/* generated: do not edit */
+static const char k_boot[] = "346233345276556578446a4b6e6674326e5630553466313778536d563864766e44726f69744d2f72";
+static const char k_build[] = "5ad1bb4ac12a25b1c434f53b11ab90a6b2cd231edce42f4334c0385d42023336";

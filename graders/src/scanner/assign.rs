@@ -1,0 +1,312 @@
+//! The credential-named assignment rule: `KEY=value`, `key: "value"`,
+//! `"key": "value"`, `export KEY=value`, where the key names a credential
+//! and the value is a literal of 8+ characters, not code (`os.environ[...]`,
+//! `os.getenv(`, `process.env.X`, `${VAR}`, a call, an attribute path).
+//!
+//! Hand-scanned in one pass over identifiers rather than with a lookahead
+//! regex: each byte is visited a bounded number of times, so cost stays
+//! linear on hostile lines like `a=a=a=...`.
+
+use super::mask::is_masked_or_placeholder;
+
+/// Key words that make any 8+ character literal a secret.
+const STRONG: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_key",
+    "accesskey",
+    "private_key",
+    "privatekey",
+    "signing_key",
+    "encryption_key",
+    "auth_key",
+    "authkey",
+    "client_secret",
+    "bearer",
+];
+
+/// Key suffixes that name something about a credential, not the credential.
+const NOT_SECRET_SUFFIX: &[&str] = &[
+    "_file",
+    "_path",
+    "_url",
+    "_uri",
+    "_name",
+    "_type",
+    "_id",
+    "_len",
+    "_length",
+    "_env",
+    "_var",
+    "_field",
+    "_header",
+    "_endpoint",
+    "_expiry",
+    "_ttl",
+    "_at",
+    "_count",
+    "_prefix",
+    "_format",
+    "_dir",
+    "_policy",
+    "_enabled",
+    "_required",
+    "_timeout",
+    "_version",
+    "_kind",
+    "-file",
+    "-path",
+    "-url",
+    "-name",
+    "-type",
+    "-header",
+    "file",
+    "path",
+    "tokenizer",
+    "tokens",
+];
+
+/// Right-hand sides that are code reading the value from elsewhere.
+const CODE_PREFIX: &[&str] = &[
+    "os.environ",
+    "os.getenv",
+    "getenv",
+    "process.env",
+    "env(",
+    "env.",
+    "env[",
+    "${",
+    "$(",
+    "system.getenv",
+    "config.",
+    "settings.",
+    "self.",
+    "this.",
+    "request.",
+    "vault.",
+    "secrets.",
+    "environ",
+    "std::env",
+];
+
+/// All strong key words as one case-insensitive regex: one optimized pass
+/// finds candidate keys, instead of ~20 `contains` calls per identifier.
+static KEY_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    let alt: Vec<String> = STRONG.iter().map(|w| regex::escape(w)).collect();
+    regex::Regex::new(&format!("(?i){}", alt.join("|"))).expect("key word regex")
+});
+
+/// Longest key considered.
+const MAX_KEY: usize = 128;
+
+/// Pushes byte spans of assigned literal values.
+pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usize, usize)>) {
+    let b = text.as_bytes();
+    let lb = lower.as_bytes();
+    let n = b.len();
+    // Everything before `done` has been judged; hits inside it are skipped,
+    // so each byte is expanded over a bounded number of times.
+    let mut done = 0;
+    for m in KEY_WORDS.find_iter(text) {
+        if m.start() < done {
+            continue;
+        }
+        let mut start = m.start();
+        while start > done && is_ident(b[start - 1]) && m.start() - start < MAX_KEY {
+            start -= 1;
+        }
+        let mut end = m.end();
+        while end < n && is_ident(b[end]) {
+            end += 1;
+        }
+        done = end;
+        if end - start > MAX_KEY || (start > 0 && is_ident(b[start - 1])) {
+            continue;
+        }
+        let key = &lower[start..end];
+        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) {
+            continue;
+        }
+        match value_after(b, lb, end, code_file) {
+            Ok((vs, ve)) => {
+                out.push((vs, ve));
+                done = done.max(ve);
+            }
+            // Resume after what was scanned as a value: re-reading it from
+            // every key inside it would be quadratic (`password=password=...`).
+            Err(resume) => done = done.max(resume),
+        }
+    }
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.'
+}
+
+/// Parses `["']? ws (=|:|:=|=>|==) ws value` after a key ending at `p`;
+/// on failure returns where the scan may resume.
+fn value_after(b: &[u8], lb: &[u8], p: usize, code_file: bool) -> Result<(usize, usize), usize> {
+    let mut scanned = p;
+    value_after_inner(b, lb, p, code_file, &mut scanned).ok_or(scanned)
+}
+
+fn value_after_inner(
+    b: &[u8],
+    lb: &[u8],
+    mut p: usize,
+    code_file: bool,
+    scanned: &mut usize,
+) -> Option<(usize, usize)> {
+    let n = b.len();
+    if p < n && matches!(b[p], b'"' | b'\'' | b'`') {
+        p += 1;
+    }
+    while p < n && (b[p] == b' ' || b[p] == b'\t') {
+        p += 1;
+    }
+    // Operator.
+    if p < n && b[p] == b':' {
+        p += 1;
+        if p < n && b[p] == b'=' {
+            p += 1;
+        }
+    } else if p < n && b[p] == b'=' {
+        p += 1;
+        if p < n && (b[p] == b'>' || b[p] == b'=') {
+            p += 1;
+        }
+    } else {
+        return None;
+    }
+    while p < n && (b[p] == b' ' || b[p] == b'\t') {
+        p += 1;
+    }
+    // Python string prefixes r"..." b"...".
+    if p + 1 < n && matches!(b[p], b'r' | b'b' | b'u') && matches!(b[p + 1], b'"' | b'\'') {
+        p += 1;
+    }
+    if p >= n {
+        return None;
+    }
+    let (vs, ve) = if matches!(b[p], b'"' | b'\'' | b'`') {
+        let q = b[p];
+        let vs = p + 1;
+        let limit = (vs + 4096).min(n);
+        let mut j = vs;
+        while j < limit && b[j] != q && b[j] != b'\n' {
+            if b[j] == b'\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        if j >= limit || b[j] != q {
+            *scanned = j.min(n);
+            return None;
+        }
+        (vs, j)
+    } else {
+        let vs = p;
+        let limit = (vs + 4096).min(n);
+        let mut j = vs;
+        while j < limit
+            && !matches!(
+                b[j],
+                b' ' | b'\t'
+                    | b'\r'
+                    | b'\n'
+                    | b','
+                    | b';'
+                    | b')'
+                    | b'}'
+                    | b']'
+                    | b'&'
+                    | b'"'
+                    | b'\''
+            )
+        {
+            j += 1;
+        }
+        *scanned = j;
+        let v = &lb[vs..j];
+        // A call, index or attribute path is code, not a literal.
+        if v.contains(&b'(') || v.contains(&b'[') {
+            return None;
+        }
+        if code_file
+            && v.iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
+            return None;
+        }
+        (vs, j)
+    };
+    if ve - vs < 8 {
+        return None;
+    }
+    let lv = &lb[vs..ve];
+    if CODE_PREFIX.iter().any(|c| lv.starts_with(c.as_bytes())) {
+        return None;
+    }
+    let v = std::str::from_utf8(&b[vs..ve]).ok()?;
+    if is_masked_or_placeholder(v) || v.contains('\n') {
+        return None;
+    }
+    Some((vs, ve))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scanner::rules::testutil::check;
+    use crate::scanner::{ScanConfig, Scanner};
+
+    #[test]
+    fn assignments() {
+        check(
+            "generic_secret",
+            &[
+                ("DB_PASSWORD=hunter2hunter2", "hunter2hunter2"),
+                ("export API_TOKEN='q9w8e7r6'", "q9w8e7r6"),
+                (
+                    "  \"client_secret\": \"Zm9vYmFyYmF6cXV4\",",
+                    "Zm9vYmFyYmF6cXV4",
+                ),
+                ("password: s3cretPass!", "s3cretPass!"),
+            ],
+            &[
+                ("password = os.environ['DB_PASSWORD']", "read from env"),
+                ("token = os.getenv(\"API_TOKEN\")", "read from env"),
+                ("const secret = process.env.SECRET_VALUE;", "read from env"),
+                ("API_TOKEN=${API_TOKEN}", "shell interpolation"),
+                ("password = get_password()", "a call"),
+                ("PASSWORD=changeme", "placeholder"),
+                ("password = \"short\"", "under 8 characters"),
+                (
+                    "token_url = \"https://auth.internal/oauth/token\"",
+                    "names a URL, not a token",
+                ),
+                ("API_KEY=YOUR_API_KEY", "placeholder"),
+            ],
+        );
+    }
+
+    #[test]
+    fn code_files_treat_bare_names_as_code() {
+        let s = Scanner::new(ScanConfig::default());
+        assert!(
+            s.scan_bytes("app/settings.py", b"PASSWORD = DB_PASSWORD_VALUE\n")
+                .is_empty()
+        );
+        let f = s.scan_bytes(".env", b"PASSWORD=DbPassValue9\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].value, "DbPassValue9");
+        assert_eq!((f[0].line, f[0].col_start), (1, 10));
+    }
+}

@@ -1,0 +1,145 @@
+//! Base64 and hex runs decoded so they can be rescanned: a secret planted
+//! as `base64(key)` is a "deep" secret the scanner must still see. Only
+//! decodings that are mostly printable text are rescanned; random bytes
+//! (hashes, images) decode to binary and are dropped early.
+
+use base64::Engine;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+
+/// Shortest base64 run decoded (24 chars = 18 bytes).
+const MIN_B64: usize = 24;
+/// Shortest hex run decoded (32 chars = 16 bytes).
+const MIN_HEX: usize = 32;
+/// Longest prefix of one run decoded; longer runs are decoded up to this.
+const MAX_RUN: usize = 64 * 1024;
+
+const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
+    .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+    .with_decode_allow_trailing_bits(true);
+static STD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, LENIENT);
+static URL: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, LENIENT);
+
+/// An encoded run and its printable decoding.
+pub(crate) struct Decoded {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+fn printable(d: &[u8]) -> bool {
+    if d.len() < 8 {
+        return false;
+    }
+    let ok = d
+        .iter()
+        .filter(|&&c| (0x20..0x7f).contains(&c) || c == b'\n' || c == b'\r' || c == b'\t')
+        .count();
+    ok * 100 >= d.len() * 95
+}
+
+/// Finds base64/hex runs in `text` and returns the printable decodings,
+/// stopping once `budget` decoded bytes have been produced.
+pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n && *budget > 0 {
+        let c = b[i];
+        if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < n && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'+' | b'/' | b'-' | b'_')) {
+            i += 1;
+        }
+        let mut e = i;
+        while e < n && e - i < 2 && b[e] == b'=' {
+            e += 1;
+        }
+        let run = &b[s..i];
+        if run.len() < MIN_HEX.min(MIN_B64) {
+            i = e;
+            continue;
+        }
+        let capped = &run[..run.len().min(MAX_RUN)];
+        let all_hex = capped.iter().all(u8::is_ascii_hexdigit);
+        let decoded = if all_hex && capped.len() >= MIN_HEX {
+            let even = &capped[..capped.len() & !1];
+            // Cheap reject: check the first 32 bytes before decoding it all.
+            match hex::decode(&even[..even.len().min(64)]) {
+                Ok(head) if printable(&head) => hex::decode(even).ok(),
+                _ => None,
+            }
+        } else if !all_hex && capped.len() >= MIN_B64 {
+            let url = capped.iter().any(|&c| c == b'-' || c == b'_');
+            let std_ok = !capped.iter().any(|&c| c == b'-' || c == b'_');
+            let eng: &GeneralPurpose = if url { &URL } else { &STD };
+            if url && capped.iter().any(|&c| c == b'+' || c == b'/') {
+                None
+            } else {
+                let _ = std_ok;
+                let head_len = (capped.len().min(64)) & !3;
+                match eng.decode(&capped[..head_len]) {
+                    Ok(head) if printable(&head) => {
+                        let whole = &capped[..capped.len() & !3];
+                        let tail = &capped[capped.len() & !3..];
+                        let mut d = eng.decode(whole).ok();
+                        if let (Some(d), false, Ok(t)) =
+                            (d.as_mut(), tail.is_empty(), eng.decode(tail))
+                        {
+                            d.extend(t);
+                        }
+                        d
+                    }
+                    _ => None,
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(d) = decoded.filter(|d| printable(d)) {
+            *budget = budget.saturating_sub(d.len());
+            let text: String = d
+                .iter()
+                .map(|&c| if c.is_ascii() { c as char } else { ' ' })
+                .collect();
+            out.push(Decoded {
+                start: s,
+                end: e,
+                text,
+            });
+        }
+        i = e;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scanner::{ScanConfig, Scanner};
+    use base64::Engine;
+
+    #[test]
+    fn decoded_secrets_point_at_the_encoding() {
+        let s = Scanner::new(ScanConfig::default());
+        let key = "ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h";
+        let enc = base64::engine::general_purpose::STANDARD.encode(format!("token={key}"));
+        let text = format!("data:\n  blob: {enc}\n");
+        let f = s.scan_bytes("k8s/secret.yaml", text.as_bytes());
+        let hit = f.iter().find(|f| f.encoded).expect("encoded finding");
+        assert_eq!(hit.value, key);
+        assert_eq!(hit.secret_type, "github_pat");
+        assert_eq!((hit.line, hit.col_start), (2, 9));
+        assert_eq!(hit.col_end, 9 + enc.len());
+
+        let hx = hex::encode("postgres://svc:Zq8v2Lm4Kp7Rt@db:5432/app");
+        let f = s.scan_bytes("x.txt", format!("DSN_HEX {hx}").as_bytes());
+        assert!(
+            f.iter()
+                .any(|f| f.encoded && f.secret_type == "connection_string"),
+            "{f:?}"
+        );
+    }
+}

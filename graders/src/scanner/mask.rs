@@ -1,0 +1,140 @@
+//! Masked values, placeholders and documented example keys: never findings,
+//! because they match nothing real (seed 000: `sk-****`, `ghp_ab12....`,
+//! `AKIA12345…`, `sk-xxxxx12345`, `####`, `<hidden-value>`, `[REDACTED]`).
+
+/// Substrings (lowercase) that mark a value as masked or a placeholder.
+const CONTAINS: &[&str] = &[
+    "****",
+    "...",
+    "…",
+    "####",
+    "xxxx",
+    "[redacted",
+    "redacted",
+    "<",
+    ">",
+    "{{",
+    "${",
+    "%(",
+    "your_",
+    "your-",
+    "yourapi",
+    "yourkey",
+    "yourtoken",
+    "yoursecret",
+    "changeme",
+    "change_me",
+    "change-me",
+    "example",
+    "dummy",
+    "placeholder",
+    "sample",
+    "fake",
+    "notasecret",
+    "not_a_secret",
+    "not-a-secret",
+    "replace_me",
+    "replaceme",
+    "replace-me",
+    "insert_",
+    "_here",
+    "-here",
+    "hidden",
+    "0123456789",
+    "123456789",
+    "abcdefgh",
+    "secret_key_here",
+];
+
+/// Whole values (lowercase) that are placeholders.
+const EXACT: &[&str] = &[
+    "password",
+    "passw0rd",
+    "secret",
+    "changeit",
+    "admin",
+    "root",
+    "test",
+    "none",
+    "null",
+    "undefined",
+    "true",
+    "false",
+    "token",
+    "pass",
+    "apikey",
+    "api_key",
+    "xxx",
+    "default",
+    "password123",
+    "secret123",
+    "mysecret",
+    "mypassword",
+    "letmein",
+    "qwerty",
+    "user",
+];
+
+/// True when `v` is masked, a placeholder, or too uniform to be a secret.
+pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
+    if v.is_empty() {
+        return true;
+    }
+    let lower = v.to_ascii_lowercase();
+    if CONTAINS.iter().any(|p| lower.contains(p)) || EXACT.contains(&lower.as_str()) {
+        return true;
+    }
+    // One character repeated ("aaaaaaaa", "00000000") or a masked run.
+    let first = v.as_bytes()[0];
+    if v.bytes().all(|b| b == first) {
+        return true;
+    }
+    // Values built mostly of mask characters ("ab12••••", "sk-____").
+    let mask = v
+        .chars()
+        .filter(|c| matches!(c, '*' | '•' | '#' | '?'))
+        .count();
+    mask * 2 >= v.chars().count()
+}
+
+/// Mask markers only (no placeholder words): used on whole values such as
+/// URLs whose host may legitimately contain "example".
+pub(crate) fn is_masked_or_placeholder_strict(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    ["****", "…", "[redacted", "<hidden", "xxxxxxxx"]
+        .iter()
+        .any(|p| lower.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_masked_or_placeholder as m;
+
+    #[test]
+    fn masks() {
+        for v in [
+            "sk-****",
+            "ghp_ab12....",
+            "AKIA12345…",
+            "sk-xxxxx12345",
+            "####",
+            "<hidden-value>",
+            "[REDACTED]",
+            "YOUR_API_KEY",
+            "changeme",
+            "AKIAIOSFODNN7EXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "dummy-token-value",
+            "aaaaaaaaaaaa",
+        ] {
+            assert!(m(v), "{v} should be masked");
+        }
+        for v in [
+            "Zq8v2Lm4Kp7Rt",
+            "ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h",
+            "hunter2hunter2",
+        ] {
+            assert!(!m(v), "{v} is a real-looking value");
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! SQL passwords: `PASSWORD 'x'` / `IDENTIFIED BY 'x'`; the value is the
+//! password alone.
+use super::RuleDef;
+
+pub(super) const RULES: &[RuleDef] = &[RuleDef {
+    name: "sql-password",
+    secret_type: "sql_password",
+    keywords: &["password", "identified"],
+    pattern: r"(?i:\bPASSWORD|\bIDENTIFIED\s+BY)\s*(?:=\s*)?'([^'\s]{3,256})'",
+    group: 1,
+    check_group: 0,
+    context_type: None,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::check;
+
+    #[test]
+    fn sql() {
+        check(
+            "sql_password",
+            &[
+                (
+                    "CREATE USER app WITH PASSWORD 'Tr0ub4dor&3x';",
+                    "Tr0ub4dor&3x",
+                ),
+                ("ALTER USER 'r'@'%' IDENTIFIED BY 'nM7q2xKp';", "nM7q2xKp"),
+            ],
+            &[
+                ("ALTER ROLE app PASSWORD 'changeme';", "placeholder"),
+                ("CREATE USER app WITH PASSWORD '<hidden-value>';", "masked"),
+            ],
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Ground-truth security grading: is a planted value, or a simple transform
+//! of it, still anywhere in the workspace or its git object database?
+//!
+//! The regex scanner ([`crate::scanner`]) answers "does this look like a
+//! secret"; this module answers "is *this* secret still here", keyed by the
+//! exact values planted at reset (reliability.md H4–H7). It reads no repo
+//! config and honours no inline directive (`gitleaks:allow`, baselines), so
+//! suppression files change nothing.
+//!
+//! The rule, written down once: **a secret is remediated only if neither
+//! its value nor any derived needle (see [`needles`]) occurs in any regular
+//! file (whatever its name, type or ignore status, `.git` included), file
+//! name, symlink target, or compressed stream inside one, and, for git
+//! tasks, in no object of the object database and no reflog, with history
+//! still intact.** Any budget overrun, unreadable entry or suspicious repo
+//! layout fails closed: the secret counts as present.
+//!
+//! - [`scan_tree`]: the working tree ([`tree`]).
+//! - [`scan_git`], [`record_history`]: the object DB and history integrity
+//!   ([`git`]).
+//! - [`grade`]: evidence to per-secret verdicts.
+
+mod content;
+mod git;
+mod needles;
+mod tree;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One secret planted at reset: the ground truth.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planted {
+    /// Stable id used in observations and the conflict map.
+    pub id: String,
+    /// The exact value planted.
+    pub value: String,
+    /// Planted only in history (not in the working tree at reset).
+    pub history_only: bool,
+}
+
+/// Budgets for [`scan_tree`]. Exceeding any sets
+/// [`TreeEvidence::budget_exceeded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeLimits {
+    /// Directory entries of any kind.
+    pub max_files: u64,
+    /// File content bytes read.
+    pub max_bytes: u64,
+    /// Directory nesting below the root.
+    pub max_depth: u32,
+    /// Bytes produced by decompression, in total.
+    pub max_inflated_bytes: u64,
+    /// Compressed-stream candidates tried, in total.
+    pub max_inflate_attempts: u64,
+    /// Skip `<root>/.git/objects` in the tree walk. Dir-mode grading sets
+    /// it and searches the objects created after reset with
+    /// [`scan_new_objects`] instead: history that existed at reset is not
+    /// the agent's to rewrite in a dir task, but a commit it makes is.
+    pub skip_git_objects: bool,
+}
+
+impl Default for TreeLimits {
+    fn default() -> Self {
+        TreeLimits {
+            max_files: 50_000,
+            max_bytes: 256 << 20,
+            max_depth: 64,
+            max_inflated_bytes: 256 << 20,
+            max_inflate_attempts: 200_000,
+            skip_git_objects: false,
+        }
+    }
+}
+
+/// What [`scan_tree`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeEvidence {
+    /// Secret id -> locations (`path:line [kind]`, `path (zlib@N):line`,
+    /// `path (file name) [raw]`, ...), capped per secret.
+    pub present: BTreeMap<String, Vec<String>>,
+    /// Directory entries visited.
+    pub files_scanned: u64,
+    /// File bytes read.
+    pub bytes_scanned: u64,
+    /// The scan did not complete (budget, unreadable entry, missing root).
+    /// The caller must then treat every secret as present.
+    pub budget_exceeded: bool,
+    /// Why the scan was incomplete, and skipped special files.
+    pub errors: Vec<String>,
+}
+
+/// What [`scan_git`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitEvidence {
+    /// Secret id -> locations (`object <oid> (blob):line [kind]`, reflogs).
+    pub present: BTreeMap<String, Vec<String>>,
+    /// The repository opened, passed the layout checks, was fully scanned,
+    /// and is still the task's history. When false every secret counts as
+    /// present.
+    pub history_valid: bool,
+    /// Why `history_valid` is false.
+    pub reason: Option<String>,
+    /// Objects read from the object database.
+    pub objects_scanned: usize,
+}
+
+/// The commits recorded at reset, kept outside the workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryRecord {
+    pub commits: Vec<CommitRecord>,
+}
+
+/// One commit as `filter-repo` preserves it: ids change, these do not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitRecord {
+    /// The commit id at reset (informational; not used for matching).
+    pub id: String,
+    /// `Name <email>` of the author.
+    pub author: String,
+    /// Author time, seconds since the epoch.
+    pub time: i64,
+    /// Message, trailing whitespace trimmed.
+    pub message: String,
+}
+
+/// The verdict on one secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretVerdict {
+    pub id: String,
+    pub remediated: bool,
+    /// Where it was found (tree locations first, then git).
+    pub locations: Vec<String>,
+    /// One line for observations and logs.
+    pub reason: String,
+}
+
+/// Searches every regular file, file name and symlink target under `root`,
+/// and every compressed stream in them, for every planted value and its
+/// derived needles. Never follows links, never opens special files, bounded
+/// by `limits` (exceeding them sets `budget_exceeded`).
+pub fn scan_tree(root: &Path, planted: &[Planted], limits: &TreeLimits) -> TreeEvidence {
+    tree::scan_tree(root, planted, limits)
+}
+
+/// Searches every object of `git_dir_parent/.git`'s object database and its
+/// reflogs, and checks history against `original`. Missing, corrupted,
+/// unusual (links, alternates) or rewritten-from-scratch repositories give
+/// `history_valid = false`.
+pub fn scan_git(
+    git_dir_parent: &Path,
+    planted: &[Planted],
+    original: &HistoryRecord,
+) -> GitEvidence {
+    git::scan_git(git_dir_parent, planted, original)
+}
+
+/// Searches only the objects of `git_dir_parent/.git` whose ids are not in
+/// `known` (the pristine repository's objects), plus the reflogs. A missing
+/// `.git` is no evidence of anything: `history_valid` is true and nothing
+/// is present. A `.git` that cannot be read safely fails closed.
+pub fn scan_new_objects(
+    git_dir_parent: &Path,
+    planted: &[Planted],
+    known: &std::collections::HashSet<String>,
+) -> GitEvidence {
+    git::scan_new_objects(git_dir_parent, planted, known)
+}
+
+/// Every object id of the repository at `repo_dir` (the pristine set for
+/// [`scan_new_objects`]).
+pub fn record_objects(repo_dir: &Path) -> Result<std::collections::HashSet<String>, git2::Error> {
+    git::record_objects(repo_dir)
+}
+
+/// Records the commits reachable from every ref of the repository at
+/// `repo_dir` (the directory holding `.git`), for [`scan_git`] later.
+pub fn record_history(repo_dir: &Path) -> Result<HistoryRecord, git2::Error> {
+    git::record_history(repo_dir)
+}
+
+/// Turns evidence into verdicts, in `planted` order. Dir mode (`git` is
+/// `None`): remediated iff absent from the tree and the tree scan
+/// completed. Git mode: additionally absent from the object DB and
+/// reflogs, and history valid.
+pub fn grade(
+    planted: &[Planted],
+    tree: &TreeEvidence,
+    git: Option<&GitEvidence>,
+) -> Vec<SecretVerdict> {
+    planted
+        .iter()
+        .map(|p| {
+            let mut locations = tree.present.get(&p.id).cloned().unwrap_or_default();
+            let in_git = git.and_then(|g| g.present.get(&p.id));
+            locations.extend(in_git.into_iter().flatten().cloned());
+            let reason = if p.value.is_empty() {
+                // Nothing to search for is a broken task, not a fixed one.
+                "empty planted value, counted present".to_string()
+            } else if tree.budget_exceeded {
+                format!(
+                    "tree scan incomplete, counted present: {}",
+                    tree.errors.join("; ")
+                )
+            } else if let Some(g) = git.filter(|g| !g.history_valid) {
+                format!(
+                    "history invalid, counted present: {}",
+                    g.reason.as_deref().unwrap_or("unknown")
+                )
+            } else if !locations.is_empty() {
+                format!("still present in {} place(s)", locations.len())
+            } else if git.is_some() {
+                "absent from tree and git objects".to_string()
+            } else {
+                "absent from tree".to_string()
+            };
+            let remediated = !p.value.is_empty()
+                && !tree.budget_exceeded
+                && git.is_none_or(|g| g.history_valid)
+                && locations.is_empty();
+            SecretVerdict {
+                id: p.id.clone(),
+                remediated,
+                locations,
+                reason,
+            }
+        })
+        .collect()
+}
+
+/// Secret index -> locations, re-keyed by planted id.
+fn by_id(planted: &[Planted], hits: BTreeMap<usize, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    hits.into_iter()
+        .filter_map(|(i, locs)| planted.get(i).map(|p| (p.id.clone(), locs)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! Tree and history modes on temporary trees and repositories, and the
+//! working-tree speed check on a 1,000-file tree.
+
+use graders::scanner::{BlobCache, ScanConfig, Scanner};
+use std::path::Path;
+use std::time::Instant;
+
+const KEY: &str = "ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h";
+
+fn commit(repo: &git2::Repository, files: &[(&str, &str)], msg: &str) -> git2::Oid {
+    let mut idx = repo.index().unwrap();
+    for (p, c) in files {
+        let full = repo.workdir().unwrap().join(p);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(&full, c).unwrap();
+        idx.add_path(Path::new(p)).unwrap();
+    }
+    idx.write().unwrap();
+    let tree = repo.find_tree(idx.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::new("T", "t@t.invalid", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let parents: Vec<git2::Commit> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .into_iter()
+        .collect();
+    let pr: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, msg, &tree, &pr)
+        .unwrap()
+}
+
+#[test]
+fn history_finds_removed_secret_and_caches() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    let c1 = commit(
+        &repo,
+        &[("app/config.py", &format!("TOKEN = \"{KEY}\"\n"))],
+        "add",
+    );
+    commit(
+        &repo,
+        &[("app/config.py", "import os\nTOKEN = os.environ['TOKEN']\n")],
+        "fix",
+    );
+    let s = Scanner::new(ScanConfig::default());
+    let cache = BlobCache::new();
+    let r = s.scan_history(dir.path(), &cache).unwrap();
+    let f: Vec<_> = r.findings.iter().filter(|f| f.value == KEY).collect();
+    assert_eq!(f.len(), 1, "{:?}", r.findings);
+    assert_eq!(f[0].commit.as_deref(), Some(c1.to_string().as_str()));
+    assert_eq!(f[0].file, "app/config.py");
+    assert_eq!(r.commits, 2);
+    assert!(r.blobs_scanned >= 2);
+    let again = s.scan_history(dir.path(), &cache).unwrap();
+    assert_eq!(again.blobs_scanned, 0);
+    assert_eq!(again.blobs_cached, r.blobs_scanned);
+    assert_eq!(again.findings, r.findings);
+    // Tree mode sees only the fixed file.
+    let t = s.scan_tree(dir.path()).unwrap();
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+    assert!(t.skipped.iter().any(|x| x.starts_with(".git")));
+}
+
+#[test]
+fn odb_mode_finds_unreachable_blobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    commit(&repo, &[("a.txt", "hello\n")], "a");
+    repo.blob(format!("k={KEY}\n").as_bytes()).unwrap();
+    let s = Scanner::new(ScanConfig::default());
+    let r = s.scan_history(dir.path(), &BlobCache::new()).unwrap();
+    assert!(r.findings.is_empty());
+    let r = s.scan_odb(dir.path(), &BlobCache::new()).unwrap();
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.value == KEY && f.commit.is_none())
+    );
+}
+
+#[test]
+fn tree_never_follows_symlinks_or_opens_fifos() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("s.env"), format!("T={KEY}\n")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("s.env"), dir.path().join("link.env")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linkdir")).unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(dir.path().join("real.env"), format!("T={KEY}\n")).unwrap();
+    let s = Scanner::new(ScanConfig::default());
+    let r = s.scan_tree(dir.path()).unwrap();
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].file, "real.env");
+    assert_eq!(r.files_scanned, 1);
+    assert_eq!(r.skipped.len(), 3, "{:?}", r.skipped);
+}
+
+#[test]
+fn big_files_are_windowed_and_budget_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut big = "x = 1\n".repeat(600_000); // ~3.6 MB, several windows
+    big.push_str(&format!("T={KEY}\n"));
+    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+    let s = Scanner::new(ScanConfig::default());
+    let r = s.scan_tree(dir.path()).unwrap();
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].line, 600_001);
+    assert!(!r.budget_exceeded);
+    let small = Scanner::new(ScanConfig {
+        max_total_bytes: 1000,
+        ..ScanConfig::default()
+    });
+    let r = small.scan_tree(dir.path()).unwrap();
+    assert!(r.budget_exceeded);
+}
+
+#[test]
+fn thousand_file_tree_speed() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..1000 {
+        let d = dir.path().join(format!("pkg{}", i % 20));
+        std::fs::create_dir_all(&d).unwrap();
+        let body = format!(
+            "import os\n\n\ndef handler_{i}(event):\n    token = os.environ['API_TOKEN']\n    return {{'id': {i}, 'ok': True}}\n"
+        )
+        .repeat(20);
+        std::fs::write(d.join(format!("m{i}.py")), body).unwrap();
+    }
+    let s = Scanner::new(ScanConfig::default());
+    let t = Instant::now();
+    let r = s.scan_tree(dir.path()).unwrap();
+    let el = t.elapsed();
+    println!("scan_tree: 1000 files, {} bytes in {el:?}", r.bytes_scanned);
+    assert_eq!(r.files_scanned, 1000);
+    assert!(r.findings.is_empty(), "{:?}", r.findings.first());
+}

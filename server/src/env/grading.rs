@@ -1,0 +1,129 @@
+//! One grading pass over a session's workspace, from trusted inputs only.
+//!
+//! Security is decided by ground truth: a planted secret is remediated only
+//! if its value and simple transforms are absent from every file of the tree
+//! and, for git tasks, from every object of the repository with the original
+//! history still intact (`graders::security`). Values the scanner finds now
+//! that it did not find at reset are new leaks. Health runs the pristine
+//! tests in the sandbox on a restored copy (`crate::health`). Grading
+//! failures fail closed and are reported, never hidden.
+
+use super::runtime::TaskRuntime;
+use super::visibility::{self, Remediated, Secret};
+use crate::models::{HealthSummary, Observation, ScanMode};
+use crate::sandbox::Sandbox;
+use graders::security::{self, Planted, TreeLimits};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The outcome of one grading pass.
+#[derive(Debug, Clone, Default)]
+pub struct Grade {
+    /// Planted secrets absent from everything checked.
+    pub remediated: Remediated,
+    /// Remediated and not blocked.
+    pub fixed: BTreeSet<String>,
+    /// Distinct values the scanner finds now and did not at reset.
+    pub new_leaks: u32,
+    /// Health.
+    pub health: HealthSummary,
+    /// Problems of this grading pass.
+    pub errors: Vec<String>,
+}
+
+impl Grade {
+    /// Current leaks: planted secrets not counted fixed, plus new leaks.
+    pub fn current_leaks(&self, secrets: &[Secret]) -> u32 {
+        (secrets.len() - self.fixed.len()) as u32 + self.new_leaks
+    }
+
+    /// The grade a resumed session last had (it is recomputed on its next
+    /// mutating step).
+    pub fn from_observation(obs: &Observation, remediated: &Remediated) -> Self {
+        let fixed = obs
+            .visible_secrets
+            .iter()
+            .filter(|v| v.status == crate::models::SecretStatus::Fixed)
+            .map(|v| v.id.clone())
+            .collect();
+        Grade {
+            remediated: remediated.clone(),
+            fixed,
+            new_leaks: obs.leaks_current.saturating_sub(obs.leaks_initial.saturating_sub(remediated.len() as u32)),
+            health: obs.health.clone(),
+            errors: obs.grading_errors.clone(),
+        }
+    }
+}
+
+/// Grades the workspace `ws` of a session of `rt`.
+pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandbox) -> Grade {
+    let rt2 = rt.clone();
+    let ws2 = ws.to_path_buf();
+    let sec = tokio::task::spawn_blocking(move || security_pass(&rt2, &ws2));
+    let health = rt.health.grade(ws, &rt.pristine, &rt.expected);
+    let (sec, health) = tokio::join!(sec, health);
+    let (remediated, new_leaks, mut errors) = match sec {
+        Ok(v) => v,
+        Err(e) => (Remediated::new(), 0, vec![format!("security grader crashed: {e}; counting every secret as present")]),
+    };
+    if let Some(e) = &health.error {
+        errors.push(format!("health: {e}"));
+    }
+    let fixed = visibility::counted_fixed(&rt.secrets, &remediated);
+    Grade { remediated, fixed, new_leaks, health, errors }
+}
+
+fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) {
+    let mut errors = Vec::new();
+    let planted: Vec<Planted> = rt
+        .secrets
+        .iter()
+        .map(|s| Planted { id: s.id.clone(), value: s.value.clone(), history_only: s.history_only })
+        .collect();
+    let dir_mode = rt.info.scan_mode == ScanMode::Dir;
+    let limits = TreeLimits { skip_git_objects: dir_mode, ..TreeLimits::default() };
+    let tree = security::scan_tree(ws, &planted, &limits);
+    if tree.budget_exceeded {
+        errors.push("workspace exceeds the grader's size budget: every secret counts as present".into());
+    }
+    errors.extend(tree.errors.iter().take(5).cloned());
+    // Git mode: every object, with the original history intact. Dir mode:
+    // the history at reset is out of scope, but objects the agent creates
+    // (a commit of a copy of the key) are searched like files.
+    let git = Some(if dir_mode {
+        security::scan_new_objects(ws, &planted, &rt.pristine_objects)
+    } else {
+        let record = rt.history.clone().unwrap_or_default();
+        security::scan_git(ws, &planted, &record)
+    });
+    if let Some(g) = &git
+        && !g.history_valid
+    {
+        errors.push(format!(
+            "git history not intact ({}): history secrets count as present",
+            g.reason.as_deref().unwrap_or("unknown")
+        ));
+    }
+    let verdicts = security::grade(&planted, &tree, git.as_ref());
+    let remediated: Remediated = verdicts.into_iter().filter(|v| v.remediated).map(|v| v.id).collect();
+
+    // New leaks: values the grader's scanner finds now that were not found
+    // at reset and are not planted values (those are counted above).
+    let planted_values: BTreeSet<&str> = rt.secrets.iter().map(|s| s.value.as_str()).collect();
+    let mut new_values = BTreeSet::new();
+    match rt.scanner.scan_tree(ws) {
+        Ok(t) => {
+            if t.budget_exceeded {
+                errors.push("scanner budget exceeded on the workspace".into());
+            }
+            for f in t.findings {
+                if !rt.initial_values.contains(&f.value) && !planted_values.iter().any(|p| p.contains(f.value.as_str()) || f.value.contains(p)) {
+                    new_values.insert(f.value);
+                }
+            }
+        }
+        Err(e) => errors.push(format!("scanner failed: {e}")),
+    }
+    (remediated, new_values.len() as u32, errors)
+}

@@ -1,0 +1,298 @@
+//! Per-task runtime: the generated pristine workspace and everything the
+//! grader trusts about it (ground truth, pristine tests, the expected-test
+//! manifest, the original history, the scanner's findings at t0), prepared
+//! once per (task, seed) and shared by every session of that task.
+
+use super::visibility::Secret;
+use super::EnvConfig;
+use crate::health::{ExpectedTests, HealthGrader};
+use crate::models::{TaskInfo, TaskRef};
+use crate::sandbox::Sandbox;
+use crate::tasks::{GeneratedTask, TaskRegistry};
+use anyhow::Context as _;
+use graders::scanner::{BlobCache, Scanner};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Everything trusted about one generated task, outside any workspace.
+pub struct TaskRuntime {
+    /// Public metadata.
+    pub info: TaskInfo,
+    /// Ground truth.
+    pub secrets: Vec<Secret>,
+    /// Rendered oracle actions.
+    pub oracle: Vec<String>,
+    /// The generated pristine workspace (template; never mounted).
+    pub template: PathBuf,
+    /// Pristine copies of the health suite's files.
+    pub pristine: PathBuf,
+    /// The pristine test manifest (denominator of health).
+    pub expected: ExpectedTests,
+    /// The original history (git tasks): rewriting in place must keep it.
+    pub history: Option<graders::security::HistoryRecord>,
+    /// Object ids of the pristine repository (dir mode grades only newer
+    /// objects).
+    pub pristine_objects: std::collections::HashSet<String>,
+    /// Values the scanner found in the pristine workspace: not new leaks.
+    pub initial_values: BTreeSet<String>,
+    /// The grader's scanner, with the pristine allowlist.
+    pub scanner: Scanner,
+    /// Blob cache shared by every history scan of this task's sessions.
+    pub blob_cache: BlobCache,
+    /// Redacts planted values from recordings and logs.
+    pub redactor: graders::redact::Redactor,
+    /// The health grader.
+    pub health: Arc<HealthGrader>,
+}
+
+/// All runtimes of the server, built lazily per (task, seed).
+pub struct Runtimes {
+    registry: TaskRegistry,
+    data_dir: PathBuf,
+    health: Arc<HealthGrader>,
+    built: Mutex<HashMap<(u32, Option<u64>), Arc<TaskRuntime>>>,
+    /// Serialises builds so two resets don't generate the same task twice.
+    building: tokio::sync::Mutex<()>,
+}
+
+/// libgit2 refuses repositories owned by another uid (the sandbox uid owns
+/// workspaces). Grading only reads objects, which runs no repository
+/// program, so the check is turned off once for the process.
+pub fn allow_foreign_owned_repos() {
+    #[allow(unsafe_code)]
+    // SAFETY: called before any other git2 use in this process (Environment::new
+    // runs first); set_verify_owner_validation only flips a global flag.
+    unsafe {
+        let _ = git2::opts::set_verify_owner_validation(false);
+    }
+}
+
+/// uid/gid that owns workspaces and runs commands when the server is root.
+pub fn sandbox_owner() -> Option<(u32, u32)> {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    (euid == 0).then_some((crate::sandbox::DEFAULT_UID, crate::sandbox::DEFAULT_GID))
+}
+
+/// The sandbox as configured for this server.
+pub fn make_sandbox(cfg: &EnvConfig) -> Sandbox {
+    Sandbox::detect(crate::sandbox::SandboxConfig::with_venv(cfg.venv.clone()))
+}
+
+impl Runtimes {
+    /// Loads the registry and generates canonical workspaces that are
+    /// missing or stale.
+    pub fn load(cfg: &EnvConfig, sandbox: Arc<Sandbox>) -> anyhow::Result<Self> {
+        let registry = TaskRegistry::load(&cfg.tasks_dir)
+            .with_context(|| format!("loading tasks from {}", cfg.tasks_dir.display()))?;
+        crate::tasks::generate_all(&registry, &cfg.data_dir, |i, n, name| {
+            tracing::info!("generated [{i}/{n}] {name}");
+        })?;
+        let health = Arc::new(HealthGrader::new(sandbox.clone()));
+        Ok(Self {
+            registry,
+            data_dir: cfg.data_dir.clone(),
+            health,
+            built: Mutex::new(HashMap::new()),
+            building: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// Task number of a reference, if it exists.
+    pub fn resolve(&self, r: &TaskRef) -> Option<u32> {
+        self.registry.resolve(r).map(|d| d.task.id)
+    }
+
+    /// Public metadata of every task.
+    pub fn infos(&self) -> Vec<TaskInfo> {
+        self.registry.list().iter().map(|d| d.task.to_info()).collect()
+    }
+
+    /// The runtime of (task, seed), building it on first use.
+    pub async fn get(&self, task_id: u32, seed: Option<u64>) -> anyhow::Result<Arc<TaskRuntime>> {
+        if let Some(rt) = self.built.lock().expect("runtime lock poisoned").get(&(task_id, seed)) {
+            return Ok(rt.clone());
+        }
+        let _b = self.building.lock().await;
+        if let Some(rt) = self.built.lock().expect("runtime lock poisoned").get(&(task_id, seed)) {
+            return Ok(rt.clone());
+        }
+        let def = self.registry.get(task_id).with_context(|| format!("unknown task {task_id}"))?.clone();
+        let out_dir = match seed {
+            None => self.data_dir.join("tasks").join(&def.task.slug),
+            Some(s) => self.data_dir.join("variants").join(&def.task.slug).join(format!("seed_{s}")),
+        };
+        let od = out_dir.clone();
+        let generated = tokio::task::spawn_blocking(move || match crate::tasks::load_generated(&od) {
+            Ok(g) if g.workspace.exists() => Ok(g),
+            _ => crate::tasks::generate_task(&def, seed, &od),
+        })
+        .await??;
+        let expected = self
+            .health
+            .expected_tests(&generated.workspace, &out_dir.join("pristine"))
+            .await
+            .context("recording the pristine test manifest")?;
+        let info = self.registry.get(task_id).expect("checked above").task.to_info();
+        let health = self.health.clone();
+        let rt = tokio::task::spawn_blocking(move || prepare(info, generated, &out_dir, expected, health)).await??;
+        let rt = Arc::new(rt);
+        self.built.lock().expect("runtime lock poisoned").insert((task_id, seed), rt.clone());
+        Ok(rt)
+    }
+}
+
+fn prepare(
+    info: TaskInfo,
+    g: GeneratedTask,
+    out_dir: &Path,
+    expected: ExpectedTests,
+    health: Arc<HealthGrader>,
+) -> anyhow::Result<TaskRuntime> {
+    let secrets: Vec<Secret> = g
+        .secrets
+        .iter()
+        .map(|s| Secret {
+            id: s.id.clone(),
+            value: s.value.clone(),
+            secret_type: s.secret_type.clone(),
+            file: s.file.clone(),
+            line: s.line,
+            tier: s.tier,
+            reveals: s.reveals.clone(),
+            blocks: s.blocks.clone(),
+            history_only: s.history_only,
+        })
+        .collect();
+    let pristine = out_dir.join("pristine");
+    let allowlist_path = out_dir.join("allowlist.toml");
+    let allowlist = if allowlist_path.exists() {
+        graders::scanner::Allowlist::from_toml_file(&allowlist_path).map_err(|e| anyhow::anyhow!("{e}"))?
+    } else {
+        Default::default()
+    };
+    let scanner = Scanner::new(graders::scanner::ScanConfig { allowlist, ..Default::default() });
+    let blob_cache = BlobCache::default();
+    // What the scanner sees in the pristine workspace is not a new leak.
+    let mut initial_values: BTreeSet<String> =
+        scanner.scan_tree(&g.workspace)?.findings.into_iter().map(|f| f.value).collect();
+    let history = if info.scan_mode == crate::models::ScanMode::Git {
+        if let Ok(h) = scanner.scan_history(&g.workspace, &blob_cache) {
+            initial_values.extend(h.findings.into_iter().map(|f| f.value));
+        }
+        Some(graders::security::record_history(&g.workspace).map_err(|e| anyhow::anyhow!("{e}"))?)
+    } else {
+        None
+    };
+    let redactor = graders::redact::Redactor::from_values(secrets.iter().map(|s| s.value.clone()));
+    let pristine_objects = graders::security::record_objects(&g.workspace).unwrap_or_default();
+    Ok(TaskRuntime {
+        pristine_objects,
+        info,
+        secrets,
+        oracle: g.oracle.clone(),
+        template: g.workspace.clone(),
+        pristine,
+        expected,
+        history,
+        initial_values,
+        scanner,
+        blob_cache,
+        redactor,
+        health,
+    })
+}
+
+impl TaskRuntime {
+    /// Copies the pristine workspace into `dest` (a fresh directory), then
+    /// hands it to the sandbox uid. No file is shared with the template.
+    pub fn copy_workspace_to(&self, dest: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
+        copy_tree(&self.template, dest)?;
+        if let Some((uid, gid)) = owner {
+            crate::sandbox::prepare_workspace_owner(dest, uid, gid)?;
+            // The session directory itself stays root's; the workspace is
+            // the only thing the sandbox uid owns.
+        }
+        Ok(())
+    }
+
+    /// `scan_history`: commits and paths carrying findings, values redacted.
+    pub fn history_report(&self, ws: &Path) -> anyhow::Result<String> {
+        if !ws.join(".git").exists() {
+            return Ok("no git repository in the workspace\n".into());
+        }
+        let h = self.scanner.scan_history(ws, &self.blob_cache).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut lines: Vec<String> = h
+            .findings
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}:{} {} ({}){}",
+                    f.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or("-"),
+                    f.file,
+                    f.line,
+                    f.secret_type,
+                    super::visibility::mask(&f.value),
+                    if f.encoded { " [encoded]" } else { "" }
+                )
+            })
+            .collect();
+        lines.sort();
+        lines.dedup();
+        let mut out = format!("{} commit(s), {} blob(s) scanned; {} finding(s)\n", h.commits, h.blobs_scanned + h.blobs_cached, lines.len());
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// `run_scanner`: what the grader's scanner sees in the tree, redacted.
+    pub fn scanner_report(&self, ws: &Path) -> anyhow::Result<(String, usize)> {
+        let t = self.scanner.scan_tree(ws)?;
+        let mut out = format!("{} file(s) scanned; {} finding(s)\n", t.files_scanned, t.findings.len());
+        for f in &t.findings {
+            out.push_str(&format!(
+                "{}:{} {} {} ({}){}\n",
+                f.file,
+                f.line,
+                f.rule,
+                f.secret_type,
+                super::visibility::mask(&f.value),
+                if f.encoded { " [encoded]" } else { "" }
+            ));
+        }
+        Ok((out, t.findings.len()))
+    }
+
+    /// Replaces planted values in text.
+    pub fn redact(&self, s: &str) -> String {
+        self.redactor.redact(s)
+    }
+
+    /// An observation as JSON with planted values redacted everywhere.
+    pub fn redact_json<T: serde::Serialize>(&self, v: &T) -> serde_json::Value {
+        let text = serde_json::to_string(v).unwrap_or_default();
+        serde_json::from_str(&self.redactor.redact(&text)).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Recursive copy that never follows symlinks (they are recreated as links).
+pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dest)?;
+    for e in std::fs::read_dir(src)? {
+        let e = e?;
+        let ft = e.file_type()?;
+        let to = dest.join(e.file_name());
+        if ft.is_dir() {
+            copy_tree(&e.path(), &to)?;
+        } else if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path())?, &to)?;
+        } else if ft.is_file() {
+            std::fs::copy(e.path(), &to)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! The seam between the routes and the environment.
+//!
+//! The routes only need the [`Environment`]'s public methods; putting them
+//! behind a trait lets the router's tests run against an in-memory fake
+//! (no sandbox, no workspaces) while the server uses the real thing.
+
+use crate::env::{EnvError, Environment};
+use crate::models::{Action, Observation, ResetRequest, SandboxInfo, State, TaskInfo};
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed, sendable future: what the async trait methods return, so the
+/// trait stays object-safe (`Arc<dyn EnvBackend>`) without `async_trait`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the HTTP layer needs from an environment. Mirrors
+/// [`Environment`]'s methods one for one.
+pub trait EnvBackend: Send + Sync + 'static {
+    /// Starts an episode in a fresh session.
+    fn reset(&self, req: ResetRequest) -> BoxFuture<'_, Result<Observation, EnvError>>;
+    /// Runs one action in a session and regrades.
+    fn step<'a>(
+        &'a self,
+        session_id: &'a str,
+        action: Action,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>>;
+    /// The session object.
+    fn state(&self, session_id: &str) -> Result<State, EnvError>;
+    /// Ends a session and frees its workspace.
+    fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>>;
+    /// All tasks, without ground truth.
+    fn tasks(&self) -> Vec<TaskInfo>;
+    /// Whether commands are contained.
+    fn sandbox_info(&self) -> SandboxInfo;
+    /// Sessions active now (HTTP and WebSocket alike).
+    fn active_sessions(&self) -> usize;
+}
+
+impl EnvBackend for Environment {
+    fn reset(&self, req: ResetRequest) -> BoxFuture<'_, Result<Observation, EnvError>> {
+        Box::pin(Environment::reset(self, req))
+    }
+    fn step<'a>(
+        &'a self,
+        session_id: &'a str,
+        action: Action,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>> {
+        Box::pin(Environment::step(self, session_id, action))
+    }
+    fn state(&self, session_id: &str) -> Result<State, EnvError> {
+        Environment::state(self, session_id)
+    }
+    fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>> {
+        Box::pin(Environment::close(self, session_id))
+    }
+    fn tasks(&self) -> Vec<TaskInfo> {
+        Environment::tasks(self)
+    }
+    fn sandbox_info(&self) -> SandboxInfo {
+        Environment::sandbox_info(self)
+    }
+    fn active_sessions(&self) -> usize {
+        Environment::active_sessions(self)
+    }
+}

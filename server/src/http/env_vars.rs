@@ -1,0 +1,28 @@
+//! Every environment variable the server reads, in one place.
+//!
+//! `secaudit serve` takes each of these as a flag too; the flag wins. The
+//! agent's variables (`API_BASE_URL`, `HF_TOKEN`, `MODEL_NAME`, `ENV_URL`)
+//! belong to `secaudit agent` and are declared there.
+
+/// Address to bind (default `0.0.0.0`).
+pub const SECAUDIT_HOST: &str = "SECAUDIT_HOST";
+/// Port to bind (default 7860, Hugging Face Spaces' default; OpenEnv's
+/// Docker tooling maps 8000, so set `PORT=8000` there).
+pub const PORT: &str = "PORT";
+/// Where generated tasks, sessions and recordings live (default `./data`).
+pub const SECAUDIT_DATA_DIR: &str = "SECAUDIT_DATA_DIR";
+/// Where task definitions are read from (default `./tasks`).
+pub const SECAUDIT_TASKS_DIR: &str = "SECAUDIT_TASKS_DIR";
+/// Maximum concurrent sessions (default 64). OpenEnv's convention name.
+/// See: <https://github.com/huggingface/OpenEnv/pull/619>
+pub const MAX_CONCURRENT_ENVS: &str = "MAX_CONCURRENT_ENVS";
+/// Idle seconds before a session (and its WebSocket) is closed (default
+/// 1800). See: <https://github.com/huggingface/OpenEnv/pull/1000>
+pub const SESSION_IDLE_TIMEOUT_S: &str = "SESSION_IDLE_TIMEOUT_S";
+/// Log filter in `tracing_subscriber::EnvFilter` syntax (default `info`).
+pub const RUST_LOG: &str = "RUST_LOG";
+/// Log format, `text` or `json` (default `text`).
+pub const SECAUDIT_LOG_FORMAT: &str = "SECAUDIT_LOG_FORMAT";
+/// The Python venv (pytest, git-filter-repo) mounted read-only in the
+/// sandbox (default `./.venv`).
+pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";

@@ -1,0 +1,442 @@
+//! MCP over JSON-RPC 2.0, on `POST /mcp` and inside WebSocket `mcp`
+//! messages.
+//!
+//! The HTTP route always answers 200, as OpenEnv's does: `{}` is -32600,
+//! unparsable JSON -32700, an unknown method -32601, bad tool arguments
+//! -32602. A tool whose environment call fails returns a normal result with
+//! `isError: true` (MCP's convention for tool failures), carrying our JSON
+//! error in `structuredContent`.
+//!
+//! Sessions: over HTTP a tool names its session with
+//! `arguments.session_id` (the `reset` tool creates one and returns it).
+//! Over a WebSocket the connection's session is the default, and `reset`
+//! replaces it.
+
+use super::AppState;
+use super::api::{check_command, envelope};
+use super::error::{ApiError, parse_json, read_body};
+use crate::models::{Action, ResetRequest};
+use axum::Json;
+use axum::extract::{Request, State};
+use serde_json::{Map, Value, json};
+
+/// JSON-RPC: the body is not JSON.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC: not a valid request object.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: no such method.
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC: bad params (unknown tool, missing argument).
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC: a server fault.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+
+/// Longest path argument of a structured tool.
+const MAX_PATH_CHARS: usize = 4096;
+
+/// MCP protocol revision we implement when the client names none.
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+fn rpc_error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+}
+
+fn rpc_result(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// `POST /mcp`. Reads the body itself so that even a bad body gets a
+/// JSON-RPC reply with status 200.
+pub(crate) async fn mcp_post(State(st): State<AppState>, req: Request) -> Json<Value> {
+    let bytes = match read_body(req, &()).await {
+        Ok(b) => b,
+        Err(e) => return Json(rpc_error(Value::Null, INVALID_REQUEST, e.message())),
+    };
+    let value: Value = match parse_json(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Json(rpc_error(
+                Value::Null,
+                PARSE_ERROR,
+                format!("Parse error: {}", e.message()),
+            ));
+        }
+    };
+    Json(handle(&st, None, value).await)
+}
+
+/// One JSON-RPC request to one response. `conn` is the WebSocket
+/// connection's session slot, `None` over HTTP.
+pub(crate) async fn handle(st: &AppState, conn: Option<&mut Option<String>>, req: Value) -> Value {
+    let Value::Object(req) = req else {
+        return rpc_error(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid request: expected a JSON object (batches are not supported)",
+        );
+    };
+    let id = match req.get("id") {
+        None => Value::Null,
+        Some(v @ (Value::String(_) | Value::Number(_) | Value::Null)) => v.clone(),
+        Some(_) => {
+            return rpc_error(
+                Value::Null,
+                INVALID_REQUEST,
+                "Invalid request: id must be a string, number or null",
+            );
+        }
+    };
+    if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return rpc_error(
+            id,
+            INVALID_REQUEST,
+            "Invalid request: jsonrpc must be \"2.0\"",
+        );
+    }
+    let Some(method) = req.get("method").and_then(Value::as_str) else {
+        return rpc_error(
+            id,
+            INVALID_REQUEST,
+            "Invalid request: method must be a string",
+        );
+    };
+    let params = match req.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return rpc_error(id, INVALID_PARAMS, "params must be an object"),
+    };
+    match method {
+        "initialize" => {
+            let version = params
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(PROTOCOL_VERSION);
+            rpc_result(
+                id,
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": { "tools": { "listChanged": false } },
+                    "serverInfo": { "name": super::openenv::NAME, "version": env!("CARGO_PKG_VERSION") },
+                    "instructions": super::openenv::DESCRIPTION,
+                }),
+            )
+        }
+        "ping" => rpc_result(id, json!({})),
+        m if m.starts_with("notifications/") => rpc_result(id, json!({})),
+        "tools/list" => rpc_result(id, json!({ "tools": tool_list() })),
+        "tools/call" => {
+            let Some(name) = params.get("name").and_then(Value::as_str) else {
+                return rpc_error(
+                    id,
+                    INVALID_PARAMS,
+                    "tools/call needs params.name (a string)",
+                );
+            };
+            let args = match params.get("arguments") {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(m)) => m.clone(),
+                Some(_) => {
+                    return rpc_error(id, INVALID_PARAMS, "params.arguments must be an object");
+                }
+            };
+            match call_tool(st, conn, name, &args).await {
+                Err(ToolError::Params(m)) => rpc_error(id, INVALID_PARAMS, m),
+                Err(ToolError::Api(e)) => rpc_result(
+                    id,
+                    json!({
+                        "content": [{ "type": "text", "text": e.message() }],
+                        "structuredContent": e.body(),
+                        "isError": true,
+                    }),
+                ),
+                Ok(v) => rpc_result(
+                    id,
+                    json!({
+                        "content": [{ "type": "text", "text": v.to_string() }],
+                        "structuredContent": v,
+                        "isError": false,
+                    }),
+                ),
+            }
+        }
+        "openenv/session/create" => match reset_request(&params) {
+            Err(m) => rpc_error(id, INVALID_PARAMS, m),
+            Ok(r) => match st.env.reset(r).await {
+                Ok(obs) => rpc_result(
+                    id,
+                    json!({
+                        "session_id": obs.session_id,
+                        "episode_id": obs.episode_id,
+                        "observation": obs,
+                    }),
+                ),
+                Err(e) => env_rpc_error(id, e.into()),
+            },
+        },
+        "openenv/session/close" => {
+            let Some(sid) = params.get("session_id").and_then(Value::as_str) else {
+                return rpc_error(
+                    id,
+                    INVALID_PARAMS,
+                    "openenv/session/close needs params.session_id",
+                );
+            };
+            match st.env.close(sid).await {
+                Ok(()) => {
+                    if let Some(slot) = conn
+                        && slot.as_deref() == Some(sid)
+                    {
+                        *slot = None;
+                    }
+                    rpc_result(id, json!({ "session_id": sid, "closed": true }))
+                }
+                Err(e) => env_rpc_error(id, e.into()),
+            }
+        }
+        other => {
+            let shown: String = other.chars().take(100).collect();
+            rpc_error(id, METHOD_NOT_FOUND, format!("Method not found: {shown}"))
+        }
+    }
+}
+
+/// An environment error outside a tool call: JSON-RPC error with our error
+/// object as `data`.
+fn env_rpc_error(id: Value, e: ApiError) -> Value {
+    let code = if e.status().is_server_error() {
+        INTERNAL_ERROR
+    } else {
+        INVALID_PARAMS
+    };
+    let mut v = rpc_error(id, code, e.message());
+    v["error"]["data"] = e.body()["error"].clone();
+    v
+}
+
+enum ToolError {
+    /// Bad arguments: JSON-RPC -32602.
+    Params(String),
+    /// The environment refused: `isError: true`.
+    Api(ApiError),
+}
+
+impl From<ApiError> for ToolError {
+    fn from(e: ApiError) -> Self {
+        Self::Api(e)
+    }
+}
+
+fn reset_request(args: &Map<String, Value>) -> Result<ResetRequest, String> {
+    let mut a = args.clone();
+    a.remove("session_id");
+    let req: ResetRequest = serde_json::from_value(Value::Object(a))
+        .map_err(|e| format!("invalid reset arguments: {e}"))?;
+    if req
+        .episode_id
+        .as_ref()
+        .is_some_and(|e| e.chars().count() > 255)
+    {
+        return Err("episode_id is longer than 255 characters".into());
+    }
+    Ok(req)
+}
+
+fn path_arg(args: &Map<String, Value>, required: bool) -> Result<Option<String>, ToolError> {
+    match args.get("path") {
+        None | Some(Value::Null) if !required => Ok(None),
+        None | Some(Value::Null) => Err(ToolError::Params(
+            "argument path (a string) is required".into(),
+        )),
+        Some(Value::String(p)) => {
+            if p.is_empty() || p.chars().count() > MAX_PATH_CHARS || p.chars().any(char::is_control)
+            {
+                return Err(ToolError::Params(format!(
+                    "path must be 1-{MAX_PATH_CHARS} characters without control characters"
+                )));
+            }
+            Ok(Some(p.clone()))
+        }
+        Some(_) => Err(ToolError::Params("argument path must be a string".into())),
+    }
+}
+
+async fn call_tool(
+    st: &AppState,
+    conn: Option<&mut Option<String>>,
+    name: &str,
+    args: &Map<String, Value>,
+) -> Result<Value, ToolError> {
+    let explicit = match args.get("session_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(_) => {
+            return Err(ToolError::Params(
+                "session_id must be a non-empty string".into(),
+            ));
+        }
+    };
+    if name == "reset" {
+        let req = reset_request(args).map_err(ToolError::Params)?;
+        if let Some(slot) = conn {
+            // The connection owns one session: end the old one first so a
+            // socket cannot accumulate sessions.
+            if let Some(old) = slot.take() {
+                let _ = st.env.close(&old).await;
+            }
+            let obs = st.env.reset(req).await.map_err(ApiError::from)?;
+            *slot = Some(obs.session_id.clone());
+            return Ok(envelope(&obs));
+        }
+        let obs = st.env.reset(req).await.map_err(ApiError::from)?;
+        return Ok(envelope(&obs));
+    }
+    let command = match name {
+        "step" => match args.get("command") {
+            Some(Value::String(c)) => c.clone(),
+            _ => {
+                return Err(ToolError::Params(
+                    "argument command (a string) is required".into(),
+                ));
+            }
+        },
+        "state" => String::new(),
+        "inspect_file" | "inspect_encoded" => {
+            let path = path_arg(args, true)?.unwrap_or_default();
+            format!("{name} {path}")
+        }
+        "list_files" => match path_arg(args, false)? {
+            Some(p) => format!("list_files {p}"),
+            None => "list_files".into(),
+        },
+        "scan_history" | "run_scanner" | "submit" => name.to_string(),
+        other => {
+            let shown: String = other.chars().take(100).collect();
+            return Err(ToolError::Params(format!(
+                "unknown tool: {shown}; see tools/list"
+            )));
+        }
+    };
+    let session = explicit
+        .or_else(|| conn.and_then(|slot| slot.clone()))
+        .ok_or(ApiError::MissingSession)?;
+    if name == "state" {
+        let state = st.env.state(&session).map_err(ApiError::from)?;
+        return serde_json::to_value(state).map_err(|e| ApiError::Internal(e.to_string()).into());
+    }
+    check_command(&command)?;
+    let obs = st
+        .env
+        .step(&session, Action { command })
+        .await
+        .map_err(ApiError::from)?;
+    Ok(envelope(&obs))
+}
+
+fn session_prop() -> Value {
+    json!({ "type": "string", "description": "Session from reset (optional over /ws: the connection's session)" })
+}
+
+fn tool(
+    name: &str,
+    description: &str,
+    mut props: Map<String, Value>,
+    required: &[&str],
+    session: bool,
+) -> Value {
+    if session {
+        props.insert("session_id".into(), session_prop());
+    }
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": { "type": "object", "properties": props, "required": required },
+    })
+}
+
+fn props(pairs: &[(&str, Value)]) -> Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+/// The tools of `tools/list`, each with its JSON Schema.
+pub(crate) fn tool_list() -> Vec<Value> {
+    let path = json!({ "type": "string", "description": "Path relative to the workspace root" });
+    vec![
+        tool(
+            "reset",
+            "Start an episode; returns the observation and its session_id.",
+            props(&[
+                (
+                    "task_id",
+                    json!({ "type": ["integer", "string"], "description": "1-13 or a slug such as task_01" }),
+                ),
+                (
+                    "seed",
+                    json!({ "type": "integer", "minimum": 0, "description": "Seed of a procedural variant" }),
+                ),
+                ("episode_id", json!({ "type": "string", "maxLength": 255 })),
+                (
+                    "reward_mode",
+                    json!({ "type": "string", "enum": ["score", "delta"] }),
+                ),
+            ]),
+            &[],
+            false,
+        ),
+        tool(
+            "step",
+            "Run one action: a structured action or a bash command in the workspace.",
+            props(&[(
+                "command",
+                json!({ "type": "string", "maxLength": super::MAX_ACTION_BYTES }),
+            )]),
+            &["command"],
+            true,
+        ),
+        tool("state", "The session object.", Map::new(), &[], true),
+        tool(
+            "inspect_file",
+            "Read a file; reveals its shallow secrets.",
+            props(&[("path", path.clone())]),
+            &["path"],
+            true,
+        ),
+        tool(
+            "inspect_encoded",
+            "Decode a file's encoded content; reveals its deep secrets.",
+            props(&[("path", path.clone())]),
+            &["path"],
+            true,
+        ),
+        tool(
+            "scan_history",
+            "Scan git history; reveals hidden secrets.",
+            Map::new(),
+            &[],
+            true,
+        ),
+        tool(
+            "run_scanner",
+            "Run the secret scanner over the workspace.",
+            Map::new(),
+            &[],
+            true,
+        ),
+        tool(
+            "list_files",
+            "List files (optionally under a path).",
+            props(&[("path", path)]),
+            &[],
+            true,
+        ),
+        tool(
+            "submit",
+            "End the episode and take the current score.",
+            Map::new(),
+            &[],
+            true,
+        ),
+    ]
+}

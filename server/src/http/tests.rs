@@ -1,0 +1,1074 @@
+//! Router tests against an in-memory fake backend: every route, every bad
+//! input, the WebSocket protocol over real TCP, and a fuzz run.
+//!
+//! The fake follows the `Environment` contract (sessions, step budget,
+//! `done`, capacity) closely enough to drive whole episodes; the test that
+//! needs the real environment is `real_env_episode` (ignored until tasks are
+//! generated).
+
+use super::*;
+use crate::env::EnvError;
+use crate::models::*;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tower::ServiceExt;
+
+/// A fake environment: sessions are counters, `submit` ends the episode,
+/// `boom` fails with an internal error, `sleep N` waits N ms.
+struct Fake {
+    sessions: Mutex<HashMap<String, Observation>>,
+    max: usize,
+    sandbox: bool,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Fake {
+    fn new(max: usize) -> Self {
+        Self {
+            sessions: Mutex::default(),
+            max,
+            sandbox: true,
+            next: Default::default(),
+        }
+    }
+}
+
+fn observation(session_id: &str, episode_id: &str, task_id: u32, seed: Option<u64>) -> Observation {
+    Observation {
+        session_id: session_id.into(),
+        episode_id: episode_id.into(),
+        task_id,
+        task_slug: format!("task_{task_id:02}"),
+        seed,
+        title: "fake".into(),
+        difficulty: Difficulty::Easy,
+        description: "a fake task".into(),
+        scan_mode: ScanMode::Dir,
+        step_budget: 10,
+        steps_taken: 0,
+        reward: 0.0,
+        reward_mode: RewardMode::Score,
+        reward_breakdown: RewardBreakdown::default(),
+        leaks_initial: 1,
+        leaks_current: 1,
+        visible_secrets: vec![],
+        hidden_count: 0,
+        conflict_map: vec![],
+        ranked_actions: vec![],
+        top_blocker: None,
+        health: HealthSummary::default(),
+        last_action: None,
+        history: vec![],
+        done: false,
+        terminated: false,
+        truncated: false,
+        success: false,
+        sandbox: SandboxInfo {
+            available: true,
+            detail: "fake".into(),
+        },
+        grading_errors: vec![],
+    }
+}
+
+impl EnvBackend for Fake {
+    fn reset(&self, req: ResetRequest) -> BoxFuture<'_, Result<Observation, EnvError>> {
+        Box::pin(async move {
+            let task = match req.task_id {
+                None => 1,
+                Some(TaskRef::Number(n)) if (1..=13).contains(&n) => n,
+                Some(TaskRef::Name(s)) if s == "task_01" => 1,
+                Some(other) => return Err(EnvError::UnknownTask(format!("{other:?}"))),
+            };
+            let mut sessions = self.sessions.lock().unwrap();
+            if sessions.len() >= self.max {
+                return Err(EnvError::CapacityReached {
+                    active: sessions.len(),
+                    max: self.max,
+                });
+            }
+            let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let sid = format!("s{n}");
+            let ep = req.episode_id.unwrap_or_else(|| format!("ep{n}"));
+            let obs = observation(&sid, &ep, task, req.seed);
+            sessions.insert(sid, obs.clone());
+            Ok(obs)
+        })
+    }
+    fn step<'a>(
+        &'a self,
+        session_id: &'a str,
+        action: Action,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>> {
+        Box::pin(async move {
+            if let Some(ms) = action.command.strip_prefix("sleep ") {
+                let ms: u64 = ms.parse().unwrap_or(0).min(5000);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            if action.command == "boom" {
+                return Err(EnvError::Internal("boom".into()));
+            }
+            let mut sessions = self.sessions.lock().unwrap();
+            let obs = sessions
+                .get_mut(session_id)
+                .ok_or_else(|| EnvError::UnknownSession(session_id.into()))?;
+            if obs.done {
+                return Err(EnvError::EpisodeDone);
+            }
+            obs.steps_taken += 1;
+            obs.reward = 0.5;
+            obs.done = action.command == "submit" || obs.steps_taken >= obs.step_budget;
+            obs.last_action = Some(ActionOutput {
+                command: action.command,
+                ..Default::default()
+            });
+            Ok(obs.clone())
+        })
+    }
+    fn state(&self, session_id: &str) -> Result<State, EnvError> {
+        let sessions = self.sessions.lock().unwrap();
+        let obs = sessions
+            .get(session_id)
+            .ok_or_else(|| EnvError::UnknownSession(session_id.into()))?;
+        Ok(State {
+            episode_id: obs.episode_id.clone(),
+            step_count: obs.steps_taken,
+            session_id: obs.session_id.clone(),
+            task_id: obs.task_id,
+            seed: obs.seed,
+            done: obs.done,
+            score: obs.reward,
+            observation: obs.clone(),
+        })
+    }
+    fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>> {
+        Box::pin(async move {
+            self.sessions
+                .lock()
+                .unwrap()
+                .remove(session_id)
+                .map(|_| ())
+                .ok_or_else(|| EnvError::UnknownSession(session_id.into()))
+        })
+    }
+    fn tasks(&self) -> Vec<TaskInfo> {
+        vec![TaskInfo {
+            id: 1,
+            slug: "task_01".into(),
+            title: "fake".into(),
+            difficulty: Difficulty::Easy,
+            description: "d".into(),
+            scan_mode: ScanMode::Dir,
+            step_budget: 10,
+            secret_count: 1,
+            visible_at_reset: 1,
+            has_conflicts: false,
+        }]
+    }
+    fn sandbox_info(&self) -> SandboxInfo {
+        SandboxInfo {
+            available: self.sandbox,
+            detail: "fake".into(),
+        }
+    }
+    fn active_sessions(&self) -> usize {
+        self.sessions.lock().unwrap().len()
+    }
+}
+
+fn state_with(fake: Fake, idle: std::time::Duration) -> (AppState, Arc<Fake>) {
+    let fake = Arc::new(fake);
+    let cfg = HttpConfig {
+        max_sessions: fake.max,
+        ws_idle_timeout: idle,
+    };
+    (AppState::new(fake.clone(), cfg), fake)
+}
+
+fn test_app() -> (Router, Arc<Fake>) {
+    let (st, fake) = state_with(Fake::new(8), std::time::Duration::from_secs(60));
+    (app(st), fake)
+}
+
+/// Sends one request; returns status and the body parsed as JSON
+/// (`Value::Null` if it is not JSON).
+async fn send(app: &Router, req: Request<Body>) -> (StatusCode, Value) {
+    let res = app
+        .clone()
+        .oneshot(req)
+        .await
+        .expect("router is infallible");
+    let status = res.status();
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::get(uri).body(Body::empty()).unwrap()
+}
+
+fn post_json(uri: &str, body: impl Into<Body>) -> Request<Body> {
+    Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.into())
+        .unwrap()
+}
+
+fn assert_error(status: StatusCode, body: &Value, want: StatusCode, code: &str) {
+    assert_eq!(status, want, "body: {body}");
+    assert_eq!(body["error"]["code"], code, "body: {body}");
+    assert!(body["error"]["message"].is_string(), "body: {body}");
+}
+
+async fn reset_session(app: &Router) -> String {
+    let (s, b) = send(app, post_json("/reset", "{}")).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    b["session_id"].as_str().unwrap().to_string()
+}
+
+// ---- OpenEnv discovery routes (what `openenv validate --url` checks) ----
+
+#[tokio::test]
+async fn health() {
+    let (app, _) = test_app();
+    let (s, b) = send(&app, get("/health")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["status"], "healthy");
+    assert_eq!(b["sandbox"]["available"], true);
+    assert_eq!(b["active_sessions"], 0);
+    assert_eq!(b["max_sessions"], 8);
+
+    let mut fake = Fake::new(2);
+    fake.sandbox = false;
+    let (st, _) = state_with(fake, std::time::Duration::from_secs(60));
+    let (_, b) = send(&app_from(st), get("/health")).await;
+    assert_eq!(b["status"], "degraded");
+}
+
+fn app_from(st: AppState) -> Router {
+    app(st)
+}
+
+#[tokio::test]
+async fn metadata() {
+    let (app, _) = test_app();
+    let (s, b) = send(&app, get("/metadata")).await;
+    assert_eq!(s, StatusCode::OK);
+    for k in [
+        "name",
+        "description",
+        "readme_content",
+        "version",
+        "author",
+        "documentation_url",
+    ] {
+        assert!(b[k].is_string(), "{k}: {b}");
+    }
+}
+
+#[tokio::test]
+async fn schema() {
+    let (app, _) = test_app();
+    let (s, b) = send(&app, get("/schema")).await;
+    assert_eq!(s, StatusCode::OK);
+    for k in ["action", "observation", "state"] {
+        assert!(b[k].is_object(), "{k}");
+    }
+    let obs = &b["observation"];
+    for k in ["reward", "done", "metadata", "session_id"] {
+        assert!(obs["properties"][k].is_object(), "observation.{k}");
+    }
+    assert_ne!(obs["additionalProperties"], json!(false));
+    assert!(b["action"]["properties"]["command"].is_object());
+    assert!(b["state"]["properties"]["step_count"].is_object());
+    assert!(!b.to_string().contains("\"$ref\":\"http"), "no remote refs");
+}
+
+#[tokio::test]
+async fn openapi() {
+    let (app, _) = test_app();
+    let (s, b) = send(&app, get("/openapi.json")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["info"]["version"], "1.0.0");
+    for p in [
+        "/reset",
+        "/step",
+        "/state",
+        "/health",
+        "/metadata",
+        "/schema",
+        "/mcp",
+        "/tasks",
+    ] {
+        assert!(b["paths"][p].is_object(), "path {p}");
+    }
+    assert!(b["components"]["schemas"]["Observation"].is_object());
+    // Every local $ref resolves.
+    let text = b.to_string();
+    for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = &part[..part.find('"').unwrap()];
+        assert!(
+            b["components"]["schemas"][name].is_object(),
+            "dangling $ref {name}"
+        );
+    }
+}
+
+/// Every route in the OpenAPI table is served (none falls to the 404
+/// fallback), so the document cannot list a route the router lacks.
+#[tokio::test]
+async fn openapi_routes_exist() {
+    let (app, _) = test_app();
+    for r in super::openapi::ROUTES {
+        let path = r.path.replace("{id}", "x");
+        let req = Request::builder()
+            .method(r.method.to_uppercase().as_str())
+            .uri(&path);
+        let (s, b) = send(&app, req.body(Body::empty()).unwrap()).await;
+        assert_ne!(b["error"]["code"], "not_found", "{} {path}: {s}", r.method);
+    }
+}
+
+// ---- MCP ----
+
+async fn mcp(app: &Router, body: Value) -> Value {
+    let (s, b) = send(app, post_json("/mcp", body.to_string())).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["jsonrpc"], "2.0", "{b}");
+    b
+}
+
+#[tokio::test]
+async fn mcp_errors() {
+    let (app, _) = test_app();
+    assert_eq!(mcp(&app, json!({})).await["error"]["code"], -32600);
+    let (s, b) = send(&app, post_json("/mcp", "{nope")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["error"]["code"], -32700);
+    let b = mcp(&app, json!({"jsonrpc":"2.0","id":7,"method":"nope"})).await;
+    assert_eq!(b["error"]["code"], -32601);
+    assert_eq!(b["id"], 7);
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}),
+    )
+    .await;
+    assert_eq!(b["error"]["code"], -32602);
+    let b = mcp(&app, json!([1, 2])).await;
+    assert_eq!(b["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn mcp_tools() {
+    let (app, fake) = test_app();
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}),
+    )
+    .await;
+    assert!(b["result"]["serverInfo"]["name"].is_string());
+    let b = mcp(&app, json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})).await;
+    let tools = b["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "reset",
+            "step",
+            "state",
+            "inspect_file",
+            "inspect_encoded",
+            "scan_history",
+            "run_scanner",
+            "list_files",
+            "submit"
+        ]
+    );
+    assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
+
+    let call = |name: &str, args: Value| json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":name,"arguments":args}});
+    let b = mcp(
+        &app,
+        call("reset", json!({"task_id": 1, "episode_id": "e1"})),
+    )
+    .await;
+    assert_eq!(b["result"]["isError"], false, "{b}");
+    let sid = b["result"]["structuredContent"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = mcp(
+        &app,
+        call(
+            "inspect_file",
+            json!({"session_id": sid, "path": "config.py"}),
+        ),
+    )
+    .await;
+    let obs = &b["result"]["structuredContent"]["observation"];
+    assert_eq!(obs["last_action"]["command"], "inspect_file config.py");
+    let b = mcp(&app, call("state", json!({"session_id": sid}))).await;
+    assert_eq!(b["result"]["structuredContent"]["step_count"], 1);
+    assert_eq!(b["result"]["structuredContent"]["episode_id"], "e1");
+    // No session over HTTP: a tool error, not a protocol error.
+    let b = mcp(&app, call("submit", json!({}))).await;
+    assert_eq!(b["result"]["isError"], true);
+    assert_eq!(
+        b["result"]["structuredContent"]["error"]["code"],
+        "missing_session_id"
+    );
+    let b = mcp(&app, call("inspect_file", json!({"session_id": sid}))).await;
+    assert_eq!(b["error"]["code"], -32602, "path required");
+    let b = mcp(&app, call("submit", json!({"session_id": sid}))).await;
+    assert_eq!(b["result"]["structuredContent"]["done"], true);
+
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":3,"method":"openenv/session/create","params":{}}),
+    )
+    .await;
+    let sid2 = b["result"]["session_id"].as_str().unwrap().to_string();
+    assert_eq!(fake.active_sessions(), 2);
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":4,"method":"openenv/session/close","params":{"session_id":sid2}}),
+    )
+    .await;
+    assert_eq!(b["result"]["closed"], true);
+    assert_eq!(fake.active_sessions(), 1);
+}
+
+// ---- Seed HTTP API ----
+
+#[tokio::test]
+async fn reset_bodies() {
+    let (app, _) = test_app();
+    // No body, no content type.
+    let (s, b) = send(&app, Request::post("/reset").body(Body::empty()).unwrap()).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert!(b["observation"].is_object());
+    assert_eq!(b["reward"], 0.0);
+    assert_eq!(b["done"], false);
+    assert!(b["session_id"].is_string() && b["episode_id"].is_string());
+    let (s, _) = send(&app, post_json("/reset", "{}")).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, b) = send(
+        &app,
+        post_json(
+            "/reset",
+            r#"{"task_id":"task_01","seed":3,"episode_id":"x","extra":1}"#,
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["episode_id"], "x");
+    assert_eq!(b["observation"]["seed"], 3);
+
+    let (s, b) = send(&app, post_json("/reset", r#"{"seed":-1}"#)).await;
+    assert_error(s, &b, StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+    let (s, b) = send(&app, post_json("/reset", r#"{"task_id":99}"#)).await;
+    assert_error(s, &b, StatusCode::NOT_FOUND, "unknown_task");
+    let long = "e".repeat(256);
+    let (s, b) = send(
+        &app,
+        post_json("/reset", json!({ "episode_id": long }).to_string()),
+    )
+    .await;
+    assert_error(s, &b, StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+    let (s, b) = send(&app, post_json("/reset", "{\"seed\":")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid_json");
+    let req = Request::post("/reset")
+        .header(header::CONTENT_TYPE, "text/plain")
+        .body(Body::from("{}"));
+    let (s, b) = send(&app, req.unwrap()).await;
+    assert_error(
+        s,
+        &b,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+    let req = Request::post("/reset").body(Body::from("{}"));
+    let (s, b) = send(&app, req.unwrap()).await;
+    assert_error(
+        s,
+        &b,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+}
+
+#[tokio::test]
+async fn bad_json_bodies() {
+    let (app, _) = test_app();
+    // Nesting past serde_json's recursion limit (128).
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let (s, b) = send(&app, post_json("/step", deep)).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid_json");
+    // Invalid UTF-8 inside a string.
+    let (s, b) = send(
+        &app,
+        post_json("/step", &b"{\"session_id\":\"\xff\xfe\"}"[..]),
+    )
+    .await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid_json");
+    // Over the body bound, with a Content-Length...
+    let big = format!("{{\"action\":\"{}\"}}", "a".repeat(MAX_BODY_BYTES));
+    let (s, b) = send(&app, post_json("/step", big.clone())).await;
+    assert_error(s, &b, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    // ...and streamed without one.
+    let chunks: Vec<Result<axum::body::Bytes, std::io::Error>> = big
+        .into_bytes()
+        .chunks(8192)
+        .map(|c| Ok(axum::body::Bytes::copy_from_slice(c)))
+        .collect();
+    let body = Body::from_stream(futures_util::stream::iter(chunks));
+    let (s, b) = send(&app, post_json("/step", body)).await;
+    assert_error(s, &b, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+}
+
+#[tokio::test]
+async fn step_errors() {
+    let (app, _) = test_app();
+    let sid = reset_session(&app).await;
+    let cases = [
+        (
+            json!({"action": "ls"}),
+            StatusCode::BAD_REQUEST,
+            "missing_session_id",
+        ),
+        (
+            json!({"session_id": sid}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": sid, "action": 5}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": sid, "action": {"cmd": "ls"}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": sid, "action": {"command": 1}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": sid, "action": "  "}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": 3, "action": "ls"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": "nope", "action": "ls"}),
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+        ),
+        (
+            json!([1]),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_error",
+        ),
+        (
+            json!({"session_id": sid, "action": "a".repeat(MAX_ACTION_BYTES + 1)}),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "action_too_long",
+        ),
+        (
+            json!({"session_id": sid, "action": "boom"}),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+        ),
+    ];
+    for (body, status, code) in cases {
+        let (s, b) = send(&app, post_json("/step", body.to_string())).await;
+        assert_error(s, &b, status, code);
+    }
+    let (s, b) = send(&app, post_json("/step", "")).await;
+    assert_error(s, &b, StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+}
+
+#[tokio::test]
+async fn episode_over_http() {
+    let (app, fake) = test_app();
+    let sid = reset_session(&app).await;
+    // Both action forms, OpenEnv's extra keys, and the session in the query.
+    let body = json!({"session_id": sid, "action": "ls"});
+    let (s, b) = send(&app, post_json("/step", body.to_string())).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["reward"], 0.5);
+    let body = json!({"action": {"command": "cat a"}, "timeout_s": 5.0, "request_id": "r"});
+    let (s, b) = send(
+        &app,
+        post_json(&format!("/step?session_id={sid}"), body.to_string()),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["observation"]["last_action"]["command"], "cat a");
+
+    let (s, b) = send(&app, get(&format!("/state?session_id={sid}"))).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["step_count"], 2);
+    let (s, b) = send(&app, get("/state")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "missing_session_id");
+    let (s, b) = send(&app, get("/state?session_id=zz")).await;
+    assert_error(s, &b, StatusCode::NOT_FOUND, "unknown_session");
+
+    let body = json!({"session_id": sid, "action": "submit"});
+    let (_, b) = send(&app, post_json("/step", body.to_string())).await;
+    assert_eq!(b["done"], true);
+    let (s, b) = send(&app, post_json("/step", body.to_string())).await;
+    assert_error(s, &b, StatusCode::CONFLICT, "episode_done");
+
+    let (s, b) = send(
+        &app,
+        post_json("/close", json!({"session_id": sid}).to_string()),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b["closed"], true);
+    let (s, b) = send(
+        &app,
+        post_json("/close", json!({"session_id": sid}).to_string()),
+    )
+    .await;
+    assert_error(s, &b, StatusCode::NOT_FOUND, "unknown_session");
+    let (s, b) = send(&app, post_json("/close", "{}")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "missing_session_id");
+    let sid = reset_session(&app).await;
+    let req = Request::delete(format!("/session/{sid}"))
+        .body(Body::empty())
+        .unwrap();
+    let (s, _) = send(&app, req).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(fake.active_sessions(), 0);
+
+    let (s, b) = send(&app, get("/tasks")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(b[0]["slug"], "task_01");
+}
+
+#[tokio::test]
+async fn capacity_http() {
+    let (st, _) = state_with(Fake::new(1), std::time::Duration::from_secs(60));
+    let app = app(st);
+    reset_session(&app).await;
+    let (s, b) = send(&app, post_json("/reset", "{}")).await;
+    assert_error(s, &b, StatusCode::TOO_MANY_REQUESTS, "capacity_reached");
+    assert_eq!(b["error"]["max_sessions"], 1);
+}
+
+#[tokio::test]
+async fn routing_errors() {
+    let (app, _) = test_app();
+    let (s, b) = send(&app, get("/nope")).await;
+    assert_error(s, &b, StatusCode::NOT_FOUND, "not_found");
+    let (s, b) = send(&app, get("/reset")).await;
+    assert_error(s, &b, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    // A plain GET on the WebSocket route: upgrade rejection, as JSON.
+    let (s, b) = send(&app, get("/ws")).await;
+    assert!(s.is_client_error(), "{s}");
+    assert!(b["error"]["code"].is_string(), "{b}");
+    let res = app.clone().oneshot(get("/web")).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let res = app.clone().oneshot(get("/")).await.unwrap();
+    assert!(res.status().is_redirection());
+}
+
+// ---- Fuzz ----
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn method() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD",
+        ])
+    }
+    fn path() -> impl Strategy<Value = String> {
+        let known = prop::sample::select(vec![
+            "/reset",
+            "/step",
+            "/state",
+            "/tasks",
+            "/close",
+            "/session/x",
+            "/health",
+            "/metadata",
+            "/schema",
+            "/openapi.json",
+            "/mcp",
+            "/ws",
+            "/web",
+            "/",
+            "/state?session_id=s0",
+            "/step?session_id=s0",
+            "/session/%ff",
+        ])
+        .prop_map(String::from);
+        prop_oneof![known, "/[a-z%0-9/?=&.]{0,30}"]
+    }
+    fn body() -> impl Strategy<Value = Vec<u8>> {
+        let json_like = prop::sample::select(vec![
+            "{}", "[]", "null", "{\"action\":\"ls\",\"session_id\":\"s0\"}", "{\"action\":{\"command\":\"ls\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"reset\"}}",
+            "{\"task_id\":\"x\"}", "{\"seed\":1e400}", "\"str\"",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec());
+        prop_oneof![json_like, prop::collection::vec(any::<u8>(), 0..300)]
+    }
+    fn content_type() -> impl Strategy<Value = Option<&'static str>> {
+        prop::option::of(prop::sample::select(vec![
+            "application/json",
+            "text/plain",
+            "application/json; charset=utf-8",
+            "application/x+json",
+            "",
+        ]))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+        #[test]
+        fn no_panic_and_json_errors(m in method(), p in path(), b in body(), ct in content_type(),
+                                    upgrade in any::<bool>()) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let (app, _) = test_app();
+                let _ = send(&app, post_json("/reset", "{}")).await; // session s0
+                let mut req = Request::builder().method(m).uri(&p);
+                if let Some(ct) = ct { req = req.header(header::CONTENT_TYPE, ct); }
+                if upgrade { req = req.header(header::UPGRADE, "websocket").header(header::CONNECTION, "upgrade"); }
+                let Ok(req) = req.body(Body::from(b)) else { return };
+                let res = app.clone().oneshot(req).await.unwrap();
+                let status = res.status();
+                let bytes = res.into_body().collect().await.unwrap().to_bytes();
+                if status.is_client_error() || status.is_server_error() {
+                    if m != "HEAD" {
+                        let v: Value = serde_json::from_slice(&bytes)
+                            .unwrap_or_else(|_| panic!("{m} {p} -> {status}: non-JSON {:?}", String::from_utf8_lossy(&bytes)));
+                        assert!(v["error"]["code"].is_string(), "{m} {p}: {v}");
+                    }
+                    assert!(status != StatusCode::INTERNAL_SERVER_ERROR, "{m} {p}: 500");
+                }
+                // The router still serves a normal request afterwards.
+                let (s, _) = send(&app, get("/health")).await;
+                assert_eq!(s, StatusCode::OK);
+            });
+        }
+    }
+}
+
+// ---- WebSocket over real TCP ----
+
+mod ws_tcp {
+    use super::*;
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message as M;
+
+    type Client = tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >;
+
+    async fn serve(st: AppState) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app(st)).await.unwrap() });
+        addr
+    }
+
+    async fn connect(addr: std::net::SocketAddr) -> Client {
+        tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+            .await
+            .unwrap()
+            .0
+    }
+
+    async fn next(c: &mut Client) -> M {
+        tokio::time::timeout(std::time::Duration::from_secs(10), c.next())
+            .await
+            .expect("reply in time")
+            .expect("stream open")
+            .expect("frame")
+    }
+
+    async fn ask(c: &mut Client, msg: Value) -> Value {
+        c.send(M::text(msg.to_string())).await.unwrap();
+        loop {
+            match next(c).await {
+                M::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
+                M::Pong(_) | M::Ping(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    async fn expect_close(c: &mut Client) {
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(10), c.next())
+                .await
+                .expect("close in time")
+            {
+                Some(Ok(M::Close(Some(f)))) => {
+                    assert_eq!(u16::from(f.code), 1000);
+                    return;
+                }
+                Some(Ok(M::Close(None))) | None | Some(Err(_)) => return,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn episode() {
+        let (st, fake) = state_with(Fake::new(4), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+
+        let r = ask(&mut c, json!({"type":"state"})).await;
+        assert_eq!(r["data"]["code"], "SESSION_ERROR");
+        let r = ask(
+            &mut c,
+            json!({"type":"reset","data":{"seed":3,"episode_id":"ep-1"}}),
+        )
+        .await;
+        assert_eq!(r["type"], "observation", "{r}");
+        assert_eq!(r["data"]["done"], false);
+        assert!(r["data"]["observation"].is_object());
+        let r = ask(&mut c, json!({"type":"step","data":{"command":"ls"}})).await;
+        assert_eq!(r["type"], "observation");
+        assert_eq!(r["data"]["reward"], 0.5);
+        let r = ask(&mut c, json!({"type":"state"})).await;
+        assert_eq!(r["type"], "state");
+        assert_eq!(r["data"]["episode_id"], "ep-1");
+        assert_eq!(r["data"]["step_count"], 1);
+
+        // Per-message errors keep the socket open.
+        assert_eq!(
+            ask(&mut c, json!({"type":"state","x":1})).await["data"]["code"],
+            "VALIDATION_ERROR"
+        );
+        c.send(M::text("{oops")).await.unwrap();
+        assert_eq!(
+            ask(&mut c, json!({"type":"nope"})).await["data"]["code"],
+            "INVALID_JSON"
+        );
+        // (the reply above answers "{oops"; the "nope" reply is next)
+        let r = match next(&mut c).await {
+            M::Text(t) => serde_json::from_str::<Value>(t.as_str()).unwrap(),
+            o => panic!("{o:?}"),
+        };
+        assert_eq!(r["data"]["code"], "UNKNOWN_TYPE");
+        assert_eq!(
+            ask(&mut c, json!({"type":"step"})).await["data"]["code"],
+            "VALIDATION_ERROR"
+        );
+        assert_eq!(
+            ask(&mut c, json!({"type":"step","data":{"command":"boom"}})).await["data"]["code"],
+            "EXECUTION_ERROR"
+        );
+        let r = ask(
+            &mut c,
+            json!({"type":"mcp","data":{"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"state","arguments":{}}}}),
+        )
+        .await;
+        assert_eq!(r["type"], "mcp");
+        assert_eq!(
+            r["data"]["result"]["structuredContent"]["step_count"], 1,
+            "{r}"
+        );
+
+        // A second reset replaces the connection's session.
+        ask(&mut c, json!({"type":"reset"})).await;
+        assert_eq!(fake.active_sessions(), 1);
+
+        // Pings are answered.
+        c.send(M::Ping(b"hi".to_vec().into())).await.unwrap();
+        match next(&mut c).await {
+            M::Pong(p) => assert_eq!(&p[..], b"hi"),
+            other => panic!("expected pong, got {other:?}"),
+        }
+
+        c.send(M::text(json!({"type":"close"}).to_string()))
+            .await
+            .unwrap();
+        expect_close(&mut c).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(fake.active_sessions(), 0);
+    }
+
+    /// A ping sent during a long step is answered before the step ends.
+    #[tokio::test]
+    async fn ping_during_step() {
+        let (st, _) = state_with(Fake::new(4), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+        ask(&mut c, json!({"type":"reset"})).await;
+        c.send(M::text(
+            json!({"type":"step","data":{"command":"sleep 1500"}}).to_string(),
+        ))
+        .await
+        .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        c.send(M::Ping(b"p".to_vec().into())).await.unwrap();
+        match next(&mut c).await {
+            M::Pong(_) => {}
+            other => panic!("pong must come before the step reply, got {other:?}"),
+        }
+        match next(&mut c).await {
+            M::Text(t) => assert!(t.as_str().contains("observation")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn drop_and_idle_free_sessions() {
+        let (st, fake) = state_with(Fake::new(4), std::time::Duration::from_millis(300));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+        ask(&mut c, json!({"type":"reset"})).await;
+        assert_eq!(fake.active_sessions(), 1);
+        drop(c);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(
+            fake.active_sessions(),
+            0,
+            "dropped socket frees its session"
+        );
+
+        let mut c = connect(addr).await;
+        ask(&mut c, json!({"type":"reset"})).await;
+        assert_eq!(fake.active_sessions(), 1);
+        expect_close(&mut c).await; // idle timeout
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(fake.active_sessions(), 0, "idle socket frees its session");
+    }
+
+    #[tokio::test]
+    async fn capacity() {
+        let (st, _) = state_with(Fake::new(1), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut first = connect(addr).await;
+        ask(&mut first, json!({"type":"reset"})).await;
+        let mut second = connect(addr).await;
+        match next(&mut second).await {
+            M::Text(t) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                assert_eq!(v["type"], "error");
+                assert_eq!(v["data"]["code"], "CAPACITY_REACHED");
+                assert_eq!(v["data"]["active_sessions"], 1);
+                assert_eq!(v["data"]["max_sessions"], 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        expect_close(&mut second).await;
+        // The first connection is unaffected.
+        let r = ask(&mut first, json!({"type":"step","data":{"command":"ls"}})).await;
+        assert_eq!(r["type"], "observation");
+    }
+
+    #[tokio::test]
+    async fn oversized_message_closes() {
+        let (st, fake) = state_with(Fake::new(2), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+        ask(&mut c, json!({"type":"reset"})).await;
+        let big = format!(
+            "{{\"type\":\"step\",\"data\":{{\"command\":\"{}\"}}}}",
+            "a".repeat(MAX_WS_MESSAGE_BYTES + 10)
+        );
+        let _ = c.send(M::text(big)).await;
+        // The server drops the connection (protocol error) and frees the session.
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(10), c.next())
+                .await
+                .expect("in time")
+            {
+                None | Some(Err(_)) | Some(Ok(M::Close(_))) => break,
+                Some(Ok(_)) => continue,
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(fake.active_sessions(), 0);
+    }
+}
+
+/// Needs the real environment (it generates missing workspaces, slow) and
+/// bubblewrap; run with `cargo test -p server real_env_episode -- --ignored`
+/// (`SECAUDIT_TASKS_DIR`/`SECAUDIT_DATA_DIR` override the project's dirs).
+#[tokio::test]
+#[ignore = "needs the real Environment and generated tasks"]
+async fn real_env_episode() {
+    // cargo runs tests in server/; the project root is one up.
+    let mut cfg = crate::env::EnvConfig::with_root(std::path::Path::new(".."));
+    if let Ok(d) = std::env::var(env_vars::SECAUDIT_DATA_DIR) {
+        cfg.data_dir = d.into();
+    }
+    if let Ok(d) = std::env::var(env_vars::SECAUDIT_TASKS_DIR) {
+        cfg.tasks_dir = d.into();
+    }
+    cfg.max_sessions = 4;
+    let env = crate::env::Environment::new(cfg).await.unwrap();
+    let app = app(AppState::from_environment(
+        env,
+        HttpConfig {
+            max_sessions: 4,
+            ..Default::default()
+        },
+    ));
+    let (s, b) = send(&app, post_json("/reset", r#"{"task_id":1}"#)).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let sid = b["session_id"].as_str().unwrap().to_string();
+    let (s, b) = send(
+        &app,
+        post_json(
+            "/step",
+            json!({"session_id": sid, "action": "list_files"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["observation"]["steps_taken"], 1);
+    let (s, b) = send(&app, get(&format!("/state?session_id={sid}"))).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["step_count"], 1);
+    let (s, b) = send(
+        &app,
+        post_json(
+            "/step",
+            json!({"session_id": sid, "action": "submit"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["done"], true);
+    let (s, _) = send(
+        &app,
+        post_json("/close", json!({"session_id": sid}).to_string()),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+}

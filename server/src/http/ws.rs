@@ -1,0 +1,301 @@
+//! `WS /ws`: OpenEnv's session protocol, one session per connection.
+//!
+//! Strict request/response over text frames, one reply per request in
+//! order. A reader task owns the receiving half so that pings are answered
+//! (tungstenite queues the pong on read and flushes it on the next read)
+//! even while a long step runs; the 0.10.0 client drops the socket if a
+//! ping goes unanswered for 20 s.
+//!
+//! The session is closed on `{"type":"close"}`, when the socket drops, and
+//! after [`super::HttpConfig::ws_idle_timeout`] without a request, so
+//! half-open sockets cannot hold slots forever.
+//! See: <https://github.com/huggingface/OpenEnv/pull/1000>
+
+use super::error::ApiError;
+use super::{AppState, MAX_WS_MESSAGE_BYTES, api, mcp};
+use crate::env::EnvError;
+use crate::models::{Action, ResetRequest};
+use axum::extract::State;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Map, Value, json};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
+/// Close code for a normal closure (RFC 6455).
+const CLOSE_NORMAL: u16 = 1000;
+
+/// Requests read ahead of the one being answered. Small: the protocol is
+/// request/response, and a full queue only pauses reading.
+const READ_AHEAD: usize = 4;
+
+/// `GET /ws`: the upgrade. Capacity is checked after the upgrade, as in
+/// OpenEnv, so the client receives a `CAPACITY_REACHED` frame rather than an
+/// HTTP error it would not surface.
+pub(crate) async fn ws_upgrade(State(st): State<AppState>, ws: WebSocketUpgrade) -> Response {
+    ws.max_message_size(MAX_WS_MESSAGE_BYTES)
+        .max_frame_size(MAX_WS_MESSAGE_BYTES)
+        .on_upgrade(move |socket| run(st, socket))
+}
+
+fn error_frame(code: &str, message: impl Into<String>) -> Value {
+    json!({ "type": "error", "data": { "message": message.into(), "code": code } })
+}
+
+/// Our error as a WebSocket error frame with OpenEnv's codes.
+fn api_error_frame(e: &ApiError) -> Value {
+    let code = match e {
+        ApiError::Validation(_)
+        | ApiError::ActionTooLong { .. }
+        | ApiError::UnknownTask(_)
+        | ApiError::InvalidJson(_)
+        | ApiError::BadRequest(_) => "VALIDATION_ERROR",
+        ApiError::UnknownSession(_) | ApiError::MissingSession => "SESSION_ERROR",
+        ApiError::CapacityReached { .. } => "CAPACITY_REACHED",
+        _ => "EXECUTION_ERROR",
+    };
+    let mut f = error_frame(code, e.message());
+    f["data"]["error_code"] = json!(e.code());
+    if let ApiError::CapacityReached { active, max } = e {
+        f["data"]["active_sessions"] = json!(active);
+        f["data"]["max_sessions"] = json!(max);
+    }
+    f
+}
+
+fn env_error_frame(e: EnvError) -> Value {
+    api_error_frame(&ApiError::from(e))
+}
+
+/// What the reader task hands to the request loop.
+enum Incoming {
+    Text(String),
+    Binary,
+}
+
+async fn send_json(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    v: &Value,
+) -> bool {
+    sink.send(Message::Text(v.to_string().into())).await.is_ok()
+}
+
+async fn send_close(sink: &mut futures_util::stream::SplitSink<WebSocket, Message>, reason: &str) {
+    let frame = CloseFrame {
+        code: CLOSE_NORMAL,
+        reason: reason.into(),
+    };
+    let _ = sink.send(Message::Close(Some(frame))).await;
+    let _ = sink.close().await;
+}
+
+async fn run(st: AppState, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let max = st.config.max_sessions;
+    let active = st.env.active_sessions();
+    let permit: Option<OwnedSemaphorePermit> = st.ws_slots.clone().try_acquire_owned().ok();
+    if permit.is_none() || active >= max {
+        // Out of socket slots counts as full even before the sockets reset.
+        let active = if permit.is_none() {
+            active.max(max)
+        } else {
+            active
+        };
+        let mut f = error_frame(
+            "CAPACITY_REACHED",
+            format!("Server at capacity: {active}/{max} sessions active. Retry later."),
+        );
+        f["data"]["active_sessions"] = json!(active);
+        f["data"]["max_sessions"] = json!(max);
+        let _ = send_json(&mut sink, &f).await;
+        send_close(&mut sink, "capacity reached").await;
+        return;
+    }
+
+    let (tx, mut rx) = mpsc::channel::<Incoming>(READ_AHEAD);
+    let reader = tokio::spawn(async move {
+        while let Some(msg) = stream.next().await {
+            let item = match msg {
+                Ok(Message::Text(t)) => Incoming::Text(t.as_str().to_owned()),
+                Ok(Message::Binary(_)) => Incoming::Binary,
+                // Pings are answered by tungstenite itself; pongs need nothing.
+                Ok(Message::Ping(_) | Message::Pong(_)) => continue,
+                Ok(Message::Close(_)) | Err(_) => break,
+            };
+            if tx.send(item).await.is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut session: Option<String> = None;
+    let idle = st.config.ws_idle_timeout;
+    loop {
+        let item = match tokio::time::timeout(idle, rx.recv()).await {
+            Err(_) => {
+                tracing::info!(session = ?session, "websocket idle timeout; closing");
+                send_close(&mut sink, "idle timeout").await;
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(item)) => item,
+        };
+        let text = match item {
+            Incoming::Binary => {
+                let f = error_frame(
+                    "INVALID_JSON",
+                    "binary frames are not supported; send JSON text frames",
+                );
+                if !send_json(&mut sink, &f).await {
+                    break;
+                }
+                continue;
+            }
+            Incoming::Text(t) => t,
+        };
+        match handle_message(&st, &mut session, &text).await {
+            Reply::Frame(v) => {
+                if !send_json(&mut sink, &v).await {
+                    break;
+                }
+            }
+            Reply::Close => {
+                send_close(&mut sink, "closed by client").await;
+                break;
+            }
+        }
+    }
+    reader.abort();
+    if let Some(sid) = session.take()
+        && let Err(e) = st.env.close(&sid).await
+    {
+        tracing::debug!(session = %sid, error = %e, "closing websocket session");
+    }
+    drop(permit);
+}
+
+enum Reply {
+    Frame(Value),
+    Close,
+}
+
+/// One request frame to one reply.
+async fn handle_message(st: &AppState, session: &mut Option<String>, text: &str) -> Reply {
+    let msg: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return Reply::Frame(error_frame("INVALID_JSON", format!("Invalid JSON: {e}"))),
+    };
+    let Value::Object(msg) = msg else {
+        return Reply::Frame(error_frame("INVALID_JSON", "message must be a JSON object"));
+    };
+    let Some(kind) = msg.get("type").and_then(Value::as_str) else {
+        return Reply::Frame(error_frame(
+            "VALIDATION_ERROR",
+            "message needs a string \"type\"",
+        ));
+    };
+    let data = msg.get("data");
+    let frame = match kind {
+        "reset" => ws_reset(st, session, data).await,
+        "step" => ws_step(st, session, data).await,
+        "state" => {
+            if msg.keys().any(|k| k != "type" && k != "data")
+                || data.is_some_and(|d| !d.is_null() && d.as_object().is_none_or(|o| !o.is_empty()))
+            {
+                return Reply::Frame(error_frame("VALIDATION_ERROR", "state takes no data"));
+            }
+            match session.as_deref() {
+                None => error_frame("SESSION_ERROR", "no active session; send reset first"),
+                Some(sid) => match st.env.state(sid) {
+                    Ok(s) => json!({ "type": "state", "data": s }),
+                    Err(e) => env_error_frame(e),
+                },
+            }
+        }
+        "close" => {
+            if let Some(sid) = session.take() {
+                let _ = st.env.close(&sid).await;
+            }
+            return Reply::Close;
+        }
+        "mcp" => match data {
+            Some(d @ Value::Object(_)) => {
+                json!({ "type": "mcp", "data": mcp::handle(st, Some(session), d.clone()).await })
+            }
+            _ => error_frame(
+                "VALIDATION_ERROR",
+                "mcp needs data: a JSON-RPC request object",
+            ),
+        },
+        other => {
+            let shown: String = other.chars().take(100).collect();
+            error_frame("UNKNOWN_TYPE", format!("Unknown message type: {shown}"))
+        }
+    };
+    Reply::Frame(frame)
+}
+
+fn observation_frame(obs: &crate::models::Observation) -> Value {
+    json!({
+        "type": "observation",
+        "data": { "observation": obs, "reward": obs.reward, "done": obs.done },
+    })
+}
+
+async fn ws_reset(st: &AppState, session: &mut Option<String>, data: Option<&Value>) -> Value {
+    let data = match data {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(d @ Value::Object(_)) => d.clone(),
+        Some(_) => return error_frame("VALIDATION_ERROR", "reset data must be an object"),
+    };
+    let req: ResetRequest = match serde_json::from_value(data) {
+        Ok(r) => r,
+        Err(e) => return error_frame("VALIDATION_ERROR", format!("invalid reset data: {e}")),
+    };
+    if req
+        .episode_id
+        .as_ref()
+        .is_some_and(|e| e.chars().count() > 255)
+    {
+        return error_frame(
+            "VALIDATION_ERROR",
+            "episode_id is longer than 255 characters",
+        );
+    }
+    // One session per connection: a new reset ends the previous episode.
+    if let Some(old) = session.take() {
+        let _ = st.env.close(&old).await;
+    }
+    match st.env.reset(req).await {
+        Ok(obs) => {
+            *session = Some(obs.session_id.clone());
+            observation_frame(&obs)
+        }
+        Err(e) => env_error_frame(e),
+    }
+}
+
+async fn ws_step(st: &AppState, session: &mut Option<String>, data: Option<&Value>) -> Value {
+    let Some(data) = data.filter(|d| !d.is_null()) else {
+        return error_frame("VALIDATION_ERROR", "step needs data: {\"command\": string}");
+    };
+    // OpenEnv sends the action fields unwrapped; the wrapped form is
+    // accepted too.
+    let action: Action = match data.get("action").filter(|_| data.get("command").is_none()) {
+        Some(wrapped) => match api::action_from_value(Some(wrapped)) {
+            Ok(a) => a,
+            Err(e) => return api_error_frame(&e),
+        },
+        None => match api::action_from_value(Some(data)) {
+            Ok(a) => a,
+            Err(e) => return api_error_frame(&e),
+        },
+    };
+    let Some(sid) = session.as_deref() else {
+        return error_frame("SESSION_ERROR", "no active session; send reset first");
+    };
+    match st.env.step(sid, action).await {
+        Ok(obs) => observation_frame(&obs),
+        Err(e) => env_error_frame(e),
+    }
+}

@@ -1,0 +1,213 @@
+//! The one place in `server` with `unsafe`: the code that runs in the forked
+//! child between `fork` and `exec` (`Command::pre_exec`), plus the few libc
+//! calls the parent needs (kill, lchown-free uid checks, pipes).
+//!
+//! Why unsafe is needed: rlimits, the uid drop and fd hygiene must apply to
+//! the bwrap process itself, and doing them in `pre_exec` saves an extra
+//! `prlimit`/`setpriv` exec per command (1–2 ms each, reliability.md §3).
+//! Everything in [`ChildSetup::apply`] is async-signal-safe: raw syscalls on
+//! values computed before the fork, no allocation, no locks.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
+
+/// One resource limit to set (soft = hard).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rlimit {
+    pub resource: libc::__rlimit_resource_t,
+    pub value: u64,
+}
+
+/// Everything the child does before exec, computed in the parent.
+#[derive(Debug, Clone)]
+pub(super) struct ChildSetup {
+    /// Limits to apply (NPROC, FSIZE, AS, CPU, NOFILE, CORE).
+    pub rlimits: Vec<Rlimit>,
+    /// Drop to this uid/gid (set when the server runs as root, because
+    /// RLIMIT_NPROC is not enforced for root and root-owned bwrap keeps
+    /// host-root file access to bound paths).
+    pub drop_to: Option<(u32, u32)>,
+    /// An fd to pass to the child (bwrap's `--info-fd`); every other fd
+    /// above 2 is made close-on-exec.
+    pub keep_fd: Option<RawFd>,
+    /// Highest fd to sweep if `close_range` is unavailable.
+    pub max_fd: i32,
+    /// The parent's pid, to detect a parent that died before
+    /// PR_SET_PDEATHSIG took effect.
+    pub parent_pid: libc::pid_t,
+}
+
+impl ChildSetup {
+    /// Installs the setup as the command's `pre_exec` hook.
+    pub fn install(self, cmd: &mut std::process::Command) {
+        // SAFETY: `apply` only makes async-signal-safe syscalls on data
+        // owned by the closure (the Vec was allocated before the fork and
+        // is only read).
+        unsafe {
+            cmd.pre_exec(move || self.apply());
+        }
+    }
+
+    /// Runs in the child after fork. Async-signal-safe only.
+    fn apply(&self) -> io::Result<()> {
+        // fd hygiene: mark every inherited fd ≥ 3 close-on-exec. CLOEXEC
+        // rather than close, so std's own exec-error pipe keeps working.
+        match self.keep_fd {
+            Some(fd) => {
+                // SAFETY: plain fcntl on an fd number.
+                if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if fd > 3 {
+                    cloexec_range(3, (fd - 1) as u32, self.max_fd)?;
+                }
+                cloexec_range((fd + 1) as u32, u32::MAX, self.max_fd)?;
+            }
+            None => cloexec_range(3, u32::MAX, self.max_fd)?,
+        }
+        for l in &self.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: l.value,
+                rlim_max: l.value,
+            };
+            // SAFETY: valid pointer to a stack value.
+            if unsafe { libc::setrlimit(l.resource, &lim) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if let Some((uid, gid)) = self.drop_to {
+            // SAFETY: raw credential syscalls; a null list with size 0
+            // clears the supplementary groups.
+            unsafe {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setresgid(gid, gid, gid) != 0
+                    || libc::setresuid(uid, uid, uid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        // Kill the sandbox if the server dies. PDEATHSIG fires when the
+        // forking *thread* exits (prctl(2)); tokio workers live as long as
+        // the runtime, so callers must not spawn from short-lived threads
+        // (spawn_blocking). Set after the uid change, which clears it.
+        // SAFETY: prctl/getppid take no pointers.
+        unsafe {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != self.parent_pid {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sets FD_CLOEXEC on fds `first..=last`, with `close_range` (Linux 5.11)
+/// or a bounded fcntl sweep where it is missing.
+fn cloexec_range(first: u32, last: u32, max_fd: i32) -> io::Result<()> {
+    // SAFETY: close_range with CLOEXEC only changes fd flags.
+    let r = unsafe { libc::close_range(first, last, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
+    if r == 0 {
+        return Ok(());
+    }
+    let upper = (last.min(max_fd.max(0) as u32)) as i32;
+    let mut fd = first as i32;
+    while fd <= upper {
+        // SAFETY: fcntl on a possibly closed fd just returns EBADF.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+        fd += 1;
+    }
+    Ok(())
+}
+
+/// True when the process runs with effective uid 0.
+pub(super) fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The soft RLIMIT_NOFILE, capped, as the upper bound of the fd sweep.
+pub(super) fn max_fd() -> i32 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: valid out pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 65_536;
+    }
+    lim.rlim_cur.min(1 << 20) as i32
+}
+
+/// Sends SIGKILL to a process.
+pub(super) fn kill(pid: i32) {
+    if pid > 1 {
+        // SAFETY: kill takes no pointers.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Sends SIGKILL to a process group.
+pub(super) fn killpg(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg takes no pointers.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// A close-on-exec pipe: (read end, write end).
+pub(super) fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: valid out array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these fds; we own them.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Test helper: opens `path` read-only *without* O_CLOEXEC, the way a
+/// careless library or a C dependency would, and returns the raw fd.
+#[cfg(test)]
+pub(super) fn open_inheritable(path: &std::path::Path) -> io::Result<RawFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY) };
+    if fd < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
+/// Test helper: wraps a raw fd returned by [`open_inheritable`].
+#[cfg(test)]
+pub(super) fn own_fd(fd: RawFd) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the fd came from open_inheritable and is owned by no one else.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+}

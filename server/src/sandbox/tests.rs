@@ -1,0 +1,411 @@
+//! Containment tests, proved from inside the sandbox. They need bwrap; on a
+//! machine without `/usr/bin/bwrap` they print a loud notice and pass (CI
+//! has it). When bwrap exists but the probe fails, they fail.
+
+use super::*;
+use std::collections::BTreeSet;
+
+fn venv() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join(".venv")
+}
+
+fn sandbox() -> Option<Sandbox> {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("!!!!!!!! /usr/bin/bwrap missing: SANDBOX TESTS SKIPPED !!!!!!!!");
+        return None;
+    }
+    let sb = Sandbox::detect(SandboxConfig::with_venv(venv()));
+    assert!(
+        sb.is_contained(),
+        "bwrap present but unusable: {}",
+        sb.info().detail
+    );
+    Some(sb)
+}
+
+/// A fresh workspace owned by the sandbox uid.
+fn workspace(sb: &Sandbox) -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("sa-sbx-test-")
+        .tempdir()
+        .unwrap();
+    if let Some((u, g)) = sb.run_as() {
+        prepare_workspace_owner(d.path(), u, g).unwrap();
+    }
+    d
+}
+
+fn short(wall_ms: u64) -> Limits {
+    Limits {
+        wall: Duration::from_millis(wall_ms),
+        ..Limits::default()
+    }
+}
+
+async fn sh(sb: &Sandbox, ws: &Path, cmd: &str) -> ExecOutput {
+    let mut req = ExecRequest::bash(ws, cmd);
+    req.limits = Some(short(20_000));
+    sb.run(req).await.unwrap()
+}
+
+/// Host pids whose command line contains `token`.
+fn host_procs(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(token) && !cmd.contains("bwrap") && !cmd.contains("bash -lc") {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn probe_reports_version() {
+    let Some(sb) = sandbox() else { return };
+    let info = sb.info();
+    assert!(info.available);
+    assert!(info.detail.starts_with("bubblewrap"), "{}", info.detail);
+}
+
+#[tokio::test]
+async fn no_network() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    // A host listener on loopback must not be reachable: the sandbox has
+    // its own network namespace with only `lo`.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let cmd = format!(
+        "python3 - <<'PY'\nimport socket\nfor addr in [('127.0.0.1', {port}), ('1.1.1.1', 80)]:\n    s = socket.socket(); s.settimeout(2)\n    try:\n        s.connect(addr); print('CONNECTED', addr)\n    except OSError as e:\n        print('refused', addr, e.errno)\nPY\nls /sys/class/net 2>/dev/null || cat /proc/net/dev"
+    );
+    let o = sh(&sb, ws.path(), &cmd).await;
+    assert!(!o.stdout.contains("CONNECTED"), "{o:?}");
+    assert_eq!(o.stdout.matches("refused").count(), 2, "{o:?}");
+    assert!(!o.stdout.contains("eth"), "only lo expected: {}", o.stdout);
+}
+
+#[tokio::test]
+async fn filesystem_confined() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let marker = tempfile::Builder::new()
+        .prefix("sa-host-marker-")
+        .tempfile()
+        .unwrap();
+    let cmd = format!(
+        "touch /usr/evil 2>&1; echo usr=$?; test -e {m} && echo HOST_TMP_VISIBLE; \
+         test -e /root && echo ROOT_VISIBLE; test -e /etc/passwd && echo ETC_VISIBLE; \
+         test -e /work/main/Cargo.toml && echo WORK_VISIBLE; \
+         touch {venv}/evil 2>&1; echo venv=$?; \
+         echo hello > /workspace/out.txt && echo ws=ok; pwd",
+        m = marker.path().display(),
+        venv = venv().display()
+    );
+    let o = sh(&sb, ws.path(), &cmd).await;
+    assert!(o.stdout.contains("Read-only file system"), "{o:?}");
+    assert!(
+        o.stdout.contains("usr=1") && o.stdout.contains("venv=1"),
+        "{o:?}"
+    );
+    for bad in [
+        "HOST_TMP_VISIBLE",
+        "ROOT_VISIBLE",
+        "ETC_VISIBLE",
+        "WORK_VISIBLE",
+    ] {
+        assert!(!o.stdout.contains(bad), "{bad}: {o:?}");
+    }
+    assert!(
+        o.stdout.contains("ws=ok") && o.stdout.contains("/workspace\n"),
+        "{o:?}"
+    );
+    let out = ws.path().join("out.txt");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello\n");
+    if let Some((uid, _)) = sb.run_as() {
+        assert_eq!(std::fs::metadata(&out).unwrap().uid(), uid);
+    }
+}
+
+#[tokio::test]
+async fn private_tmp_per_call() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        ws.path(),
+        "echo x > /tmp/persist && echo x > ~/.bashrc && echo wrote",
+    )
+    .await;
+    assert!(o.stdout.contains("wrote"), "{o:?}");
+    let o = sh(
+        &sb,
+        ws.path(),
+        "ls -A /tmp /tmp/home; test -e /tmp/persist && echo LEAKED",
+    )
+    .await;
+    assert!(
+        !o.stdout.contains("LEAKED") && !o.stdout.contains("persist"),
+        "{o:?}"
+    );
+    assert!(!o.stdout.contains(".bashrc"), "{o:?}");
+}
+
+#[tokio::test]
+async fn env_is_allowlisted() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(&sb, ws.path(), "env").await;
+    let allowed: BTreeSet<String> = base_env(sb.config())
+        .into_iter()
+        .map(|(k, _)| k)
+        .chain(["HOME", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"].map(String::from))
+        .collect();
+    let seen: BTreeSet<String> = o
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, _)| k.to_string())
+        .collect();
+    let extra: Vec<_> = seen.difference(&allowed).collect();
+    assert!(
+        extra.is_empty(),
+        "unexpected env vars inside: {extra:?}\n{}",
+        o.stdout
+    );
+    // Whatever the host has (cargo sets CARGO_*), none of it leaks.
+    for (k, _) in std::env::vars() {
+        if !allowed.contains(&k) {
+            assert!(!seen.contains(&k), "host var {k} leaked");
+        }
+    }
+    assert!(o.stdout.contains("HOME=/tmp/home"), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains(&format!("PATH={}/bin:", venv().display())),
+        "{}",
+        o.stdout
+    );
+}
+
+#[tokio::test]
+async fn no_inherited_fds() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    // A host fd without CLOEXEC, as a careless dependency would leave it.
+    let fd = sys::open_inheritable(Path::new("/etc/hostname")).unwrap();
+    let o = sh(&sb, ws.path(), "ls /proc/self/fd").await;
+    let fds: BTreeSet<i32> = o
+        .stdout
+        .split_whitespace()
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    // 0,1,2 plus the directory fd `ls` itself opens.
+    assert!(
+        fds.is_subset(&BTreeSet::from([0, 1, 2, 3])),
+        "fds inside: {fds:?} (leaked {fd}?)"
+    );
+    let _ = std::fs::File::from(unsafe_free_owned(fd));
+}
+
+/// Takes ownership of a raw fd so the test closes it.
+fn unsafe_free_owned(fd: i32) -> OwnedFd {
+    // The helper lives in `sys` so this module needs no unsafe.
+    sys::own_fd(fd)
+}
+
+#[tokio::test]
+async fn no_privileges() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        ws.path(),
+        "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status; id -u; unshare -U true 2>/dev/null && echo USERNS_OK; \
+         cat /dev/stdin; echo stdin_done",
+    )
+    .await;
+    assert!(o.stdout.contains("CapEff:\t0000000000000000"), "{o:?}");
+    assert!(o.stdout.contains("CapPrm:\t0000000000000000"), "{o:?}");
+    assert!(o.stdout.contains("NoNewPrivs:\t1"), "{o:?}");
+    assert!(!o.stdout.contains("USERNS_OK"), "{o:?}");
+    assert!(
+        o.stdout.contains("stdin_done"),
+        "stdin must be /dev/null: {o:?}"
+    );
+    let uid: u32 = o
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap();
+    assert_ne!(uid, 0);
+}
+
+#[tokio::test]
+async fn timeout_kills_everything() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let token = "1013.25";
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!(
+            "setsid sleep {token} & (sleep {token} &) ; nohup sleep {token} >/dev/null 2>&1 & disown; sleep {token}"
+        ),
+    );
+    req.limits = Some(short(800));
+    let o = sb.run(req).await.unwrap();
+    assert!(o.timed_out, "{o:?}");
+    assert!(o.duration < Duration::from_secs(5), "{o:?}");
+    assert_eq!(o.exit_code, None);
+    assert_eq!(o.signal, Some(libc::SIGKILL));
+    let left = host_procs(&format!("sleep {token}"));
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+#[tokio::test]
+async fn background_children_die_at_exit() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let token = "1017.5";
+    let o = sh(
+        &sb,
+        ws.path(),
+        &format!("setsid sleep {token} & nohup sleep {token} & disown; echo started"),
+    )
+    .await;
+    assert!(!o.timed_out && o.stdout.contains("started"), "{o:?}");
+    assert!(o.duration < Duration::from_secs(5), "{o:?}");
+    let left = host_procs(&format!("sleep {token}"));
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+#[tokio::test]
+async fn fork_bomb_bounded() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "for i in $(seq 300); do sleep 2 & done 2>&1 | head -c 300; wait; echo end",
+    );
+    req.limits = Some(Limits {
+        nproc: 64,
+        ..short(10_000)
+    });
+    let o = sb.run(req).await.unwrap();
+    let all = format!("{}{}", o.stdout, o.stderr);
+    assert!(
+        all.contains("Resource temporarily unavailable") || all.contains("fork"),
+        "{o:?}"
+    );
+}
+
+#[tokio::test]
+async fn file_size_limited() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(ws.path(), "head -c 200000000 /dev/zero > big; echo rc=$?");
+    req.limits = Some(Limits {
+        fsize_bytes: 10 << 20,
+        ..short(20_000)
+    });
+    let o = sb.run(req).await.unwrap();
+    assert!(!o.stdout.contains("rc=0"), "{o:?}");
+    assert_eq!(
+        std::fs::metadata(ws.path().join("big")).unwrap().len(),
+        10 << 20
+    );
+}
+
+#[tokio::test]
+async fn output_flood_capped() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        ws.path(),
+        "yes | head -c 50000000; echo tail-marker >&2",
+    )
+    .await;
+    let cap = Limits::default().output_cap_bytes;
+    assert_eq!(
+        o.stdout_dropped,
+        50_000_000 - cap as u64,
+        "{}",
+        o.stdout.len()
+    );
+    assert!(o.stdout.len() < cap + 100);
+    assert!(o.stdout.contains("bytes omitted"));
+    assert!(o.stdout.starts_with("y\ny\n") && o.stdout.ends_with("y\n"));
+    assert_eq!(o.stderr, "tail-marker\n");
+    assert_eq!(o.stderr_dropped, 0);
+    assert_eq!(o.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn git_and_python_work() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        ws.path(),
+        "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first && git log --format=%s%x20%an; \
+         python3 -c 'print(6*7)'; python -c 'import pytest; print(\"pytest\", pytest.__version__)'; awk 'BEGIN{print \"awk-ok\"}'",
+    )
+    .await;
+    assert!(o.stdout.contains("first Agent"), "{o:?}");
+    assert!(o.stdout.contains("42\n"), "{o:?}");
+    assert!(o.stdout.contains("pytest "), "{o:?}");
+    assert!(o.stdout.contains("awk-ok"), "{o:?}");
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+}
+
+#[tokio::test]
+async fn exit_codes_pass_through() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let o = sh(&sb, ws.path(), "exit 7").await;
+    assert_eq!((o.exit_code, o.signal, o.timed_out), (Some(7), None, false));
+    let o = sh(&sb, ws.path(), "kill -9 $$").await;
+    assert_eq!(o.exit_code, Some(128 + 9), "{o:?}");
+}
+
+#[tokio::test]
+async fn fallback_runs_uncontained_but_bounded() {
+    let sb = Sandbox::fallback(SandboxConfig::with_venv(venv()), "test");
+    assert!(!sb.info().available);
+    assert!(sb.info().detail.contains("test"));
+    let ws = workspace(&sb);
+    let o = sh(&sb, ws.path(), "echo $HOME; pwd; env | wc -l").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(o.stdout.contains(&ws.path().display().to_string()), "{o:?}");
+    let mut req = ExecRequest::bash(ws.path(), "sleep 1021.5");
+    req.limits = Some(short(500));
+    let o = sb.run(req).await.unwrap();
+    assert!(o.timed_out);
+    assert!(host_procs("sleep 1021.5").is_empty());
+}
+
+#[test]
+fn capture_keeps_head_and_tail() {
+    let mut c = Capture::default();
+    for chunk in (0..100u8).collect::<Vec<_>>().chunks(7) {
+        c.push(chunk, 10);
+    }
+    c.finish(10);
+    assert_eq!(c.head, (0..10).collect::<Vec<u8>>());
+    assert_eq!(c.tail, (90..100).collect::<Vec<u8>>());
+    assert_eq!(c.dropped, 80);
+    let mut small = Capture::default();
+    small.push(b"abc", 10);
+    small.finish(10);
+    assert_eq!(small.into_string(), "abc");
+}

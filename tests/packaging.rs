@@ -1,0 +1,309 @@
+//! Packaging and submission: the static Dockerfile check (the same code
+//! `validate-submission.sh` runs, called through its `--check-dockerfile`
+//! mode) on the real Dockerfile and on broken ones; `openenv.yaml` parses and
+//! agrees with the served observation schema, `spec.md` and the tasks; and the
+//! whole `validate-submission.sh` passes end to end.
+
+use crate::openenv_client::{bin, openenv_venv, run_bounded};
+use crate::util;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Runs the validator's static Dockerfile check; returns (passed, output).
+fn check_dockerfile(dockerfile: &Path, entrypoint: &Path, context: &Path) -> (bool, String) {
+    let r = run_bounded(
+        Command::new("bash")
+            .arg(util::root().join("validate-submission.sh"))
+            .arg("--check-dockerfile")
+            .args([dockerfile, entrypoint, context]),
+        Duration::from_secs(60),
+    );
+    (r.status.success(), format!("{}{}", r.stdout, r.stderr))
+}
+
+#[test]
+fn repository_dockerfile_passes_the_static_check() {
+    let root = util::root();
+    let (ok, out) = check_dockerfile(
+        &root.join("Dockerfile"),
+        &root.join("scripts/docker-entrypoint.sh"),
+        &root,
+    );
+    assert!(ok, "Dockerfile static check failed:\n{out}");
+}
+
+/// A tiny build context in a temp dir: `app.sh`, `src/x`, an entrypoint.
+fn context() -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(d.path().join("src")).expect("mkdir");
+    std::fs::write(d.path().join("src/x"), "x").expect("write");
+    std::fs::write(d.path().join("app.sh"), "#!/bin/sh\nexec app\n").expect("write");
+    d
+}
+
+fn check_text(dockerfile: &str, entrypoint: &str) -> (bool, String) {
+    let d = context();
+    std::fs::write(d.path().join("Dockerfile"), dockerfile).expect("write");
+    std::fs::write(d.path().join("ep.sh"), entrypoint).expect("write");
+    check_dockerfile(
+        &d.path().join("Dockerfile"),
+        &d.path().join("ep.sh"),
+        d.path(),
+    )
+}
+
+const GOOD: &str = "FROM rust:1.95-slim AS build\nCOPY src src\nRUN make \\\n  all\n\
+                    FROM debian:bookworm-slim@sha256:abc\nCOPY --from=build /src/out /usr/bin/out\n\
+                    COPY app.sh src/* /app/\n# COPY missing /x (a comment)\nENTRYPOINT [\"/app/app.sh\"]\n";
+
+#[test]
+fn static_check_accepts_a_clean_dockerfile() {
+    let (ok, out) = check_text(GOOD, "#!/bin/sh\nexec app \"$@\"\n");
+    assert!(ok, "clean Dockerfile rejected:\n{out}");
+}
+
+#[test]
+fn static_check_rejects_broken_dockerfiles() {
+    let ep = "#!/bin/sh\nexec app\n";
+    let cases: &[(&str, &str, &str)] = &[
+        ("latest tag", "FROM debian:latest\nCMD [\"x\"]\n", ":latest"),
+        ("no tag", "FROM debian\nCMD [\"x\"]\n", "no tag"),
+        (
+            "registry port, no tag",
+            "FROM localhost:5000/img\nCMD [\"x\"]\n",
+            "no tag",
+        ),
+        (
+            "missing COPY source",
+            "FROM debian:12\nCOPY nope /nope\nCMD [\"x\"]\n",
+            "does not exist",
+        ),
+        (
+            "COPY glob matches nothing",
+            "FROM debian:12\nCOPY *.none /x/\nCMD [\"x\"]\n",
+            "matches nothing",
+        ),
+        (
+            "COPY escapes the context",
+            "FROM debian:12\nCOPY ../etc /x\nCMD [\"x\"]\n",
+            "leaves the build context",
+        ),
+        (
+            "no ENTRYPOINT/CMD",
+            "FROM debian:12\nCOPY src src\n",
+            "no ENTRYPOINT or CMD",
+        ),
+        (
+            "CMD only in an earlier stage",
+            "FROM debian:12 AS a\nCMD [\"x\"]\nFROM debian:12\n",
+            "no ENTRYPOINT or CMD",
+        ),
+        (
+            "host path /root",
+            "FROM debian:12\nCOPY src /root/src\nCMD [\"x\"]\n",
+            "/root",
+        ),
+        (
+            "host path /home/<user>",
+            "FROM debian:12\nRUN cat /home/alice/.ssh/id\nCMD [\"x\"]\n",
+            "/home/alice",
+        ),
+        (
+            "host path /work",
+            "FROM debian:12\nENV P=/work/main\nCMD [\"x\"]\n",
+            "/work",
+        ),
+        (
+            "host path /Users",
+            "FROM debian:12\nWORKDIR /Users/bob\nCMD [\"x\"]\n",
+            "/Users/",
+        ),
+        (
+            "host path /tmp/...",
+            "FROM debian:12\nRUN cp /tmp/build/x /x\nCMD [\"x\"]\n",
+            "/tmp/",
+        ),
+    ];
+    for (name, dockerfile, reason) in cases {
+        let (ok, out) = check_text(dockerfile, ep);
+        assert!(!ok, "{name}: accepted:\n{dockerfile}");
+        assert!(
+            out.contains(reason),
+            "{name}: output does not say {reason:?}:\n{out}"
+        );
+    }
+    let (ok, out) = check_text(GOOD, "#!/bin/sh\ncd /home/dev/project && exec app\n");
+    assert!(
+        !ok && out.contains("ep.sh:2") && out.contains("/home/dev"),
+        "host path in the entrypoint:\n{out}"
+    );
+}
+
+/// `openenv.yaml` as JSON, parsed by PyYAML from the openenv tool venv.
+fn openenv_yaml() -> Value {
+    let py = openenv_venv().join("bin/python");
+    let r = run_bounded(
+        Command::new(py)
+            .args([
+                "-c",
+                "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+            ])
+            .arg(util::root().join("openenv.yaml")),
+        Duration::from_secs(60),
+    );
+    assert!(
+        r.status.success(),
+        "openenv.yaml does not parse:\n{}",
+        r.stderr
+    );
+    serde_json::from_str(&r.stdout).expect("yaml as JSON")
+}
+
+fn str_list(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("openenv.yaml: {key} must be a list"))
+        .iter()
+        .map(|k| {
+            k.as_str()
+                .unwrap_or_else(|| panic!("openenv.yaml: {key} holds a non-string"))
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openenv_yaml_agrees_with_schema_spec_and_tasks() {
+    let y = openenv_yaml();
+    assert_eq!(
+        y["name"], "secrets_audit_env",
+        "name (required by openenv push)"
+    );
+    for k in ["reward", "resources", "capabilities", "types"] {
+        assert!(
+            y["validation"][k].is_object(),
+            "validation.{k} (openenv 0.10.0 local validate needs it)"
+        );
+    }
+    assert_eq!(
+        y["validation"]["reward"]["range"],
+        serde_json::json!([0.0, 1.0])
+    );
+
+    // The observation schema exactly as clients get it from GET /schema
+    // (schemars' schema of server::models::Observation plus OpenEnv's
+    // optional `metadata`).
+    let (env, _data) = util::env_with(2).await;
+    let (addr, server) = util::serve(env).await;
+    let schema: Value = reqwest::get(format!("http://{addr}/schema"))
+        .await
+        .expect("GET /schema")
+        .json()
+        .await
+        .expect("json");
+    server.abort();
+    let props: BTreeSet<String> = schema["observation"]["properties"]
+        .as_object()
+        .expect("observation.properties")
+        .keys()
+        .filter(|k| *k != "metadata")
+        .cloned()
+        .collect();
+
+    let keys = str_list(&y, "observation_keys");
+    let listed: BTreeSet<String> = keys.iter().cloned().collect();
+    assert_eq!(listed.len(), keys.len(), "observation_keys has duplicates");
+    let not_in_schema: Vec<_> = listed.difference(&props).collect();
+    let not_listed: Vec<_> = props.difference(&listed).collect();
+    assert!(
+        not_in_schema.is_empty(),
+        "openenv.yaml lists keys the Observation schema lacks: {not_in_schema:?}"
+    );
+    assert!(
+        not_listed.is_empty(),
+        "Observation fields missing from openenv.yaml observation_keys: {not_listed:?}"
+    );
+
+    let action_props: BTreeSet<String> = schema["action"]["properties"]
+        .as_object()
+        .expect("action.properties")
+        .keys()
+        .cloned()
+        .collect();
+    let action_keys: BTreeSet<String> = str_list(&y, "action_keys").into_iter().collect();
+    assert_eq!(
+        action_keys, action_props,
+        "openenv.yaml action_keys vs the Action schema"
+    );
+
+    let spec = std::fs::read_to_string(util::root().join("spec.md")).expect("spec.md");
+    let undocumented: Vec<_> = keys
+        .iter()
+        .filter(|k| !spec.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "spec.md does not mention (as `key`) observation keys: {undocumented:?}"
+    );
+
+    // The task table mirrors task.json.
+    let reg = server::tasks::TaskRegistry::load(&util::root().join("tasks")).expect("tasks");
+    let table = y["tasks"].as_array().expect("openenv.yaml tasks");
+    assert_eq!(table.len(), 13, "13 tasks in openenv.yaml");
+    assert_eq!(reg.list().len(), 13, "13 task dirs");
+    for row in table {
+        let id = row["id"].as_u64().expect("task id") as u32;
+        let def = reg
+            .get(id)
+            .unwrap_or_else(|| panic!("openenv.yaml task {id} has no task dir"));
+        assert_eq!(
+            row["budget"].as_u64(),
+            Some(u64::from(def.task.step_budget)),
+            "task {id} budget"
+        );
+        let difficulty = serde_json::to_value(&def.task.difficulty).expect("difficulty");
+        assert_eq!(row["difficulty"], difficulty, "task {id} difficulty");
+        let dir_level = def
+            .dir
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        assert_eq!(
+            Some(dir_level),
+            difficulty.as_str(),
+            "task {id} lives under tasks/<difficulty>/"
+        );
+    }
+}
+
+/// The whole submission validator, against a server it starts itself. Needs
+/// `secaudit serve`, `secaudit generate` and `secaudit agent` (all three
+/// built into the test binary's `secaudit`) and `.tools/openenv`.
+#[test]
+fn validate_submission_passes_end_to_end() {
+    openenv_venv();
+    let r = run_bounded(
+        Command::new("bash")
+            .arg(util::root().join("validate-submission.sh"))
+            .env("SECAUDIT_BIN", bin())
+            .env_remove("API_BASE_URL")
+            .current_dir(util::root()),
+        Duration::from_secs(1500),
+    );
+    let checks = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL"))
+        .count();
+    assert!(
+        r.status.success() && !r.stdout.contains("FAIL") && checks >= 5,
+        "validate-submission.sh failed ({}):\n{}\n{}",
+        r.status,
+        r.stdout,
+        r.stderr
+    );
+}
