@@ -71,7 +71,9 @@ impl ServerProc {
             .arg("--data-dir")
             .arg(data.path())
             .arg("--venv")
-            .arg(std::env::var_os("SECAUDIT_VENV").map_or_else(|| root.join(".venv"), PathBuf::from))
+            .arg(
+                std::env::var_os("SECAUDIT_VENV").map_or_else(|| root.join(".venv"), PathBuf::from),
+            )
             .current_dir(&root)
             .stdin(Stdio::null())
             .stdout(out)
@@ -243,10 +245,11 @@ async fn real_openenv_validate_and_generic_client_solve_task_1() {
         .collect();
     let state = lines.last().expect("output")["state"].clone();
     let steps: Vec<&Value> = lines.iter().filter(|l| l.get("step").is_some()).collect();
-    assert_eq!(
-        steps.len(),
-        actions.len() + 1,
-        "reset + one line per oracle action: {}",
+    // The episode may end before `submit` once every leak is fixed.
+    let taken = steps.len().saturating_sub(1);
+    assert!(
+        (1..=actions.len()).contains(&taken),
+        "reset + one line per action taken: {}",
         d.stdout
     );
     let reset = steps[0];
@@ -262,7 +265,7 @@ async fn real_openenv_validate_and_generic_client_solve_task_1() {
         "oracle reaches reward 1.0 over /ws: {}",
         d.stdout
     );
-    assert_eq!(last["done"], true, "episode done after submit: {last}");
+    assert_eq!(last["done"], true, "episode done at the end: {last}");
     assert_eq!(last["leaks_current"], 0, "no leaks left: {last}");
     for s in &steps[1..] {
         let r = s["reward"].as_f64().expect("numeric reward");
@@ -270,7 +273,7 @@ async fn real_openenv_validate_and_generic_client_solve_task_1() {
     }
     assert_eq!(
         state["step_count"].as_u64(),
-        Some(actions.len() as u64),
+        Some(taken as u64),
         "state counts the steps: {state}"
     );
 }

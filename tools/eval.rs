@@ -70,8 +70,7 @@ pub fn summarise(task_id: u32, outs: &[Outcome]) -> TaskRow {
             .iter()
             .copied()
             .fold(f64::INFINITY, f64::min)
-            .min(1.0)
-            .max(0.0),
+            .clamp(0.0, 1.0),
         max_reward: scores.iter().copied().fold(0.0, f64::max),
         mean_steps: outs.iter().map(|o| o.steps as f64).sum::<f64>() / n,
         success_rate: outs.iter().filter(|o| o.success).count() as f64 / n,

@@ -197,7 +197,7 @@ pub struct Outcome {
 
 /// The per-episode policy state.
 enum Policy {
-    Baseline { model: ModelClient },
+    Baseline { model: Box<ModelClient> },
     Script { actions: Vec<String>, next: usize },
     Null,
     Random { rng: StdRng },
@@ -267,7 +267,7 @@ async fn episode(
 ) -> anyhow::Result<()> {
     let mut policy = match &r.kind {
         AgentKind::Baseline => Policy::Baseline {
-            model: r.model.clone().expect("baseline has a model client"),
+            model: Box::new(r.model.clone().expect("baseline has a model client")),
         },
         AgentKind::Oracle => Policy::Script {
             actions: scripted::load_oracle(&r.data_dir, task_id, seed)?,
@@ -373,10 +373,8 @@ fn log_step(
 /// The error a step reports: a timeout, or grading problems.
 fn step_error(obs: &Observation) -> Option<String> {
     let mut parts = Vec::new();
-    if let Some(a) = &obs.last_action {
-        if a.timed_out {
-            parts.push("command timed out".to_string());
-        }
+    if obs.last_action.as_ref().is_some_and(|a| a.timed_out) {
+        parts.push("command timed out".to_string());
     }
     parts.extend(obs.grading_errors.iter().cloned());
     if parts.is_empty() {

@@ -211,10 +211,10 @@ fn json_command(v: &serde_json::Value, depth: u32) -> Option<String> {
                     Some(Value::String(s)) => {
                         let s = s.trim();
                         // {"action": "inspect_file", "path": "x"}
-                        if STRUCTURED_ACTIONS.contains(&s) {
-                            if let Some(arg) = path_arg(m) {
-                                return Some(format!("{s} {arg}"));
-                            }
+                        if STRUCTURED_ACTIONS.contains(&s)
+                            && let Some(arg) = path_arg(m)
+                        {
+                            return Some(format!("{s} {arg}"));
                         }
                         return Some(s.to_string());
                     }
@@ -223,10 +223,10 @@ fn json_command(v: &serde_json::Value, depth: u32) -> Option<String> {
                 }
             }
             for key in ["function", "tool_calls"] {
-                if let Some(x) = m.get(key) {
-                    if let Some(c) = json_command(x, depth + 1) {
-                        return Some(c);
-                    }
+                if let Some(x) = m.get(key)
+                    && let Some(c) = json_command(x, depth + 1)
+                {
+                    return Some(c);
                 }
             }
             let name = m.get("name").and_then(Value::as_str).map(str::trim);

@@ -172,6 +172,10 @@ fn value_after_inner(
     while p < n && (b[p] == b' ' || b[p] == b'\t') {
         p += 1;
     }
+    // `PASSWORD :'var'` is a psql variable, not a literal.
+    if p + 1 < n && p > 0 && b[p] == b':' && b[p - 1] == b' ' && matches!(b[p + 1], b'\'' | b'"') {
+        return None;
+    }
     // Operator.
     if p < n && b[p] == b':' {
         p += 1;
@@ -256,7 +260,27 @@ fn value_after_inner(
         return None;
     }
     let v = std::str::from_utf8(&b[vs..ve]).ok()?;
+    // Long letters-only camelCase values are identifiers (handler names),
+    // not passwords: few character-class changes.
+    if v.len() >= 20 && v.bytes().all(|c| c.is_ascii_alphabetic()) {
+        let changes = v
+            .as_bytes()
+            .windows(2)
+            .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
+            .count();
+        if changes * 10 < v.len() * 3 {
+            return None;
+        }
+    }
     if is_masked_or_placeholder(v) || v.contains('\n') {
+        return None;
+    }
+    // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the
+    // very fix we ask agents for. SCREAMING_SNAKE words are not values.
+    if v.contains('_')
+        && v.split('_').all(|w| !w.is_empty() && w.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+        && v.bytes().any(|c| c.is_ascii_uppercase())
+    {
         return None;
     }
     Some((vs, ve))
@@ -293,6 +317,7 @@ mod tests {
                     "names a URL, not a token",
                 ),
                 ("API_KEY=YOUR_API_KEY", "placeholder"),
+                ("passphrase_env = \"WAREHOUSE_KEY_FILE\"", "names an env var"),
             ],
         );
     }

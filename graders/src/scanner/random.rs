@@ -35,6 +35,11 @@ const SHA_CONTEXT: &[&str] = &[
     "hash",
     "digest",
     "integrity",
+    "checkout",
+    "reset",
+    "cherry-pick",
+    "revert",
+    "sum",
     "object",
     "tree",
     "parent",
@@ -71,6 +76,10 @@ pub(crate) fn find(
     let b = text.as_bytes();
     let n = b.len();
     let lockfile = is_lockfile(path);
+    // Lockfiles and go.sum are checksums and integrity hashes throughout.
+    if lockfile {
+        return;
+    }
     let mut i = 0;
     while i < n {
         if !is_token_byte(b[i]) {

@@ -202,7 +202,8 @@ pub(crate) fn needles_for(value: &[u8]) -> Vec<(Vec<u8>, Kind)> {
 /// mixes at least two of lower/upper/digit (or is the whole value). This
 /// drops scheme and host words (`postgres`, `localhost`), provider prefixes
 /// (`ghp`, `sk`, `live`, `xoxb` are short runs cut at `_`/`-`) and key names,
-/// while a 16-char password or a 40-char key survives. `AKIA` stays glued to
+/// while a 16-char password or a 40-char key survives. A run must also hold
+/// a digit, so words such as `DefaultEndpointsProtocol` never count. `AKIA` stays glued to
 /// its random tail, so a fragment always carries at least 8 random bytes.
 pub(crate) fn random_tokens(value: &[u8]) -> Vec<&[u8]> {
     value
@@ -227,7 +228,11 @@ pub(crate) fn random_tokens(value: &[u8]) -> Vec<&[u8]> {
             .iter()
             .filter(|&&c| c)
             .count();
-            distinct >= 6 && (classes >= 2 || t.len() == value.len())
+            // A run without a digit is a word (`DefaultEndpointsProtocol`,
+            // an account name) that the task's own tests and docs may well
+            // contain; random keys of 12+ chars nearly always have a digit.
+            let digits = t.iter().filter(|b| b.is_ascii_digit()).count();
+            distinct >= 6 && (classes >= 2 || t.len() == value.len()) && (digits >= 1 || t.len() == value.len())
         })
         .collect()
 }

@@ -106,6 +106,11 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
         ));
     }
     let verdicts = security::grade(&planted, &tree, git.as_ref());
+    if std::env::var_os("SECAUDIT_DEBUG_GRADING").is_some() {
+        for v in verdicts.iter().filter(|v| !v.remediated) {
+            eprintln!("present: {} {:?} {}", v.id, v.locations, v.reason);
+        }
+    }
     let remediated: Remediated = verdicts.into_iter().filter(|v| v.remediated).map(|v| v.id).collect();
 
     // New leaks: values the grader's scanner finds now that were not found
@@ -119,6 +124,10 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
             }
             for f in t.findings {
                 if !rt.initial_values.contains(&f.value) && !planted_values.iter().any(|p| p.contains(f.value.as_str()) || f.value.contains(p)) {
+                    tracing::debug!(file = %f.file, line = f.line, rule = %f.rule, "new leak");
+                    if std::env::var_os("SECAUDIT_DEBUG_GRADING").is_some() {
+                        eprintln!("new leak: {}:{} {} {:?}", f.file, f.line, f.rule, f.value);
+                    }
                     new_values.insert(f.value);
                 }
             }
