@@ -264,7 +264,7 @@ async fn openenv_yaml_agrees_with_schema_spec_and_tasks() {
             Some(u64::from(def.task.step_budget)),
             "task {id} budget"
         );
-        let difficulty = serde_json::to_value(&def.task.difficulty).expect("difficulty");
+        let difficulty = serde_json::to_value(def.task.difficulty).expect("difficulty");
         assert_eq!(row["difficulty"], difficulty, "task {id} difficulty");
         let dir_level = def
             .dir

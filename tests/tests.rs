@@ -11,3 +11,9 @@ mod openenv_client;
 
 // Dockerfile, openenv.yaml, spec.md and validate-submission.sh.
 mod packaging;
+
+// The baseline agent and scripted agents against fake model/env servers.
+mod agent;
+
+// The debug page driven in headless Chromium.
+mod web;

@@ -25,23 +25,38 @@ pub async fn env_with(max_sessions: usize) -> (Environment, tempfile::TempDir) {
 
 /// Resets a canonical task.
 pub async fn reset(env: &Environment, task: u32) -> Observation {
-    env.reset(ResetRequest { task_id: Some(TaskRef::Number(task)), ..Default::default() })
-        .await
-        .expect("reset")
+    env.reset(ResetRequest {
+        task_id: Some(TaskRef::Number(task)),
+        ..Default::default()
+    })
+    .await
+    .expect("reset")
 }
 
 /// Steps with a command.
 pub async fn step(env: &Environment, sid: &str, cmd: &str) -> Observation {
-    env.step(sid, Action { command: cmd.to_string() }).await.unwrap_or_else(|e| panic!("step {cmd:?}: {e}"))
+    env.step(
+        sid,
+        Action {
+            command: cmd.to_string(),
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("step {cmd:?}: {e}"))
 }
 
 /// Serves the real router for `env` on 127.0.0.1:0; returns the address and
 /// the server task (aborted on drop of the handle's owner at test end).
 pub async fn serve(env: Environment) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
     let max = env.max_sessions();
-    let cfg = server::http::HttpConfig { max_sessions: max, ..Default::default() };
+    let cfg = server::http::HttpConfig {
+        max_sessions: max,
+        ..Default::default()
+    };
     let app = server::http::app(server::http::AppState::from_environment(env, cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let h = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");

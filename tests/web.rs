@@ -19,7 +19,12 @@ impl Drop for Driver {
 }
 
 async fn text_of(c: &fantoccini::Client, css: &str) -> String {
-    c.find(Locator::Css(css)).await.expect(css).text().await.expect("text")
+    c.find(Locator::Css(css))
+        .await
+        .expect(css)
+        .text()
+        .await
+        .expect("text")
 }
 
 async fn wait_text(c: &fantoccini::Client, css: &str, want: impl Fn(&str) -> bool) -> String {
@@ -31,7 +36,16 @@ async fn wait_text(c: &fantoccini::Client, css: &str, want: impl Fn(&str) -> boo
         {
             return t;
         }
-        assert!(std::time::Instant::now() < deadline, "timed out waiting on {css}; error box: {:?}", text_of(c, "#error").await);
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "timed out waiting on {css}: now {:?}; error box {:?}; steps {:?}; done {:?}; history {:?}",
+                c.find(Locator::Css(css)).await.ok().map(|_| ()),
+                text_of(c, "#error").await,
+                text_of(c, "#m-steps").await,
+                text_of(c, "#done").await,
+                text_of(c, "#history").await
+            );
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -58,6 +72,9 @@ async fn debug_page_runs_an_episode_in_chromium() {
             .spawn()
             .expect("start chromedriver"),
     );
+    // Both ring and aws-lc are linked (reqwest, fantoccini); rustls then
+    // needs the process-wide provider named once.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let profile = tempfile::tempdir().unwrap();
     let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(serde_json::json!({
         "goog:chromeOptions": {
@@ -70,7 +87,12 @@ async fn debug_page_runs_an_episode_in_chromium() {
     .unwrap();
     let mut client = None;
     for _ in 0..50 {
-        match ClientBuilder::native().capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
+        match ClientBuilder::rustls()
+            .expect("rustls connector")
+            .capabilities(caps.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
             Ok(c) => {
                 client = Some(c);
                 break;
@@ -79,21 +101,37 @@ async fn debug_page_runs_an_episode_in_chromium() {
         }
     }
     let c = client.expect("connect to chromedriver");
-    c.goto(&format!("http://{addr}/web")).await.expect("open /web");
-    c.wait().for_element(Locator::Css("button[data-task='1']")).await.expect("task buttons").click().await.unwrap();
+    c.goto(&format!("http://{addr}/web"))
+        .await
+        .expect("open /web");
+    c.wait()
+        .for_element(Locator::Css("button[data-task='1']"))
+        .await
+        .expect("task buttons")
+        .click()
+        .await
+        .unwrap();
     wait_text(&c, "#m-steps", |t| t == "0/10").await;
     assert_eq!(text_of(&c, "#m-reward").await, "0.000");
 
     let cmd = c.find(Locator::Id("cmd")).await.unwrap();
     cmd.send_keys("ls -la\u{E007}").await.unwrap(); // U+E007 = Enter
     wait_text(&c, "#m-steps", |t| t == "1/10").await;
-    assert!(text_of(&c, "#history").await.contains("ls -la"), "history shows the command");
+    assert!(
+        text_of(&c, "#history").await.contains("ls -la"),
+        "history shows the command"
+    );
     assert!(!text_of(&c, "#stdout").await.is_empty(), "stdout shown");
 
     for (i, a) in oracle.iter().enumerate() {
         let cmd = c.find(Locator::Id("cmd")).await.unwrap();
         // Set the value directly: multi-line heredocs cannot be typed.
-        c.execute("document.getElementById('cmd').value = arguments[0];", vec![serde_json::json!(a)]).await.unwrap();
+        c.execute(
+            "document.getElementById('cmd').value = arguments[0];",
+            vec![serde_json::json!(a)],
+        )
+        .await
+        .unwrap();
         cmd.send_keys("\u{E007}").await.unwrap();
         let want = format!("{}/10", i + 2);
         wait_text(&c, "#m-steps", |t| t == want).await;

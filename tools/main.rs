@@ -5,7 +5,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "secaudit", version, about = "SecretsAuditEnv: scan, generate tasks, serve the environment, run agents")]
+#[command(
+    name = "secaudit",
+    version,
+    about = "SecretsAuditEnv: scan, generate tasks, serve the environment, run agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -200,7 +200,7 @@ enum Policy {
     Baseline { model: Box<ModelClient> },
     Script { actions: Vec<String>, next: usize },
     Null,
-    Random { rng: StdRng },
+    Random { rng: Box<StdRng> },
 }
 
 /// Runs one episode, writing the `[START]`/`[STEP]`/`[END]` lines to `log`.
@@ -279,7 +279,7 @@ async fn episode(
         },
         AgentKind::Null => Policy::Null,
         AgentKind::Random => Policy::Random {
-            rng: StdRng::seed_from_u64(rng_seed),
+            rng: Box::new(StdRng::seed_from_u64(rng_seed)),
         },
     };
     let reset = r.env.reset(task_id, seed).await.map_err(|e| match e {
@@ -436,7 +436,7 @@ async fn next_action(
                 .map(|s| s.to_string())
                 .collect();
             pool.extend(obs.ranked_actions.iter().map(|r| r.action.clone()));
-            Ok(pool.choose(rng).cloned())
+            Ok(pool.choose(rng.as_mut()).cloned())
         }
         Policy::Baseline { model } => baseline_action(model, obs, step, max_steps, past)
             .await

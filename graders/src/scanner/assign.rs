@@ -278,7 +278,11 @@ fn value_after_inner(
     // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the
     // very fix we ask agents for. SCREAMING_SNAKE words are not values.
     if v.contains('_')
-        && v.split('_').all(|w| !w.is_empty() && w.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+        && v.split('_').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
         && v.bytes().any(|c| c.is_ascii_uppercase())
     {
         return None;
@@ -317,7 +321,10 @@ mod tests {
                     "names a URL, not a token",
                 ),
                 ("API_KEY=YOUR_API_KEY", "placeholder"),
-                ("passphrase_env = \"WAREHOUSE_KEY_FILE\"", "names an env var"),
+                (
+                    "passphrase_env = \"WAREHOUSE_KEY_FILE\"",
+                    "names an env var",
+                ),
             ],
         );
     }

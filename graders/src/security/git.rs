@@ -141,7 +141,10 @@ pub(crate) fn scan_new_objects(
     let repo = match open(parent) {
         Ok(r) => r,
         Err(e) => {
-            fail(&mut ev, format!("repository does not open: {}", e.message()));
+            fail(
+                &mut ev,
+                format!("repository does not open: {}", e.message()),
+            );
             return ev;
         }
     };
@@ -153,7 +156,10 @@ pub(crate) fn scan_new_objects(
     if let Err(why) = scanned.and(logs) {
         fail(&mut ev, why);
     } else if ctx.exceeded {
-        fail(&mut ev, format!("git scan budget exceeded: {}", ctx.errors.join("; ")));
+        fail(
+            &mut ev,
+            format!("git scan budget exceeded: {}", ctx.errors.join("; ")),
+        );
     }
     ev.present = super::by_id(planted, ctx.hits);
     ev

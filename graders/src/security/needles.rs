@@ -232,7 +232,9 @@ pub(crate) fn random_tokens(value: &[u8]) -> Vec<&[u8]> {
             // an account name) that the task's own tests and docs may well
             // contain; random keys of 12+ chars nearly always have a digit.
             let digits = t.iter().filter(|b| b.is_ascii_digit()).count();
-            distinct >= 6 && (classes >= 2 || t.len() == value.len()) && (digits >= 1 || t.len() == value.len())
+            distinct >= 6
+                && (classes >= 2 || t.len() == value.len())
+                && (digits >= 1 || t.len() == value.len())
         })
         .collect()
 }

@@ -66,7 +66,10 @@ impl fmt::Display for ParseError {
         match self {
             ParseError::Empty => write!(f, "action is empty"),
             ParseError::TooLong(n) => {
-                write!(f, "action is {n} bytes, over the {MAX_ACTION_BYTES}-byte limit")
+                write!(
+                    f,
+                    "action is {n} bytes, over the {MAX_ACTION_BYTES}-byte limit"
+                )
             }
             ParseError::Nul => write!(f, "action contains a NUL byte"),
             ParseError::MissingArgument(a) => write!(f, "{a} needs a path argument"),
@@ -93,7 +96,9 @@ pub fn parse(command: &str) -> Result<Parsed, ParseError> {
     };
     let arg = || (!rest.is_empty()).then(|| unquote(rest).to_string());
     Ok(match head {
-        "inspect_file" => Parsed::InspectFile(arg().ok_or(ParseError::MissingArgument("inspect_file"))?),
+        "inspect_file" => {
+            Parsed::InspectFile(arg().ok_or(ParseError::MissingArgument("inspect_file"))?)
+        }
         "inspect_encoded" => {
             Parsed::InspectEncoded(arg().ok_or(ParseError::MissingArgument("inspect_encoded"))?)
         }
@@ -120,18 +125,30 @@ mod tests {
 
     #[test]
     fn structured() {
-        assert_eq!(parse("inspect_file app/settings.py"), Ok(Parsed::InspectFile("app/settings.py".into())));
-        assert_eq!(parse("  inspect_encoded 'a b.yml' "), Ok(Parsed::InspectEncoded("a b.yml".into())));
+        assert_eq!(
+            parse("inspect_file app/settings.py"),
+            Ok(Parsed::InspectFile("app/settings.py".into()))
+        );
+        assert_eq!(
+            parse("  inspect_encoded 'a b.yml' "),
+            Ok(Parsed::InspectEncoded("a b.yml".into()))
+        );
         assert_eq!(parse("scan_history"), Ok(Parsed::ScanHistory));
         assert_eq!(parse("run_scanner"), Ok(Parsed::RunScanner));
         assert_eq!(parse("list_files"), Ok(Parsed::ListFiles(None)));
-        assert_eq!(parse("list_files src"), Ok(Parsed::ListFiles(Some("src".into()))));
+        assert_eq!(
+            parse("list_files src"),
+            Ok(Parsed::ListFiles(Some("src".into())))
+        );
         assert_eq!(parse("submit"), Ok(Parsed::Submit));
     }
 
     #[test]
     fn bash_fallback() {
-        assert_eq!(parse("grep -r submit ."), Ok(Parsed::Bash("grep -r submit .".into())));
+        assert_eq!(
+            parse("grep -r submit ."),
+            Ok(Parsed::Bash("grep -r submit .".into()))
+        );
         assert_eq!(parse("submit now"), Ok(Parsed::Bash("submit now".into())));
         assert_eq!(parse("submitx"), Ok(Parsed::Bash("submitx".into())));
     }
@@ -139,7 +156,10 @@ mod tests {
     #[test]
     fn refused() {
         assert_eq!(parse("   "), Err(ParseError::Empty));
-        assert_eq!(parse("inspect_file"), Err(ParseError::MissingArgument("inspect_file")));
+        assert_eq!(
+            parse("inspect_file"),
+            Err(ParseError::MissingArgument("inspect_file"))
+        );
         assert_eq!(parse("ls\0"), Err(ParseError::Nul));
         let long = "x".repeat(MAX_ACTION_BYTES + 1);
         assert_eq!(parse(&long), Err(ParseError::TooLong(MAX_ACTION_BYTES + 1)));

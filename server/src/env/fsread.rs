@@ -52,7 +52,10 @@ pub fn read_bounded(root: &Path, rel: &str, max: usize) -> io::Result<(Vec<u8>, 
         .open(&path)?;
     let meta = f.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{rel}: not a regular file")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{rel}: not a regular file"),
+        ));
     }
     let mut buf = Vec::with_capacity((meta.len() as usize).min(max));
     f.take(max as u64).read_to_end(&mut buf)?;
@@ -89,11 +92,19 @@ pub fn list_files(root: &Path, rel: Option<&str>, max: usize) -> io::Result<(Vec
                 Ok(ft) => ft,
                 Err(_) => continue,
             };
-            let relp = p.strip_prefix(root).unwrap_or(&p).to_string_lossy().into_owned();
+            let relp = p
+                .strip_prefix(root)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .into_owned();
             if ft.is_dir() {
                 stack.push(p);
             } else if out.len() < max {
-                out.push(if ft.is_symlink() { format!("{relp} -> (symlink)") } else { relp });
+                out.push(if ft.is_symlink() {
+                    format!("{relp} -> (symlink)")
+                } else {
+                    relp
+                });
             } else {
                 truncated = true;
             }
@@ -124,7 +135,10 @@ mod tests {
     fn fifo_does_not_hang() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("fifo");
-        let st = std::process::Command::new("mkfifo").arg(&p).status().unwrap();
+        let st = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
         assert!(st.success());
         assert!(read_bounded(d.path(), "fifo", 100).is_err());
     }

@@ -49,7 +49,9 @@ impl Grade {
         Grade {
             remediated: remediated.clone(),
             fixed,
-            new_leaks: obs.leaks_current.saturating_sub(obs.leaks_initial.saturating_sub(remediated.len() as u32)),
+            new_leaks: obs
+                .leaks_current
+                .saturating_sub(obs.leaks_initial.saturating_sub(remediated.len() as u32)),
             health: obs.health.clone(),
             errors: obs.grading_errors.clone(),
         }
@@ -65,13 +67,25 @@ pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandb
     let (sec, health) = tokio::join!(sec, health);
     let (remediated, new_leaks, mut errors) = match sec {
         Ok(v) => v,
-        Err(e) => (Remediated::new(), 0, vec![format!("security grader crashed: {e}; counting every secret as present")]),
+        Err(e) => (
+            Remediated::new(),
+            0,
+            vec![format!(
+                "security grader crashed: {e}; counting every secret as present"
+            )],
+        ),
     };
     if let Some(e) = &health.error {
         errors.push(format!("health: {e}"));
     }
     let fixed = visibility::counted_fixed(&rt.secrets, &remediated);
-    Grade { remediated, fixed, new_leaks, health, errors }
+    Grade {
+        remediated,
+        fixed,
+        new_leaks,
+        health,
+        errors,
+    }
 }
 
 fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) {
@@ -79,13 +93,22 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
     let planted: Vec<Planted> = rt
         .secrets
         .iter()
-        .map(|s| Planted { id: s.id.clone(), value: s.value.clone(), history_only: s.history_only })
+        .map(|s| Planted {
+            id: s.id.clone(),
+            value: s.value.clone(),
+            history_only: s.history_only,
+        })
         .collect();
     let dir_mode = rt.info.scan_mode == ScanMode::Dir;
-    let limits = TreeLimits { skip_git_objects: dir_mode, ..TreeLimits::default() };
+    let limits = TreeLimits {
+        skip_git_objects: dir_mode,
+        ..TreeLimits::default()
+    };
     let tree = security::scan_tree(ws, &planted, &limits);
     if tree.budget_exceeded {
-        errors.push("workspace exceeds the grader's size budget: every secret counts as present".into());
+        errors.push(
+            "workspace exceeds the grader's size budget: every secret counts as present".into(),
+        );
     }
     errors.extend(tree.errors.iter().take(5).cloned());
     // Git mode: every object, with the original history intact. Dir mode:
@@ -111,7 +134,11 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
             eprintln!("present: {} {:?} {}", v.id, v.locations, v.reason);
         }
     }
-    let remediated: Remediated = verdicts.into_iter().filter(|v| v.remediated).map(|v| v.id).collect();
+    let remediated: Remediated = verdicts
+        .into_iter()
+        .filter(|v| v.remediated)
+        .map(|v| v.id)
+        .collect();
 
     // New leaks: values the grader's scanner finds now that were not found
     // at reset and are not planted values (those are counted above).
@@ -123,7 +150,11 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
                 errors.push("scanner budget exceeded on the workspace".into());
             }
             for f in t.findings {
-                if !rt.initial_values.contains(&f.value) && !planted_values.iter().any(|p| p.contains(f.value.as_str()) || f.value.contains(p)) {
+                if !rt.initial_values.contains(&f.value)
+                    && !planted_values
+                        .iter()
+                        .any(|p| p.contains(f.value.as_str()) || f.value.contains(p))
+                {
                     tracing::debug!(file = %f.file, line = f.line, rule = %f.rule, "new leak");
                     if std::env::var_os("SECAUDIT_DEBUG_GRADING").is_some() {
                         eprintln!("new leak: {}:{} {} {:?}", f.file, f.line, f.rule, f.value);

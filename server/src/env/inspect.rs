@@ -52,7 +52,13 @@ pub fn decoded_runs(bytes: &[u8]) -> String {
                 found += 1;
                 let shown = String::from_utf8_lossy(run);
                 let shown: String = shown.chars().take(60).collect();
-                let _ = writeln!(out, "line {} col {} ({enc}): {shown}{}", ln + 1, start + 1, if run.len() > 60 { "..." } else { "" });
+                let _ = writeln!(
+                    out,
+                    "line {} col {} ({enc}): {shown}{}",
+                    ln + 1,
+                    start + 1,
+                    if run.len() > 60 { "..." } else { "" }
+                );
                 for l in text.lines().take(40) {
                     let _ = writeln!(out, "    | {l}");
                 }
@@ -67,11 +73,15 @@ pub fn decoded_runs(bytes: &[u8]) -> String {
 
 fn printable(d: &[u8]) -> bool {
     !d.is_empty()
-        && d.iter().filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()).count() * 10 >= d.len() * 9
+        && d.iter()
+            .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+            .count()
+            * 10
+            >= d.len() * 9
 }
 
 fn decode(run: &[u8]) -> Option<(&'static str, String)> {
-    if run.len() % 2 == 0 && run.iter().all(u8::is_ascii_hexdigit) {
+    if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
         if let Ok(d) = hex::decode(run)
             && printable(&d)
         {
@@ -83,7 +93,10 @@ fn decode(run: &[u8]) -> Option<(&'static str, String)> {
     let trimmed = s.trim_end_matches('=');
     for (name, eng) in [
         ("base64", &base64::engine::general_purpose::STANDARD_NO_PAD),
-        ("base64url", &base64::engine::general_purpose::URL_SAFE_NO_PAD),
+        (
+            "base64url",
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ),
     ] {
         if let Ok(d) = eng.decode(trimmed)
             && printable(&d)
@@ -104,8 +117,14 @@ mod tests {
         let hx = hex::encode("password=hunter2hunter2");
         let text = format!("a: 1\nblob: {b64}\nh = \"{hx}\"\n");
         let out = decoded_runs(text.as_bytes());
-        assert!(out.contains("line 2") && out.contains("ghp_abcdefghijklmnop"), "{out}");
-        assert!(out.contains("(hex)") && out.contains("hunter2hunter2"), "{out}");
+        assert!(
+            out.contains("line 2") && out.contains("ghp_abcdefghijklmnop"),
+            "{out}"
+        );
+        assert!(
+            out.contains("(hex)") && out.contains("hunter2hunter2"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -125,7 +125,13 @@ pub struct Environment {
 impl Environment {
     /// Loads the tasks (generating workspaces that are missing or stale),
     /// probes the sandbox and resumes sessions saved by an earlier process.
-    pub async fn new(cfg: EnvConfig) -> anyhow::Result<Self> {
+    pub async fn new(mut cfg: EnvConfig) -> anyhow::Result<Self> {
+        // The venv is bound into the sandbox at the same path (shebangs are
+        // absolute), so a relative path from the command line must be made
+        // absolute before anything is spawned.
+        if let Ok(abs) = std::path::absolute(&cfg.venv) {
+            cfg.venv = abs;
+        }
         runtime::allow_foreign_owned_repos();
         let sandbox = Arc::new(runtime::make_sandbox(&cfg));
         if !sandbox.info().available {
@@ -135,7 +141,12 @@ impl Environment {
         let sb = sandbox.clone();
         let runtimes = tokio::task::spawn_blocking(move || Runtimes::load(&cfg2, sb)).await??;
         let env = Self {
-            inner: Arc::new(Inner { cfg, runtimes, sandbox, sessions: RwLock::new(HashMap::new()) }),
+            inner: Arc::new(Inner {
+                cfg,
+                runtimes,
+                sandbox,
+                sessions: RwLock::new(HashMap::new()),
+            }),
         };
         env.resume_sessions().await;
         Ok(env)
@@ -147,7 +158,9 @@ impl Environment {
 
     async fn resume_sessions(&self) {
         let root = self.sessions_root();
-        let Ok(rd) = std::fs::read_dir(&root) else { return };
+        let Ok(rd) = std::fs::read_dir(&root) else {
+            return;
+        };
         for e in rd.flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             let paths = SessionPaths::new(&root, &id);
@@ -173,7 +186,15 @@ impl Environment {
                 .sessions
                 .write()
                 .expect("session table lock poisoned")
-                .insert(id, Arc::new(tokio::sync::Mutex::new(Session { data, paths, rt, grade })));
+                .insert(
+                    id,
+                    Arc::new(tokio::sync::Mutex::new(Session {
+                        data,
+                        paths,
+                        rt,
+                        grade,
+                    })),
+                );
         }
     }
 
@@ -181,12 +202,18 @@ impl Environment {
     pub async fn reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
         let task_id = match &req.task_id {
             None => 1,
-            Some(r) => self.inner.runtimes.resolve(r).ok_or_else(|| EnvError::UnknownTask(task_ref_text(r)))?,
+            Some(r) => self
+                .inner
+                .runtimes
+                .resolve(r)
+                .ok_or_else(|| EnvError::UnknownTask(task_ref_text(r)))?,
         };
         if let Some(ep) = &req.episode_id
             && (ep.len() > 255 || ep.is_empty())
         {
-            return Err(EnvError::InvalidAction("episode_id must be 1-255 characters".into()));
+            return Err(EnvError::InvalidAction(
+                "episode_id must be 1-255 characters".into(),
+            ));
         }
         {
             let active = self.active_sessions();
@@ -196,7 +223,12 @@ impl Environment {
             }
         }
         let seed = req.seed;
-        let rt = self.inner.runtimes.get(task_id, seed).await.map_err(internal)?;
+        let rt = self
+            .inner
+            .runtimes
+            .get(task_id, seed)
+            .await
+            .map_err(internal)?;
         let session_id = uuid::Uuid::new_v4().simple().to_string();
         let episode_id = req.episode_id.clone().unwrap_or_else(|| session_id.clone());
         let paths = SessionPaths::new(&self.sessions_root(), &session_id);
@@ -236,7 +268,12 @@ impl Environment {
             &paths,
             &serde_json::json!({"event": "reset", "task_id": task_id, "seed": seed, "observation": rt.redact_json(&obs)}),
         );
-        let sess = Session { data, paths, rt, grade };
+        let sess = Session {
+            data,
+            paths,
+            rt,
+            grade,
+        };
         self.inner
             .sessions
             .write()
@@ -258,7 +295,10 @@ impl Environment {
     /// Runs one action and regrades.
     pub async fn step(&self, session_id: &str, action: Action) -> Result<Observation, EnvError> {
         let parsed = actions::parse(&action.command).map_err(|e| match e {
-            actions::ParseError::TooLong(len) => EnvError::ActionTooLong { len, max: actions::MAX_ACTION_BYTES },
+            actions::ParseError::TooLong(len) => EnvError::ActionTooLong {
+                len,
+                max: actions::MAX_ACTION_BYTES,
+            },
             other => EnvError::InvalidAction(other.to_string()),
         })?;
         let sess = self.session(session_id)?;
@@ -314,28 +354,40 @@ impl Environment {
 
     /// Runs the action; returns its output and whether it may have changed
     /// the workspace (so grading must rerun).
-    async fn run_action(&self, s: &mut Session, parsed: &Parsed, ws: &std::path::Path) -> (ActionOutput, bool) {
-        let mut out = ActionOutput { kind: parsed.kind().to_string(), exit_code: Some(0), ..Default::default() };
+    async fn run_action(
+        &self,
+        s: &mut Session,
+        parsed: &Parsed,
+        ws: &std::path::Path,
+    ) -> (ActionOutput, bool) {
+        let mut out = ActionOutput {
+            kind: parsed.kind().to_string(),
+            exit_code: Some(0),
+            ..Default::default()
+        };
         let fail = |out: &mut ActionOutput, msg: String| {
             out.exit_code = Some(1);
             out.stderr = msg;
         };
         match parsed {
-            Parsed::InspectFile(p) => match fsread::read_bounded(ws, p, inspect::INSPECT_MAX_BYTES) {
+            Parsed::InspectFile(p) => match fsread::read_bounded(ws, p, inspect::INSPECT_MAX_BYTES)
+            {
                 Ok((bytes, more)) => {
                     out.stdout = inspect::numbered(&bytes, more);
                     s.data.exploration.inspected.insert(normalise(p));
                 }
                 Err(e) => fail(&mut out, format!("inspect_file: {e}")),
             },
-            Parsed::InspectEncoded(p) => match fsread::read_bounded(ws, p, inspect::INSPECT_MAX_BYTES) {
-                Ok((bytes, _)) => {
-                    out.stdout = inspect::decoded_runs(&bytes);
-                    s.data.exploration.encoded_inspected.insert(normalise(p));
-                    s.data.exploration.inspected.insert(normalise(p));
+            Parsed::InspectEncoded(p) => {
+                match fsread::read_bounded(ws, p, inspect::INSPECT_MAX_BYTES) {
+                    Ok((bytes, _)) => {
+                        out.stdout = inspect::decoded_runs(&bytes);
+                        s.data.exploration.encoded_inspected.insert(normalise(p));
+                        s.data.exploration.inspected.insert(normalise(p));
+                    }
+                    Err(e) => fail(&mut out, format!("inspect_encoded: {e}")),
                 }
-                Err(e) => fail(&mut out, format!("inspect_encoded: {e}")),
-            },
+            }
             Parsed::ListFiles(p) => match fsread::list_files(ws, p.as_deref(), 2000) {
                 Ok((files, more)) => {
                     out.stdout = files.join("\n");
@@ -431,7 +483,10 @@ impl Environment {
             RewardMode::Delta => graders::reward::delta(prev_score, score),
         };
         data.score = score;
-        data.success = current == 0 && grade.health.total > 0 && grade.health.score >= 1.0 && grade.errors.is_empty();
+        data.success = current == 0
+            && grade.health.total > 0
+            && grade.health.score >= 1.0
+            && grade.errors.is_empty();
         if data.success {
             data.done = true;
             data.terminated = true;
@@ -445,9 +500,15 @@ impl Environment {
             exp: &data.exploration,
             fixed: &grade.fixed,
             files: &files,
-            history_relevant: rt.info.scan_mode == ScanMode::Git && rt.info.difficulty != crate::models::Difficulty::Easy,
+            history_relevant: rt.info.scan_mode == ScanMode::Git
+                && rt.info.difficulty != crate::models::Difficulty::Easy,
         });
-        let visible = visibility::visible_secrets(&rt.secrets, &data.exploration, &grade.remediated, &grade.fixed);
+        let visible = visibility::visible_secrets(
+            &rt.secrets,
+            &data.exploration,
+            &grade.remediated,
+            &grade.fixed,
+        );
         Observation {
             session_id: data.session_id.clone(),
             episode_id: data.episode_id.clone(),
@@ -507,15 +568,25 @@ impl Environment {
 
     /// Ends a session and removes its workspace.
     pub async fn close(&self, session_id: &str) -> Result<(), EnvError> {
-        let removed = self.inner.sessions.write().expect("session table lock poisoned").remove(session_id);
+        let removed = self
+            .inner
+            .sessions
+            .write()
+            .expect("session table lock poisoned")
+            .remove(session_id);
         let Some(sess) = removed else {
-            return Err(EnvError::UnknownSession(session_id.chars().take(80).collect()));
+            return Err(EnvError::UnknownSession(
+                session_id.chars().take(80).collect(),
+            ));
         };
         // Wait for an in-flight step to finish before deleting its files.
         let g = sess.lock().await;
         let dir = g.paths.dir.clone();
         drop(g);
-        tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await.map_err(internal)?.map_err(internal)
+        tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
+            .await
+            .map_err(internal)?
+            .map_err(internal)
     }
 
     /// Closes sessions idle for longer than the configured timeout.
@@ -523,9 +594,17 @@ impl Environment {
         let now = session::now_unix();
         let timeout = self.inner.cfg.session_idle_timeout_s;
         let ids: Vec<String> = {
-            let t = self.inner.sessions.read().expect("session table lock poisoned");
+            let t = self
+                .inner
+                .sessions
+                .read()
+                .expect("session table lock poisoned");
             t.iter()
-                .filter(|(_, s)| s.try_lock().map(|g| now.saturating_sub(g.data.last_active) > timeout).unwrap_or(false))
+                .filter(|(_, s)| {
+                    s.try_lock()
+                        .map(|g| now.saturating_sub(g.data.last_active) > timeout)
+                        .unwrap_or(false)
+                })
                 .map(|(k, _)| k.clone())
                 .collect()
         };
@@ -542,7 +621,9 @@ impl Environment {
     /// Spawns the idle-session reaper on the current tokio runtime.
     pub fn spawn_reaper(&self) {
         let env = self.clone();
-        let every = std::time::Duration::from_secs((self.inner.cfg.session_idle_timeout_s / 4).clamp(1, 60));
+        let every = std::time::Duration::from_secs(
+            (self.inner.cfg.session_idle_timeout_s / 4).clamp(1, 60),
+        );
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
@@ -562,7 +643,11 @@ impl Environment {
     }
     /// Sessions active now.
     pub fn active_sessions(&self) -> usize {
-        self.inner.sessions.read().expect("session table lock poisoned").len()
+        self.inner
+            .sessions
+            .read()
+            .expect("session table lock poisoned")
+            .len()
     }
     /// The configured session limit.
     pub fn max_sessions(&self) -> usize {
@@ -578,7 +663,14 @@ impl Environment {
     /// The rendered oracle actions of a task (or variant); ground truth, for
     /// scripted agents and tests only, never sent over the agent API.
     pub async fn oracle(&self, task_id: u32, seed: Option<u64>) -> Result<Vec<String>, EnvError> {
-        Ok(self.inner.runtimes.get(task_id, seed).await.map_err(internal)?.oracle.clone())
+        Ok(self
+            .inner
+            .runtimes
+            .get(task_id, seed)
+            .await
+            .map_err(internal)?
+            .oracle
+            .clone())
     }
 }
 
@@ -628,7 +720,10 @@ fn placeholder_obs() -> Observation {
         terminated: false,
         truncated: false,
         success: false,
-        sandbox: SandboxInfo { available: false, detail: String::new() },
+        sandbox: SandboxInfo {
+            available: false,
+            detail: String::new(),
+        },
         grading_errors: vec![],
     }
 }

@@ -3,8 +3,8 @@
 //! manifest, the original history, the scanner's findings at t0), prepared
 //! once per (task, seed) and shared by every session of that task.
 
-use super::visibility::Secret;
 use super::EnvConfig;
+use super::visibility::Secret;
 use crate::health::{ExpectedTests, HealthGrader};
 use crate::models::{TaskInfo, TaskRef};
 use crate::sandbox::Sandbox;
@@ -46,12 +46,15 @@ pub struct TaskRuntime {
     pub health: Arc<HealthGrader>,
 }
 
+/// Runtimes already built, by (task, seed).
+type Built = Mutex<HashMap<(u32, Option<u64>), Arc<TaskRuntime>>>;
+
 /// All runtimes of the server, built lazily per (task, seed).
 pub struct Runtimes {
     registry: TaskRegistry,
     data_dir: PathBuf,
     health: Arc<HealthGrader>,
-    built: Mutex<HashMap<(u32, Option<u64>), Arc<TaskRuntime>>>,
+    built: Built,
     /// Serialises builds so two resets don't generate the same task twice.
     building: tokio::sync::Mutex<()>,
 }
@@ -107,39 +110,73 @@ impl Runtimes {
 
     /// Public metadata of every task.
     pub fn infos(&self) -> Vec<TaskInfo> {
-        self.registry.list().iter().map(|d| d.task.to_info()).collect()
+        self.registry
+            .list()
+            .iter()
+            .map(|d| d.task.to_info())
+            .collect()
     }
 
     /// The runtime of (task, seed), building it on first use.
     pub async fn get(&self, task_id: u32, seed: Option<u64>) -> anyhow::Result<Arc<TaskRuntime>> {
-        if let Some(rt) = self.built.lock().expect("runtime lock poisoned").get(&(task_id, seed)) {
+        if let Some(rt) = self
+            .built
+            .lock()
+            .expect("runtime lock poisoned")
+            .get(&(task_id, seed))
+        {
             return Ok(rt.clone());
         }
         let _b = self.building.lock().await;
-        if let Some(rt) = self.built.lock().expect("runtime lock poisoned").get(&(task_id, seed)) {
+        if let Some(rt) = self
+            .built
+            .lock()
+            .expect("runtime lock poisoned")
+            .get(&(task_id, seed))
+        {
             return Ok(rt.clone());
         }
-        let def = self.registry.get(task_id).with_context(|| format!("unknown task {task_id}"))?.clone();
+        let def = self
+            .registry
+            .get(task_id)
+            .with_context(|| format!("unknown task {task_id}"))?
+            .clone();
         let out_dir = match seed {
             None => self.data_dir.join("tasks").join(&def.task.slug),
-            Some(s) => self.data_dir.join("variants").join(&def.task.slug).join(format!("seed_{s}")),
+            Some(s) => self
+                .data_dir
+                .join("variants")
+                .join(&def.task.slug)
+                .join(format!("seed_{s}")),
         };
         let od = out_dir.clone();
-        let generated = tokio::task::spawn_blocking(move || match crate::tasks::load_generated(&od) {
-            Ok(g) if g.workspace.exists() => Ok(g),
-            _ => crate::tasks::generate_task(&def, seed, &od),
-        })
-        .await??;
+        let generated =
+            tokio::task::spawn_blocking(move || match crate::tasks::load_generated(&od) {
+                Ok(g) if g.workspace.exists() => Ok(g),
+                _ => crate::tasks::generate_task(&def, seed, &od),
+            })
+            .await??;
         let expected = self
             .health
             .expected_tests(&generated.workspace, &out_dir.join("pristine"))
             .await
             .context("recording the pristine test manifest")?;
-        let info = self.registry.get(task_id).expect("checked above").task.to_info();
+        let info = self
+            .registry
+            .get(task_id)
+            .expect("checked above")
+            .task
+            .to_info();
         let health = self.health.clone();
-        let rt = tokio::task::spawn_blocking(move || prepare(info, generated, &out_dir, expected, health)).await??;
+        let rt = tokio::task::spawn_blocking(move || {
+            prepare(info, generated, &out_dir, expected, health)
+        })
+        .await??;
         let rt = Arc::new(rt);
-        self.built.lock().expect("runtime lock poisoned").insert((task_id, seed), rt.clone());
+        self.built
+            .lock()
+            .expect("runtime lock poisoned")
+            .insert((task_id, seed), rt.clone());
         Ok(rt)
     }
 }
@@ -169,7 +206,8 @@ fn prepare(
     let pristine = out_dir.join("pristine");
     let allowlist_path = out_dir.join("allowlist.toml");
     let allowlist = if allowlist_path.exists() {
-        graders::scanner::Allowlist::from_toml_file(&allowlist_path).map_err(|e| anyhow::anyhow!("{e}"))?
+        graders::scanner::Allowlist::from_toml_file(&allowlist_path)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
     } else {
         Default::default()
     };
@@ -177,12 +215,22 @@ fn prepare(
     // test runs and hold test names and random ids, not credentials; new
     // leaks are judged outside them. Planted values are searched
     // everywhere by the ground-truth grader regardless.
-    let skip_dirs = [".git", ".pytest_cache", "__pycache__"].map(String::from).to_vec();
-    let scanner = Scanner::new(graders::scanner::ScanConfig { allowlist, skip_dirs, ..Default::default() });
+    let skip_dirs = [".git", ".pytest_cache", "__pycache__"]
+        .map(String::from)
+        .to_vec();
+    let scanner = Scanner::new(graders::scanner::ScanConfig {
+        allowlist,
+        skip_dirs,
+        ..Default::default()
+    });
     let blob_cache = BlobCache::default();
     // What the scanner sees in the pristine workspace is not a new leak.
-    let mut initial_values: BTreeSet<String> =
-        scanner.scan_tree(&g.workspace)?.findings.into_iter().map(|f| f.value).collect();
+    let mut initial_values: BTreeSet<String> = scanner
+        .scan_tree(&g.workspace)?
+        .findings
+        .into_iter()
+        .map(|f| f.value)
+        .collect();
     let history = if info.scan_mode == crate::models::ScanMode::Git {
         if let Ok(h) = scanner.scan_history(&g.workspace, &blob_cache) {
             initial_values.extend(h.findings.into_iter().map(|f| f.value));
@@ -228,14 +276,20 @@ impl TaskRuntime {
         if !ws.join(".git").exists() {
             return Ok("no git repository in the workspace\n".into());
         }
-        let h = self.scanner.scan_history(ws, &self.blob_cache).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let h = self
+            .scanner
+            .scan_history(ws, &self.blob_cache)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut lines: Vec<String> = h
             .findings
             .iter()
             .map(|f| {
                 format!(
                     "{} {}:{} {} ({}){}",
-                    f.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or("-"),
+                    f.commit
+                        .as_deref()
+                        .map(|c| &c[..c.len().min(12)])
+                        .unwrap_or("-"),
                     f.file,
                     f.line,
                     f.secret_type,
@@ -246,7 +300,12 @@ impl TaskRuntime {
             .collect();
         lines.sort();
         lines.dedup();
-        let mut out = format!("{} commit(s), {} blob(s) scanned; {} finding(s)\n", h.commits, h.blobs_scanned + h.blobs_cached, lines.len());
+        let mut out = format!(
+            "{} commit(s), {} blob(s) scanned; {} finding(s)\n",
+            h.commits,
+            h.blobs_scanned + h.blobs_cached,
+            lines.len()
+        );
         for l in lines {
             out.push_str(&l);
             out.push('\n');
@@ -257,7 +316,11 @@ impl TaskRuntime {
     /// `run_scanner`: what the grader's scanner sees in the tree, redacted.
     pub fn scanner_report(&self, ws: &Path) -> anyhow::Result<(String, usize)> {
         let t = self.scanner.scan_tree(ws)?;
-        let mut out = format!("{} file(s) scanned; {} finding(s)\n", t.files_scanned, t.findings.len());
+        let mut out = format!(
+            "{} file(s) scanned; {} finding(s)\n",
+            t.files_scanned,
+            t.findings.len()
+        );
         for f in &t.findings {
             out.push_str(&format!(
                 "{}:{} {} {} ({}){}\n",

@@ -62,7 +62,9 @@ pub struct SessionPaths {
 impl SessionPaths {
     /// Paths of session `id` under `sessions_root`.
     pub fn new(sessions_root: &Path, id: &str) -> Self {
-        Self { dir: sessions_root.join(id) }
+        Self {
+            dir: sessions_root.join(id),
+        }
     }
     /// The agent's workspace (the only directory a command can write).
     pub fn workspace(&self) -> PathBuf {
@@ -97,7 +99,10 @@ pub fn load(paths: &SessionPaths) -> std::io::Result<SessionData> {
 
 /// Appends one JSON line to the recording.
 pub fn record(paths: &SessionPaths, line: &serde_json::Value) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(paths.recording())?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(paths.recording())?;
     let mut s = serde_json::to_string(line)?;
     s.push('\n');
     f.write_all(s.as_bytes())

@@ -68,10 +68,14 @@ pub fn update_revealed(secrets: &[Secret], exp: &mut Exploration, fixed: &BTreeS
     // Reveals can cascade (s1 reveals s2 reveals s3) only through fixes, and
     // fixes do not change here, so one pass over the edges suffices.
     for s in secrets {
-        let by_edge = secrets.iter().any(|r| r.reveals.contains(&s.id) && fixed.contains(&r.id));
+        let by_edge = secrets
+            .iter()
+            .any(|r| r.reveals.contains(&s.id) && fixed.contains(&r.id));
         let visible = match s.tier {
             Tier::Surface => true,
-            Tier::Shallow => exp.inspected.contains(&s.file) || exp.encoded_inspected.contains(&s.file),
+            Tier::Shallow => {
+                exp.inspected.contains(&s.file) || exp.encoded_inspected.contains(&s.file)
+            }
             Tier::Deep => exp.encoded_inspected.contains(&s.file),
             Tier::Hidden => s.history_only && exp.history_scanned,
         } || by_edge;
@@ -127,9 +131,16 @@ pub fn visible_secrets(
 pub fn conflict_map(secrets: &[Secret], exp: &Exploration) -> Vec<ConflictEdge> {
     let mut out = Vec::new();
     for s in secrets.iter().filter(|s| exp.revealed.contains(&s.id)) {
-        for (targets, kind) in [(&s.reveals, ConflictKind::Reveals), (&s.blocks, ConflictKind::Blocks)] {
+        for (targets, kind) in [
+            (&s.reveals, ConflictKind::Reveals),
+            (&s.blocks, ConflictKind::Blocks),
+        ] {
             for t in targets.iter().filter(|t| exp.revealed.contains(*t)) {
-                out.push(ConflictEdge { from: s.id.clone(), to: t.clone(), kind });
+                out.push(ConflictEdge {
+                    from: s.id.clone(),
+                    to: t.clone(),
+                    kind,
+                });
             }
         }
     }
@@ -137,7 +148,11 @@ pub fn conflict_map(secrets: &[Secret], exp: &Exploration) -> Vec<ConflictEdge> 
 }
 
 /// The visible open secret that blocks the most unfixed secrets.
-pub fn top_blocker(secrets: &[Secret], exp: &Exploration, fixed: &BTreeSet<String>) -> Option<String> {
+pub fn top_blocker(
+    secrets: &[Secret],
+    exp: &Exploration,
+    fixed: &BTreeSet<String>,
+) -> Option<String> {
     secrets
         .iter()
         .filter(|s| exp.revealed.contains(&s.id) && !fixed.contains(&s.id))
@@ -157,10 +172,16 @@ pub fn filename_suspicion(path: &str) -> f64 {
     if name.ends_with(".pem") || name.ends_with(".key") || name.contains("id_rsa") {
         return 0.88;
     }
-    if ["secret", "credential", "password", "token"].iter().any(|k| name.contains(k)) {
+    if ["secret", "credential", "password", "token"]
+        .iter()
+        .any(|k| name.contains(k))
+    {
         return 0.85;
     }
-    if ["settings", "config", "conf"].iter().any(|k| name.contains(k)) {
+    if ["settings", "config", "conf"]
+        .iter()
+        .any(|k| name.contains(k))
+    {
         return 0.8;
     }
     let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
@@ -207,7 +228,10 @@ pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
         out.push(RankedAction {
             action,
             priority: 0.92,
-            reason: format!("visible unfixed secret {} ({}) at {}:{}", s.id, s.secret_type, s.file, s.line),
+            reason: format!(
+                "visible unfixed secret {} ({}) at {}:{}",
+                s.id, s.secret_type, s.file, s.line
+            ),
         });
     }
     // 2. Uninspected high-risk files, by filename suspicion.
@@ -235,7 +259,11 @@ pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
         });
     }
     // 4. Hidden secrets remaining: suggest encoded inspection.
-    let hidden = inp.secrets.iter().filter(|s| !inp.exp.revealed.contains(&s.id)).count();
+    let hidden = inp
+        .secrets
+        .iter()
+        .filter(|s| !inp.exp.revealed.contains(&s.id))
+        .count();
     if hidden > 0 {
         let mut cands: Vec<(f64, &String)> = inp
             .files
@@ -286,7 +314,12 @@ mod tests {
     fn tiers() {
         let mut h = s("s4", Tier::Hidden, "old.py");
         h.history_only = true;
-        let secrets = vec![s("s1", Tier::Surface, "a.py"), s("s2", Tier::Shallow, "b.yml"), s("s3", Tier::Deep, "c.json"), h];
+        let secrets = vec![
+            s("s1", Tier::Surface, "a.py"),
+            s("s2", Tier::Shallow, "b.yml"),
+            s("s3", Tier::Deep, "c.json"),
+            h,
+        ];
         let mut exp = Exploration::default();
         let none = BTreeSet::new();
         update_revealed(&secrets, &mut exp, &none);
@@ -317,7 +350,14 @@ mod tests {
         assert!(exp.revealed.contains("s3"), "fixing s1 reveals s3");
         let vis = visible_secrets(&secrets, &exp, &rem, &fixed);
         let st: Vec<_> = vis.iter().map(|v| (v.id.as_str(), v.status)).collect();
-        assert_eq!(st, vec![("s1", SecretStatus::Fixed), ("s2", SecretStatus::Open), ("s3", SecretStatus::Blocked)]);
+        assert_eq!(
+            st,
+            vec![
+                ("s1", SecretStatus::Fixed),
+                ("s2", SecretStatus::Open),
+                ("s3", SecretStatus::Blocked)
+            ]
+        );
         assert_eq!(top_blocker(&secrets, &exp, &fixed), Some("s2".into()));
         let edges = conflict_map(&secrets, &exp);
         assert_eq!(edges.len(), 2);
@@ -325,27 +365,61 @@ mod tests {
 
     #[test]
     fn ranked_priorities() {
-        let secrets = vec![s("s1", Tier::Surface, "a.py"), s("s2", Tier::Deep, "config.yml")];
+        let secrets = vec![
+            s("s1", Tier::Surface, "a.py"),
+            s("s2", Tier::Deep, "config.yml"),
+        ];
         let mut exp = Exploration::default();
         update_revealed(&secrets, &mut exp, &BTreeSet::new());
-        let files = vec!["a.py".to_string(), "config.yml".to_string(), ".env".to_string()];
+        let files = vec![
+            "a.py".to_string(),
+            "config.yml".to_string(),
+            ".env".to_string(),
+        ];
         let fixed = BTreeSet::new();
-        let r = ranked_actions(&RankInput { secrets: &secrets, exp: &exp, fixed: &fixed, files: &files, history_relevant: true });
+        let r = ranked_actions(&RankInput {
+            secrets: &secrets,
+            exp: &exp,
+            fixed: &fixed,
+            files: &files,
+            history_relevant: true,
+        });
         assert_eq!(r[0].priority, 0.92);
-        assert!(r.iter().any(|a| a.action == "scan_history" && a.priority == 0.75));
-        assert!(r.iter().any(|a| a.action.starts_with("inspect_encoded") && a.priority == 0.68));
-        assert!(r.iter().any(|a| a.action == "inspect_file .env" && a.priority == 0.9));
+        assert!(
+            r.iter()
+                .any(|a| a.action == "scan_history" && a.priority == 0.75)
+        );
+        assert!(
+            r.iter()
+                .any(|a| a.action.starts_with("inspect_encoded") && a.priority == 0.68)
+        );
+        assert!(
+            r.iter()
+                .any(|a| a.action == "inspect_file .env" && a.priority == 0.9)
+        );
         assert!(!r.iter().any(|a| a.action == "run_scanner"));
         let fixed: BTreeSet<String> = ["s1".to_string()].into();
-        let r = ranked_actions(&RankInput { secrets: &secrets, exp: &exp, fixed: &fixed, files: &files, history_relevant: false });
-        assert!(r.iter().any(|a| a.action == "run_scanner" && a.priority == 0.85));
+        let r = ranked_actions(&RankInput {
+            secrets: &secrets,
+            exp: &exp,
+            fixed: &fixed,
+            files: &files,
+            history_relevant: false,
+        });
+        assert!(
+            r.iter()
+                .any(|a| a.action == "run_scanner" && a.priority == 0.85)
+        );
         assert!(r.windows(2).all(|w| w[0].priority >= w[1].priority));
     }
 
     #[test]
     fn masking() {
         assert_eq!(mask("AKIAABCDEFGHIJKLMNOP"), "AKIA****************");
-        assert!(mask("-----BEGIN RSA PRIVATE KEY-----\nabc").starts_with("-----BEGIN RSA PRIVATE KEY-----*"));
+        assert!(
+            mask("-----BEGIN RSA PRIVATE KEY-----\nabc")
+                .starts_with("-----BEGIN RSA PRIVATE KEY-----*")
+        );
         assert!(!mask("ghp_abcdefghijklmnop").contains("abcd"));
     }
 }
