@@ -43,7 +43,7 @@ const INFLATE: InflateBudget = InflateBudget {
 /// repository. The check protects a user from *executing* config of a repo
 /// they do not own; libgit2 executes nothing, and every config-driven read
 /// outside the repo is refused by [`precheck`], so turning it off is safe.
-fn disable_owner_check() {
+pub(crate) fn disable_owner_check() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // SAFETY: libgit2 global options must not be set concurrently with

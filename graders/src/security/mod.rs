@@ -174,6 +174,15 @@ pub fn record_objects(repo_dir: &Path) -> Result<std::collections::HashSet<Strin
     git::record_objects(repo_dir)
 }
 
+/// Turns off libgit2's repository-owner check for the process, once
+/// (idempotent). Workspaces are owned by the sandbox uid and read by the
+/// server's; libgit2 executes nothing from a repository, so the check only
+/// gets in the way. Call it before any other git2 use that may open a
+/// workspace (the scanner's history mode included).
+pub fn disable_git_owner_check() {
+    git::disable_owner_check()
+}
+
 /// Records the commits reachable from every ref of the repository at
 /// `repo_dir` (the directory holding `.git`), for [`scan_git`] later.
 pub fn record_history(repo_dir: &Path) -> Result<HistoryRecord, git2::Error> {

@@ -129,10 +129,8 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
         ));
     }
     let verdicts = security::grade(&planted, &tree, git.as_ref());
-    if std::env::var_os("SECAUDIT_DEBUG_GRADING").is_some() {
-        for v in verdicts.iter().filter(|v| !v.remediated) {
-            eprintln!("present: {} {:?} {}", v.id, v.locations, v.reason);
-        }
+    for v in verdicts.iter().filter(|v| !v.remediated) {
+        tracing::debug!(secret = %v.id, locations = ?v.locations, reason = %v.reason, "secret present");
     }
     let remediated: Remediated = verdicts
         .into_iter()
@@ -156,9 +154,6 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
                         .any(|p| p.contains(f.value.as_str()) || f.value.contains(p))
                 {
                     tracing::debug!(file = %f.file, line = f.line, rule = %f.rule, "new leak");
-                    if std::env::var_os("SECAUDIT_DEBUG_GRADING").is_some() {
-                        eprintln!("new leak: {}:{} {} {:?}", f.file, f.line, f.rule, f.value);
-                    }
                     new_values.insert(f.value);
                 }
             }

@@ -59,18 +59,6 @@ pub struct Runtimes {
     building: tokio::sync::Mutex<()>,
 }
 
-/// libgit2 refuses repositories owned by another uid (the sandbox uid owns
-/// workspaces). Grading only reads objects, which runs no repository
-/// program, so the check is turned off once for the process.
-pub fn allow_foreign_owned_repos() {
-    #[allow(unsafe_code)]
-    // SAFETY: called before any other git2 use in this process (Environment::new
-    // runs first); set_verify_owner_validation only flips a global flag.
-    unsafe {
-        let _ = git2::opts::set_verify_owner_validation(false);
-    }
-}
-
 /// uid/gid that owns workspaces and runs commands when the server is root.
 pub fn sandbox_owner() -> Option<(u32, u32)> {
     #[allow(unsafe_code)]
