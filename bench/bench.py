@@ -182,29 +182,14 @@ TOOLS = [
 ]
 
 
-OURSCAN = os.path.join(OUT, "ourscan-target", "release", "ourscan")
-
-
 def pick_ours():
-    """Uses `secaudit scan` when the CLI works; otherwise bench/ourscan (the
-    same scanner library behind a minimal CLI), built on demand, so the
-    benchmark still measures our scanner while the CLI is unfinished."""
+    """Checks that `secaudit scan` (target/release/secaudit) runs; the
+    benchmark measures the shipped CLI, nothing else."""
     probe = os.path.join(OUT, "probe")
     os.makedirs(probe, exist_ok=True)
-    if os.path.exists(OURS):
-        r = run([OURS, "scan", probe, "--format", "json"], timeout=60)
-        if r.rc in (0, 1) and isinstance(load_json(r.stdout), list):
-            return
-    if not os.path.exists(OURSCAN):
-        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(OUT, "ourscan-target"))
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=os.path.join(ROOT, "bench", "ourscan"),
-                       env=env, timeout=1800)
-    if os.path.exists(OURSCAN):
-        print("note: `secaudit scan` unavailable; measuring the scanner library via bench/ourscan")
-        t = TOOLS[0]
-        t["bin"] = OURSCAN
-        t["dir"] = lambda tg, r: [OURSCAN, tg]
-        t["git"] = lambda tg, r: [OURSCAN, tg, "--history"]
+    r = run([OURS, "scan", probe, "--format", "json"], timeout=60) if os.path.exists(OURS) else None
+    if r is None or r.rc not in (0, 1) or not isinstance(load_json(r.stdout), list):
+        raise SystemExit(f"{OURS} missing or broken: cargo build --release --bin secaudit")
 
 
 def available(tool):
@@ -473,7 +458,7 @@ def main():
     print(f"# secaudit benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} cores)")
     for t in tools:
-        v = run([t["bin"], "--version"] if t["bin"] != OURSCAN else ["echo", "ourscan (graders::scanner)"],
+        v = run([t["bin"], "--version"],
                 timeout=30).stdout.decode(errors="replace").strip().splitlines()
         print(f"- {t['name']}: {v[0] if v else '?'}")
     if not args.skip_corpus:
@@ -485,7 +470,7 @@ def main():
         results = history_bench(tools, sizes, args.reps)
         print_history(results, [t["name"] for t in tools])
     print("\n### (d) Rescan after a one-file commit\n")
-    print("n/a (in-process BlobCache; the CLI has no cache option — see cargo bench in graders)")
+    print("in-process only: cargo bench -p graders --bench scan")
     return 0
 
 

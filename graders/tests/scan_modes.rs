@@ -142,3 +142,111 @@ fn thousand_file_tree_speed() {
     assert_eq!(r.files_scanned, 1000);
     assert!(r.findings.is_empty(), "{:?}", r.findings.first());
 }
+
+/// Commit and annotated-tag messages are scanned; findings point at the
+/// commit (for a tag, the commit it tags).
+#[test]
+fn commit_and_tag_messages_are_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    let c1 = commit(
+        &repo,
+        &[("a.txt", "hello\n")],
+        &format!("deploy\n\nused token {KEY} for the test run\n"),
+    );
+    let tag_key = "sk_live_4eC39HqLyjWDarjtT1zdp7dcQx9F";
+    let sig = git2::Signature::new("T", "t@t.invalid", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let obj = repo.find_object(c1, None).unwrap();
+    repo.tag(
+        "v1",
+        &obj,
+        &sig,
+        &format!("release\nSTRIPE={tag_key}\n"),
+        false,
+    )
+    .unwrap();
+    let s = Scanner::new(ScanConfig::default());
+    let r = s.scan_history(dir.path(), &BlobCache::new()).unwrap();
+    let m = r
+        .findings
+        .iter()
+        .find(|f| f.value == KEY)
+        .expect("commit message finding");
+    assert_eq!(m.file, "commit message");
+    assert_eq!(m.line, 3);
+    assert_eq!(m.commit.as_deref(), Some(c1.to_string().as_str()));
+    let t = r
+        .findings
+        .iter()
+        .find(|f| f.value == tag_key)
+        .expect("tag message finding");
+    assert_eq!(t.file, "tag message");
+    assert_eq!(t.commit.as_deref(), Some(c1.to_string().as_str()));
+}
+
+/// A rescan with a warm cache after a new commit walks only the new commit
+/// and gives the same findings as a cold scan; after history is rewritten
+/// (the secret's commit no longer reachable) the old finding is gone.
+#[test]
+fn rescan_after_commit_and_after_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    commit(&repo, &[("README.md", "# app\n")], "init");
+    let c2 = commit(
+        &repo,
+        &[("app/config.py", &format!("TOKEN = \"{KEY}\"\n"))],
+        "add",
+    );
+    let s = Scanner::new(ScanConfig::default());
+    let cache = BlobCache::new();
+    let r1 = s.scan_history(dir.path(), &cache).unwrap();
+    assert_eq!(r1.findings.iter().filter(|f| f.value == KEY).count(), 1);
+    let c3 = commit(
+        &repo,
+        &[("app/more.py", "SECRET = \"Zq8v2Lm4Kp7RtXw9Yb3Nc6Vd\"\n")],
+        "more",
+    );
+    let warm = s.scan_history(dir.path(), &cache).unwrap();
+    let cold = s.scan_history(dir.path(), &BlobCache::new()).unwrap();
+    assert_eq!(warm.findings, cold.findings);
+    assert_eq!(warm.commits, cold.commits);
+    assert_eq!(warm.blobs_scanned, 1, "only the new blob is read");
+    assert!(
+        warm.findings
+            .iter()
+            .any(|f| f.commit.as_deref() == Some(&c3.to_string()))
+    );
+    // Rewrite: point main at a new root commit without the secret and drop
+    // every reflog, so c2 is unreachable.
+    let tree = repo
+        .find_tree({
+            let mut tb = repo.treebuilder(None).unwrap();
+            let b = repo.blob(b"# app\n").unwrap();
+            tb.insert("README.md", b, 0o100644).unwrap();
+            tb.write().unwrap()
+        })
+        .unwrap();
+    let sig = git2::Signature::new("T", "t@t.invalid", &git2::Time::new(1_700_000_100, 0)).unwrap();
+    let fresh = repo.commit(None, &sig, &sig, "clean", &tree, &[]).unwrap();
+    let head = repo.head().unwrap();
+    let branch = head.name().unwrap().to_string();
+    repo.reference(&branch, fresh, true, "rewrite").unwrap();
+    for n in ["HEAD", branch.as_str()] {
+        let _ = repo.reflog_delete(n);
+    }
+    let after = s.scan_history(dir.path(), &cache).unwrap();
+    assert!(
+        after
+            .findings
+            .iter()
+            .all(|f| f.value != KEY && f.commit.as_deref() != Some(&c2.to_string())),
+        "{:?}",
+        after.findings
+    );
+    assert_eq!(
+        after.findings,
+        s.scan_history(dir.path(), &BlobCache::new())
+            .unwrap()
+            .findings
+    );
+}
