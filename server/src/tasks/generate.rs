@@ -23,7 +23,7 @@
 use super::model::{Commit, Encoding, Task};
 use super::oracle::render_oracle;
 use super::registry::{TaskDef, TaskRegistry, read_capped};
-use super::render::{Hit, Values, check_rel_path, render};
+use super::render::{Form, Hit, Values, check_rel_path, render};
 use super::variants::{canonical_values, variant_values};
 use crate::models::{ScanMode, Tier};
 use anyhow::{Context, bail};
@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bumped whenever the output for the same inputs changes; part of the stamp.
-pub const GENERATOR_VERSION: &str = "secaudit-generator-1";
+pub const GENERATOR_VERSION: &str = "secaudit-generator-2";
 
 /// Limits on template trees (task files are reviewed, but bounded anyway).
 const MAX_FILES: usize = 2_000;
@@ -141,6 +141,10 @@ pub struct GeneratedTask {
     pub secrets: Vec<RenderedSecret>,
     /// The oracle's actions rendered with this episode's values.
     pub oracle: Vec<String>,
+    /// Files this variant moved: canonical path → episode path (empty for
+    /// the canonical task). `secrets[].file` already uses episode paths.
+    #[serde(default)]
+    pub renamed: BTreeMap<String, String>,
     /// Commits, oldest first.
     pub commits: Vec<CommitRecord>,
 }
@@ -198,15 +202,22 @@ pub fn generate_task(
     remove_any(&workspace)?;
     remove_any(&pristine)?;
 
+    let renamed: BTreeMap<String, String> = values
+        .paths
+        .iter()
+        .filter(|(from, to)| from != to)
+        .map(|(f, t)| (f.clone(), t.clone()))
+        .collect();
     let mut cache: BTreeMap<String, Rendered> = BTreeMap::new();
     let mut render_dir = |overlay: &str| -> anyhow::Result<()> {
         if !cache.contains_key(overlay) {
-            let r = render_overlay(
+            let mut r = render_overlay(
                 &def.dir.join(overlay),
                 &values,
                 seed.is_none().then_some(task),
             )
             .with_context(|| format!("rendering {overlay}/"))?;
+            apply_renames(&mut r, &renamed).with_context(|| format!("renaming in {overlay}/"))?;
             cache.insert(overlay.to_owned(), r);
         }
         Ok(())
@@ -224,8 +235,66 @@ pub fn generate_task(
     } else {
         task.history.clone()
     };
+    // Messages may name a renamed file (`{{path:P}}`), never a secret.
+    let mut commits_spec = commits_spec;
+    for (i, c) in commits_spec.iter_mut().enumerate() {
+        let (msg, hits) = render(c.message.as_bytes(), &values)
+            .with_context(|| format!("history[{i}] message"))?;
+        if !hits.is_empty() {
+            bail!("history[{i}] message: commit messages may not plant secrets");
+        }
+        c.message = String::from_utf8(msg).context("commit message is not UTF-8")?;
+    }
     for c in &commits_spec {
         render_dir(&c.overlay)?;
+    }
+    // Every slot of every placement exists in the final tree's templates,
+    // so each variant's draw has somewhere to go.
+    for (name, pl) in &task.variants.placements {
+        let files = &def.dir.join("files");
+        let mut templates = Vec::new();
+        walk(files, "", 0, &mut templates)?;
+        for k in 1..=pl.slots {
+            let mark = format!("{{{{slot:{name}:{k}}}}}");
+            let mut found = false;
+            for (_, path, _) in &templates {
+                if find(&read_capped(path, MAX_FILE_BYTES)?, mark.as_bytes()).is_some() {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                bail!("variants.placements {name}: no {mark} in files/");
+            }
+        }
+    }
+    for from in task.variants.paths.keys() {
+        if !cache
+            .values()
+            .any(|r| r.tree.contains_key(values.path(from)))
+        {
+            bail!("variants.paths: {from} is in no overlay");
+        }
+    }
+    if seed.is_some() {
+        // A secret whose encoding varies must be spelled `:enc` everywhere,
+        // or some copy would keep the canonical encoding.
+        for (overlay, r) in &cache {
+            for (file, hs) in &r.hits {
+                for h in hs {
+                    if matches!(h.form, Form::Fixed(_))
+                        && task.variants.encodings.contains_key(&h.id)
+                    {
+                        bail!(
+                            "{overlay}/{file}:{}: secret {}'s encoding varies; use {{{{secret:{}:enc}}}}",
+                            h.line,
+                            h.id,
+                            h.id
+                        );
+                    }
+                }
+            }
+        }
     }
 
     // Build the sequence of trees and find where history-only secrets were
@@ -241,6 +310,7 @@ pub fn generate_task(
             tree.extend(r.tree.iter().map(|(p, e)| (p.clone(), e.clone())));
         }
         for d in &c.delete {
+            let d = values.path(d);
             let prefix = format!("{d}/");
             tree.retain(|p, _| p != d && !p.starts_with(&prefix));
         }
@@ -248,13 +318,14 @@ pub fn generate_task(
             if introduced.contains_key(&s.id) {
                 continue;
             }
+            let file = values.path(&s.file);
             if let Some(h) = r
                 .hits
-                .get(&s.file)
+                .get(file)
                 .and_then(|hs| hs.iter().find(|h| h.id == s.id))
             {
                 // Only counts if the file survived this commit's deletes.
-                if tree.contains_key(&s.file) {
+                if tree.contains_key(file) {
                     introduced.insert(s.id.clone(), (k, h.line));
                 }
             }
@@ -272,13 +343,16 @@ pub fn generate_task(
     // Ground truth with recomputed lines, each checked against the bytes.
     let mut secrets = Vec::new();
     for s in &task.secrets {
-        let value = values[&s.id].clone();
+        let value = values.secrets[&s.id].clone();
+        let file = values.path(&s.file).to_owned();
+        let encoding = s
+            .encoding
+            .and_then(|_| values.encodings.get(&s.id).copied());
         let (line, content) = if s.history_only {
             let Some(&(k, line)) = introduced.get(&s.id) else {
                 bail!(
-                    "secret {}: history_only but no commit's overlay plants it in {}",
+                    "secret {}: history_only but no commit's overlay plants it in {file}",
                     s.id,
-                    s.file
                 );
             };
             for (p, e) in &tree {
@@ -289,23 +363,22 @@ pub fn generate_task(
                     );
                 }
             }
-            (line, &trees[k][&s.file].bytes)
+            (line, &trees[k][&file].bytes)
         } else {
             let Some(h) = final_files
                 .hits
-                .get(&s.file)
+                .get(&file)
                 .and_then(|hs| hs.iter().find(|h| h.id == s.id))
             else {
                 bail!(
-                    "secret {}: no {{{{secret:{}}}}} placeholder in files/{}",
+                    "secret {}: no {{{{secret:{}}}}} placeholder in files/{file}",
                     s.id,
                     s.id,
-                    s.file
                 );
             };
-            (h.line, &final_files.tree[&s.file].bytes)
+            (h.line, &final_files.tree[&file].bytes)
         };
-        let form = s.encoding.map_or_else(
+        let form = encoding.map_or_else(
             || value.lines().next().unwrap_or("").to_owned(),
             |e| e.encode(&value),
         );
@@ -314,11 +387,7 @@ pub fn generate_task(
             .nth(line as usize - 1)
             .unwrap_or(&[]);
         if find(at, form.as_bytes()).is_none() {
-            bail!(
-                "secret {}: rendered value not found on {}:{line}",
-                s.id,
-                s.file
-            );
+            bail!("secret {}: rendered value not found on {file}:{line}", s.id);
         }
         if seed.is_none() && line != s.line {
             bail!(
@@ -332,10 +401,10 @@ pub fn generate_task(
             id: s.id.clone(),
             value,
             secret_type: s.secret_type.as_str().to_owned(),
-            file: s.file.clone(),
+            file,
             line,
             tier: s.tier,
-            encoding: s.encoding,
+            encoding,
             reveals: s.reveals.clone(),
             blocks: s.blocks.clone(),
             history_only: s.history_only,
@@ -383,6 +452,7 @@ pub fn generate_task(
         secrets,
         oracle,
         commits,
+        renamed,
     };
     let mut truth = serde_json::to_vec_pretty(&generated)?;
     truth.push(b'\n');
@@ -535,6 +605,36 @@ fn render_overlay(
         tree.insert(rel, FileEntry { bytes: out, exec });
     }
     Ok(Rendered { tree, hits })
+}
+
+/// Moves each renamed file of a rendered overlay to its episode path.
+/// Moving onto a path the overlay already has is an authoring error (the
+/// registry checks alternatives against each other, not against files).
+fn apply_renames(r: &mut Rendered, renamed: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    let moving: Vec<(&String, &String)> = renamed
+        .iter()
+        .filter(|(from, _)| r.tree.contains_key(*from))
+        .collect();
+    let mut moved = Vec::new();
+    for (from, to) in moving {
+        let entry = r.tree.remove(from).expect("checked above");
+        moved.push((to.clone(), entry));
+        if let Some(h) = r.hits.remove(from) {
+            r.hits.insert(to.clone(), h);
+        }
+    }
+    for (to, entry) in moved {
+        let dir_prefix = format!("{to}/");
+        if r.tree.contains_key(&to)
+            || r.tree
+                .keys()
+                .any(|p| p.starts_with(&dir_prefix) || to.starts_with(&format!("{p}/")))
+        {
+            bail!("a variant moves a file to {to}, which the overlay already has");
+        }
+        r.tree.insert(to, entry);
+    }
+    Ok(())
 }
 
 /// Collects regular files (sorted), rejecting symlinks and special files.

@@ -25,6 +25,9 @@ pub use generate::{
     CommitRecord, GENERATOR_VERSION, GeneratedTask, RenderedSecret, canonical_dir, generate_all,
     generate_task, generate_variants, is_up_to_date, load_generated, variant_dir,
 };
-pub use model::{AllowlistSpec, Commit, Encoding, Health, SecretSpec, SecretType, Task};
+pub use model::{
+    AllowlistSpec, Commit, Encoding, Health, Placement, SecretSpec, SecretType, Task, VariantSpec,
+};
 pub use oracle::{Oracle, load_oracle, render_oracle};
 pub use registry::{TaskDef, TaskRegistry};
+pub use render::Values;

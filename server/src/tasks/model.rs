@@ -36,7 +36,46 @@ pub struct Task {
     /// Commits in order; empty means one commit of `files/`.
     #[serde(default)]
     pub history: Vec<Commit>,
+    /// What a seeded variant may change besides the values.
+    #[serde(default)]
+    pub variants: VariantSpec,
 }
+
+/// What a seeded variant varies besides the secret values (FORMAT.md,
+/// "Seeded variants"). Canonical episodes ignore it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// Canonical path → alternative paths; each variant moves the file to
+    /// one of the alternatives (in every commit), and `{{path:P}}` /
+    /// `{{name:P}}` in templates and the oracle follow it.
+    #[serde(default)]
+    pub paths: std::collections::BTreeMap<String, Vec<String>>,
+    /// Deep secret id → encodings a variant draws from (the canonical one
+    /// may be among them). Templates spell such a secret
+    /// `{{secret:ID:enc}}` and its decoding `{{enc:ID:..|..}}`.
+    #[serde(default)]
+    pub encodings: std::collections::BTreeMap<String, Vec<Encoding>>,
+    /// Named blocks of lines (holding secret placeholders) that templates
+    /// place with `{{slot:NAME:K}}`: the canonical task renders slot 1, a
+    /// variant one of the others, so the same leak sits elsewhere in its
+    /// file (or in another file).
+    #[serde(default)]
+    pub placements: std::collections::BTreeMap<String, Placement>,
+}
+
+/// One placement block (see [`VariantSpec::placements`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// The block's template text: whole lines, ending in a newline.
+    pub text: String,
+    /// Number of `{{slot:NAME:K}}` positions, K = 1..=slots (2..=8).
+    pub slots: u32,
+}
+
+/// Most alternatives one path or secret may list.
+pub const MAX_VARIANT_CHOICES: usize = 16;
 
 /// Kind of a planted secret. The wire form is the snake_case name used in
 /// `task.json` (`aws_access_key_id`, ...); [`SecretType::as_str`] gives it.
@@ -141,6 +180,14 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// `base64` / `hex`, as in `task.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Base64 => "base64",
+            Self::Hex => "hex",
+        }
+    }
+
     /// Encodes `value` the way the template placeholder does.
     pub fn encode(self, value: &str) -> String {
         use base64::Engine as _;
@@ -375,8 +422,106 @@ impl Task {
                 }
             }
         }
+        p.extend(self.variant_problems());
         p
     }
+
+    /// Checks `variants`: alternatives are valid, distinct paths that no
+    /// other file already uses; renamed files are neither the health suite
+    /// nor pytest configuration (the grader restores those by path); the
+    /// description and title never name a renamed path (they are shown
+    /// unchanged for every variant); encodings are listed only for deep
+    /// secrets; placements are well-formed.
+    fn variant_problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        let v = &self.variants;
+        let mut targets = std::collections::BTreeSet::new();
+        for (from, tos) in &v.paths {
+            let ctx = format!("variants.paths {from:?}");
+            if let Err(e) = super::render::check_rel_path(from) {
+                p.push(format!("{ctx}: {e}"));
+            }
+            if tos.is_empty() || tos.len() > MAX_VARIANT_CHOICES {
+                p.push(format!(
+                    "{ctx}: needs 1..={MAX_VARIANT_CHOICES} alternatives"
+                ));
+            }
+            if self.health.test_files.contains(from)
+                || [
+                    "pytest.ini",
+                    "pyproject.toml",
+                    "setup.cfg",
+                    "tox.ini",
+                    "conftest.py",
+                ]
+                .contains(&from.as_str())
+            {
+                p.push(format!(
+                    "{ctx}: the health suite and pytest configuration keep their paths"
+                ));
+            }
+            if names_path(&self.description, from) || names_path(&self.title, from) {
+                p.push(format!(
+                    "{ctx}: the description or title names it, so it would be wrong in variants"
+                ));
+            }
+            for to in tos {
+                if let Err(e) = super::render::check_rel_path(to) {
+                    p.push(format!("{ctx}: alternative {to:?}: {e}"));
+                }
+                if to == from || v.paths.contains_key(to) || !targets.insert(to.as_str()) {
+                    p.push(format!("{ctx}: alternative {to:?} is not a fresh path"));
+                }
+            }
+        }
+        for (name, pl) in &v.placements {
+            let ctx = format!("variants.placements {name:?}");
+            if name.is_empty()
+                || name.len() > 32
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                p.push(format!("{ctx}: name must be 1-32 chars of [A-Za-z0-9_-]"));
+            }
+            if !(2..=8).contains(&pl.slots) {
+                p.push(format!("{ctx}: slots must be 2..=8"));
+            }
+            if pl.text.is_empty() || !pl.text.ends_with('\n') || pl.text.len() > 4096 {
+                p.push(format!("{ctx}: text must be 1-4096 bytes of whole lines"));
+            }
+            if pl.text.contains("{{slot:") {
+                p.push(format!("{ctx}: blocks do not nest"));
+            }
+        }
+        for (id, encs) in &v.encodings {
+            let ctx = format!("variants.encodings {id:?}");
+            match self.secret(id) {
+                None => p.push(format!("{ctx}: unknown secret")),
+                Some(s) if s.tier != Tier::Deep => p.push(format!("{ctx}: only deep secrets")),
+                _ => {}
+            }
+            let distinct: std::collections::BTreeSet<_> = encs.iter().map(|e| e.name()).collect();
+            if encs.is_empty() || distinct.len() != encs.len() {
+                p.push(format!("{ctx}: needs distinct encodings"));
+            }
+        }
+        p
+    }
+}
+
+/// True when `text` mentions path `p` as a whole token (`.env` in
+/// "a .env file" but not in ".env.example").
+fn names_path(text: &str, p: &str) -> bool {
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    text.match_indices(p).any(|(i, _)| {
+        let before_ok = !text[..i].chars().next_back().is_some_and(is_path_char);
+        // A sentence may end right after the path ("... in config/.env.").
+        let tail = &text[i + p.len()..];
+        let tail = tail.strip_prefix('.').unwrap_or(tail);
+        let after_ok = !tail.chars().next().is_some_and(is_path_char);
+        before_ok && after_ok
+    })
 }
 
 /// `history/` followed by one or more ASCII digits.
@@ -429,6 +574,36 @@ mod tests {
         assert!(p.contains("step_budget"), "{p}");
         assert!(p.contains("unknown id"), "{p}");
         assert!(p.contains("scan_mode git"), "{p}");
+    }
+
+    #[test]
+    fn variant_problems() {
+        let mut v = sample();
+        v["description"] = "Fix the key in a.py. Keep .env.example.".into();
+        v["secrets"][0]["tier"] = "deep".into();
+        v["secrets"][0]["encoding"] = "hex".into();
+        v["variants"] = serde_json::json!({
+            "paths": {".env": ["config/.env"], "a.py": ["b.py"], "pytest.ini": ["x.ini"],
+                      "c.json": ["config/.env", "c.json"]},
+            "encodings": {"s1": ["hex", "base64"], "s9": ["hex"]},
+            "placements": {"creds": {"text": "K = 1", "slots": 1}}
+        });
+        let t: Task = serde_json::from_value(v).unwrap();
+        let p = t.problems().join("\n");
+        assert!(
+            p.contains("\"a.py\": the description or title names it"),
+            "{p}"
+        );
+        assert!(!p.contains("\".env\": the description"), "{p}");
+        assert!(p.contains("\"pytest.ini\": the health suite"), "{p}");
+        assert!(p.contains("\"config/.env\" is not a fresh path"), "{p}");
+        assert!(p.contains("\"c.json\" is not a fresh path"), "{p}");
+        assert!(p.contains("\"s9\": unknown secret"), "{p}");
+        assert!(p.contains("\"creds\": slots must be 2..=8"), "{p}");
+        assert!(p.contains("\"creds\": text must be"), "{p}");
+        assert!(!p.contains("\"s1\""), "{p}");
+        assert!(names_path("see infra/.env.", "infra/.env"));
+        assert!(!names_path("see xinfra/.env", "infra/.env"));
     }
 
     #[test]

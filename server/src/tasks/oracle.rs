@@ -1,7 +1,8 @@
 //! The scripted solution (`oracle.json`), rendered with an episode's values.
 //!
-//! Oracle actions may name secrets through the same placeholders as the
-//! templates, so one oracle solves every seeded variant of its task.
+//! Oracle actions may name secrets, encodings and renamed paths through the
+//! same placeholders as the templates, so one oracle solves every seeded
+//! variant of its task.
 
 use super::render::{Values, render_str};
 use anyhow::{Context, bail};
@@ -56,7 +57,10 @@ mod tests {
         )
         .unwrap();
         let o = load_oracle(dir.path()).unwrap();
-        let v: Values = [("s1".to_string(), "ab".to_string())].into_iter().collect();
+        let v = Values {
+            secrets: [("s1".to_string(), "ab".to_string())].into_iter().collect(),
+            ..Values::default()
+        };
         let r = render_oracle(&o, &v).unwrap();
         assert_eq!(r[1], "sed -i 's/ab//' a.py # 6162");
         std::fs::write(

@@ -363,6 +363,11 @@ fn schema_matches_model() {
         "health": {"test_files": ["tests/test_a.py"], "expected_tests": 1}
     });
     assert!(v.is_valid(&good));
+    let mut with_variants = good.clone();
+    with_variants["variants"] = serde_json::json!({
+        "paths": {"a.py": ["b.py", "src/a.py"]}, "encodings": {"s1": ["base64", "hex"]}
+    });
+    assert!(v.is_valid(&with_variants));
     for (ptr, bad) in [
         ("/step_budget", serde_json::json!(20)),
         ("/id", serde_json::json!(7)),
@@ -372,6 +377,16 @@ fn schema_matches_model() {
         ("/secrets/0/history_only", serde_json::json!(true)),
         ("/secrets/0/tier", serde_json::json!("deep")),
         ("/extra", serde_json::json!(1)),
+        (
+            "/variants",
+            serde_json::json!({"paths": {"a.py": ["../b.py"]}}),
+        ),
+        ("/variants", serde_json::json!({"paths": {"a.py": []}})),
+        (
+            "/variants",
+            serde_json::json!({"encodings": {"s1": ["rot13"]}}),
+        ),
+        ("/variants", serde_json::json!({"lines": {}})),
     ] {
         let mut b = good.clone();
         let (parent, key) = ptr.rsplit_once('/').unwrap();
@@ -495,4 +510,275 @@ fn find_in_history(repo: &git2::Repository, file: &str, value: &str) -> Option<V
         }
     }
     None
+}
+
+/// Every git object id in `ws`'s object database, sorted.
+fn object_ids(ws: &Path) -> Vec<String> {
+    let repo = git2::Repository::open(ws).unwrap();
+    let mut ids = Vec::new();
+    repo.odb()
+        .unwrap()
+        .foreach(|id| {
+            ids.push(id.to_string());
+            true
+        })
+        .unwrap();
+    ids.sort();
+    ids
+}
+
+/// The fixture with `variants`: s2's encoding varies, deploy.sh (which
+/// holds the history-only s3 and is deleted by no commit) and the PEM file
+/// move, and files refer to the moved paths through `{{path:}}`.
+fn variant_fixture(root: &Path) -> PathBuf {
+    let tasks = fixture(root);
+    let dir = tasks.join("hard/task_11");
+    let tj = dir.join("task.json");
+    let mut task: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tj).unwrap()).unwrap();
+    task["variants"] = serde_json::json!({
+        "paths": {"deploy.sh": ["scripts/deploy.sh", "bin/ship.sh"],
+                  "keys/server.pem": ["keys/tls.pem", "certs/server.key"]},
+        "encodings": {"s2": ["base64", "hex"]}
+    });
+    task["history"][1]["message"] = "Config module; see {{path:deploy.sh}}".into();
+    std::fs::write(&tj, serde_json::to_string_pretty(&task).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("files/app/config.py"),
+        "import os\n\nGITHUB_TOKEN = \"{{secret:s1}}\"\nDB_{{enc:s2:B64|HEX}} = \"{{secret:s2:enc}}\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("files/README.md"),
+        "Deploy with {{path:deploy.sh}}; key in {{name:keys/server.pem}}.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("oracle.json"),
+        r#"{"actions": ["inspect_file {{path:keys/server.pem}}", "sed -i '/DB_{{enc:s2:B64|HEX}}/d' app/config.py", "submit"]}"#,
+    )
+    .unwrap();
+    tasks
+}
+
+#[test]
+fn variant_moves_files_and_encodings() {
+    let t = tempfile::tempdir().unwrap();
+    let reg = TaskRegistry::load(&variant_fixture(t.path())).unwrap_or_else(|e| panic!("{e:#}"));
+    let def = reg.get(11).unwrap();
+    // The canonical task is unchanged by the variants section.
+    let canon = generate_task(def, None, &t.path().join("c")).unwrap();
+    assert!(canon.renamed.is_empty());
+    assert!(canon.workspace.join("deploy.sh").is_file());
+    let readme = std::fs::read_to_string(canon.workspace.join("README.md")).unwrap();
+    assert_eq!(readme, "Deploy with deploy.sh; key in server.pem.\n");
+    assert_eq!(canon.oracle[0], "inspect_file keys/server.pem");
+    assert_eq!(canon.oracle[1], "sed -i '/DB_B64/d' app/config.py");
+
+    let mut encodings = std::collections::BTreeSet::new();
+    for seed in 1..=8 {
+        let g = generate_task(def, Some(seed), &t.path().join(format!("v{seed}"))).unwrap();
+        let ws = &g.workspace;
+        let deploy = &g.renamed["deploy.sh"];
+        let pem = &g.renamed["keys/server.pem"];
+        assert!(["scripts/deploy.sh", "bin/ship.sh"].contains(&deploy.as_str()));
+        assert!(["keys/tls.pem", "certs/server.key"].contains(&pem.as_str()));
+        // Moved in the working tree, in every commit, and in the truth.
+        assert!(ws.join(deploy).is_file() && ws.join(pem).is_file());
+        assert!(!ws.join("deploy.sh").exists() && !ws.join("keys/server.pem").exists());
+        let repo = git2::Repository::open(ws).unwrap();
+        for c in &g.commits {
+            let tree = repo
+                .find_commit(git2::Oid::from_str(&c.id).unwrap())
+                .unwrap()
+                .tree()
+                .unwrap();
+            assert!(tree.get_path(Path::new("deploy.sh")).is_err(), "{}", c.id);
+            assert!(tree.get_path(Path::new(deploy)).is_ok(), "{}", c.id);
+        }
+        let s3 = g.secrets.iter().find(|s| s.id == "s3").unwrap();
+        assert_eq!((s3.file.as_str(), s3.line), (deploy.as_str(), 2));
+        let first = git(ws, &["show", &format!("{}:{deploy}", g.commits[0].id)]);
+        assert!(first.contains(&s3.value), "history-only secret moved too");
+        assert_eq!(
+            git(ws, &["ls-tree", "HEAD", deploy])
+                .split_whitespace()
+                .next(),
+            Some("100755")
+        );
+        assert_eq!(g.secrets.iter().find(|s| s.id == "s4").unwrap().file, *pem);
+        // References and the oracle follow; the commit message too.
+        let readme = std::fs::read_to_string(ws.join("README.md")).unwrap();
+        let pem_name = pem.rsplit('/').next().unwrap();
+        assert_eq!(
+            readme,
+            format!("Deploy with {deploy}; key in {pem_name}.\n")
+        );
+        assert_eq!(g.oracle[0], format!("inspect_file {pem}"));
+        assert_eq!(
+            g.commits[1].message,
+            format!("Config module; see {deploy}\n")
+        );
+        // The encoding follows the draw in the file, the truth and the oracle.
+        let s2 = g.secrets.iter().find(|s| s.id == "s2").unwrap();
+        let e = s2.encoding.unwrap();
+        encodings.insert(e.name());
+        let cfg = std::fs::read_to_string(ws.join("app/config.py")).unwrap();
+        let (key, form) = match e {
+            Encoding::Base64 => ("DB_B64", Encoding::Base64.encode(&s2.value)),
+            Encoding::Hex => ("DB_HEX", Encoding::Hex.encode(&s2.value)),
+        };
+        assert!(cfg.contains(&format!("{key} = \"{form}\"")), "{cfg}");
+        assert_eq!(g.oracle[1], format!("sed -i '/{key}/d' app/config.py"));
+    }
+    assert_eq!(encodings.len(), 2, "8 seeds draw both encodings");
+}
+
+#[test]
+fn variant_authoring_mistakes_are_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let tasks = variant_fixture(t.path());
+    let dir = tasks.join("hard/task_11");
+    let gen_err = |seed: Option<u64>| {
+        let reg = TaskRegistry::load(&tasks)?;
+        generate_task(reg.get(11).unwrap(), seed, &t.path().join("o")).map(|_| ())
+    };
+    // A fixed form for a secret whose encoding varies.
+    let cfg = dir.join("files/app/config.py");
+    let good = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        good.replace("{{secret:s2:enc}}", "{{secret:s2:base64}}"),
+    )
+    .unwrap();
+    assert!(gen_err(None).is_ok(), "canonical renders base64 anyway");
+    assert!(format!("{:#}", gen_err(Some(1)).unwrap_err()).contains("encoding varies"));
+    std::fs::write(&cfg, &good).unwrap();
+    // A `{{path:}}` the task does not declare.
+    std::fs::write(dir.join("files/NOTES.md"), "{{path:app/config.py}}\n").unwrap();
+    assert!(format!("{:#}", gen_err(None).unwrap_err()).contains("not a path the task may rename"));
+    std::fs::remove_file(dir.join("files/NOTES.md")).unwrap();
+    // Moving onto a file that exists.
+    std::fs::create_dir_all(dir.join("files/bin")).unwrap();
+    std::fs::write(dir.join("files/bin/ship.sh"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir_all(dir.join("files/scripts")).unwrap();
+    std::fs::write(dir.join("files/scripts/deploy.sh"), "#!/bin/sh\n").unwrap();
+    assert!(format!("{:#}", gen_err(Some(1)).unwrap_err()).contains("already has"));
+    std::fs::remove_dir_all(dir.join("files/bin")).unwrap();
+    std::fs::remove_dir_all(dir.join("files/scripts")).unwrap();
+    // A secret placeholder in a commit message.
+    let tj = dir.join("task.json");
+    let text = std::fs::read_to_string(&tj).unwrap();
+    std::fs::write(&tj, text.replace("see {{path:deploy.sh}}", "{{secret:s1}}")).unwrap();
+    assert!(format!("{:#}", gen_err(None).unwrap_err()).contains("may not plant secrets"));
+    std::fs::write(&tj, &text).unwrap();
+    assert!(gen_err(Some(1)).is_ok());
+    // A placement slot missing from the templates.
+    let mut task: serde_json::Value = serde_json::from_str(&text).unwrap();
+    task["variants"]["placements"] =
+        serde_json::json!({"tok": {"text": "TOKEN = \"{{secret:s1}}\"\n", "slots": 2}});
+    std::fs::write(&tj, serde_json::to_string(&task).unwrap()).unwrap();
+    std::fs::write(
+        &cfg,
+        good.replace("GITHUB_TOKEN = \"{{secret:s1}}\"\n", "{{slot:tok:1}}"),
+    )
+    .unwrap();
+    assert!(format!("{:#}", gen_err(None).unwrap_err()).contains("no {{slot:tok:2}}"));
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}{{{{slot:tok:2}}}}",
+            std::fs::read_to_string(&cfg).unwrap()
+        ),
+    )
+    .unwrap();
+    let reg = TaskRegistry::load(&tasks).unwrap();
+    let g = generate_task(reg.get(11).unwrap(), Some(1), &t.path().join("p")).unwrap();
+    let s1 = g.secrets.iter().find(|s| s.id == "s1").unwrap();
+    assert_eq!(s1.line, 4, "slot 2 sits after the DB line");
+    let c = generate_task(reg.get(11).unwrap(), None, &t.path().join("pc")).unwrap();
+    assert_eq!(c.secrets.iter().find(|s| s.id == "s1").unwrap().line, 3);
+}
+
+/// The real tasks' variants: the same seed gives byte-identical output (the
+/// working tree with modes, truth.json, every git object id); different
+/// seeds and the canonical task differ in every value and, where the task
+/// varies them, in every renamable path; and the rename is complete (no
+/// commit keeps the canonical path).
+#[test]
+fn real_variants_deterministic_and_distinct() {
+    let reg = TaskRegistry::load(&repo_tasks()).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(reg.list().len(), 13);
+    let t = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for d in reg.list() {
+        let slug = &d.task.slug;
+        let out = |name: &str| t.path().join(format!("{slug}-{name}"));
+        let canon = generate_task(d, None, &out("c")).unwrap();
+        let a = generate_task(d, Some(7), &out("a")).unwrap();
+        let b = generate_task(d, Some(7), &out("b")).unwrap();
+        let other = generate_task(d, Some(8), &out("o")).unwrap();
+        if snapshot(&a.workspace) != snapshot(&b.workspace)
+            || object_ids(&a.workspace) != object_ids(&b.workspace)
+            || std::fs::read(out("a").join("truth.json")).unwrap()
+                != std::fs::read(out("b").join("truth.json")).unwrap()
+            || (a.head_commit.as_str(), a.tree_id.as_str())
+                != (b.head_commit.as_str(), b.tree_id.as_str())
+        {
+            failures.push(format!("{slug}: seed 7 differs between two generations"));
+        }
+        for ((x, y), c) in a.secrets.iter().zip(&other.secrets).zip(&canon.secrets) {
+            if x.value == y.value || x.value == c.value || y.value == c.value {
+                failures.push(format!("{slug}: {} repeats a value across seeds", x.id));
+            }
+        }
+        if a.head_commit == other.head_commit || a.head_commit == canon.head_commit {
+            failures.push(format!("{slug}: variants share a commit id"));
+        }
+        for g in [&a, &other] {
+            let repo = git2::Repository::open(&g.workspace).unwrap();
+            for from in d.task.variants.paths.keys() {
+                let Some(to) = g.renamed.get(from) else {
+                    failures.push(format!("{slug} seed {:?}: {from} not moved", g.seed));
+                    continue;
+                };
+                let mut found = false;
+                for c in &g.commits {
+                    let tree = repo
+                        .find_commit(git2::Oid::from_str(&c.id).unwrap())
+                        .unwrap()
+                        .tree()
+                        .unwrap();
+                    found |= tree.get_path(Path::new(to)).is_ok();
+                    if tree.get_path(Path::new(from)).is_ok() {
+                        failures.push(format!(
+                            "{slug} seed {:?}: {from} still in {}",
+                            g.seed, c.id
+                        ));
+                    }
+                }
+                if !found {
+                    failures.push(format!("{slug} seed {:?}: {to} in no commit", g.seed));
+                }
+            }
+            // A placement puts the leak on other lines than canonical.
+            if !d.task.variants.placements.is_empty()
+                && g.secrets
+                    .iter()
+                    .zip(&canon.secrets)
+                    .all(|(x, c)| x.line == c.line)
+            {
+                failures.push(format!("{slug} seed {:?}: placement did not move", g.seed));
+            }
+            // Secrets in a moved file say so.
+            for s in &g.secrets {
+                let spec = d.task.secret(&s.id).unwrap();
+                let want = g.renamed.get(&spec.file).unwrap_or(&spec.file);
+                if &s.file != want {
+                    failures.push(format!("{slug}: {} truth says {} not {want}", s.id, s.file));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,13 +1,16 @@
-//! Seeded variants: fresh secret values of the same type and shape.
+//! Seeded variants: fresh secret values of the same type and shape, and,
+//! where the task allows it (`variants` in `task.json`), other file names
+//! and directories, other placements of leaked lines within their files
+//! and other encodings of its deep secrets.
 //!
-//! A variant is the same templates rendered with other values, so a policy
-//! cannot memorise the canonical values. Each secret gets its own
-//! ChaCha20 stream seeded from sha256(domain, task id, seed, secret id): the
-//! values are the same on every machine and adding a secret to a task does
-//! not change the others'. Canonical episodes (`seed: None`) never come
-//! here; they use `task.json` values.
+//! A variant is the same templates rendered with another [`Values`], so a
+//! policy can memorise neither the canonical values nor where they sit.
+//! Every draw has its own ChaCha20 stream seeded from sha256(domain, task
+//! id, seed, what is drawn): the variant is the same on every machine and
+//! adding a secret or a rename to a task does not change the other draws.
+//! Canonical episodes (`seed: None`) use `task.json` unchanged.
 
-use super::model::{SecretType, Task};
+use super::model::{Encoding, SecretType, Task};
 use super::render::Values;
 use anyhow::bail;
 use base64::Engine as _;
@@ -24,9 +27,12 @@ const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
 const DIGITS: &[u8] = b"0123456789";
 const HEX: &[u8] = b"0123456789abcdef";
 
-/// The values of `task`'s secrets for variant `seed`.
+/// Everything variant `seed` of `task` renders with: fresh values, the
+/// drawn encoding of each deep secret listed in `variants.encodings` and
+/// the drawn path of each file listed in `variants.paths`.
 pub fn variant_values(task: &Task, seed: u64) -> anyhow::Result<Values> {
-    let mut out = Values::new();
+    let mut out = canonical_values(task);
+    out.secrets.clear();
     for s in &task.secrets {
         let mut rng = secret_rng(task.id, seed, &s.id);
         // A drawn value must not look like a placeholder the scanner skips
@@ -35,7 +41,7 @@ pub fn variant_values(task: &Task, seed: u64) -> anyhow::Result<Values> {
         let mut value = None;
         for _ in 0..16 {
             let v = fresh_value(s.secret_type, &s.value, &mut rng);
-            if !v.contains("EXAMPLE") && v != s.value && !out.values().any(|o| o == &v) {
+            if !v.contains("EXAMPLE") && v != s.value && !out.secrets.values().any(|o| o == &v) {
                 value = Some(v);
                 break;
             }
@@ -46,17 +52,67 @@ pub fn variant_values(task: &Task, seed: u64) -> anyhow::Result<Values> {
                 s.id
             );
         };
-        out.insert(s.id.clone(), v);
+        out.secrets.insert(s.id.clone(), v);
+    }
+    for (id, choices) in &task.variants.encodings {
+        let mut rng = draw_rng(b"encoding", task.id, seed, id);
+        if let Some(&e) = choices.get(rng.random_range(0..choices.len().max(1))) {
+            out.encodings.insert(id.clone(), e);
+        }
+    }
+    for (name, pl) in &task.variants.placements {
+        let mut rng = draw_rng(b"placement", task.id, seed, name);
+        let k = rng.random_range(2..=pl.slots.max(2));
+        out.placements.insert(name.clone(), (k, pl.text.clone()));
+    }
+    for (from, choices) in &task.variants.paths {
+        let mut rng = draw_rng(b"path", task.id, seed, from);
+        if let Some(to) = choices.get(rng.random_range(0..choices.len().max(1))) {
+            out.paths.insert(from.clone(), to.clone());
+        }
     }
     Ok(out)
 }
 
-/// The canonical values (`task.json`).
+/// The canonical episode: `task.json` values and encodings, every
+/// renamable path mapped to itself.
 pub fn canonical_values(task: &Task) -> Values {
-    task.secrets
-        .iter()
-        .map(|s| (s.id.clone(), s.value.clone()))
-        .collect()
+    Values {
+        secrets: task
+            .secrets
+            .iter()
+            .map(|s| (s.id.clone(), s.value.clone()))
+            .collect(),
+        encodings: task
+            .secrets
+            .iter()
+            .filter_map(|s| s.encoding.map(|e| (s.id.clone(), e)))
+            .collect::<std::collections::BTreeMap<String, Encoding>>(),
+        paths: task
+            .variants
+            .paths
+            .keys()
+            .map(|p| (p.clone(), p.clone()))
+            .collect(),
+        placements: task
+            .variants
+            .placements
+            .iter()
+            .map(|(n, pl)| (n.clone(), (1, pl.text.clone())))
+            .collect(),
+    }
+}
+
+/// The stream of one non-value draw (`what` = `encoding` / `path`).
+fn draw_rng(what: &[u8], task_id: u32, seed: u64, key: &str) -> ChaCha20Rng {
+    let mut h = Sha256::new();
+    h.update(b"secaudit-variant-v1\0");
+    h.update(what);
+    h.update([0]);
+    h.update(task_id.to_le_bytes());
+    h.update(seed.to_le_bytes());
+    h.update(key.as_bytes());
+    ChaCha20Rng::from_seed(h.finalize().into())
 }
 
 fn secret_rng(task_id: u32, seed: u64, secret_id: &str) -> ChaCha20Rng {

@@ -9,10 +9,8 @@ import json
 import sys
 import urllib.request
 
-SLACK_WEBHOOK_URL = "{{secret:s1}}"
-SLACK_BOT_TOKEN = "{{secret:s2}}"
-SLACK_API = "https://slack.com/api"
-ONCALL_CHANNEL = "C04OPSBKUP"
+{{slot:slack:1}}SLACK_API = "https://slack.com/api"
+{{slot:slack:2}}ONCALL_CHANNEL = "C04OPSBKUP"
 
 
 def human_bytes(n: int) -> str:
@@ -77,5 +75,5 @@ def main(argv=None, opener=_open) -> int:
     return 0
 
 
-if __name__ == "__main__":
+{{slot:slack:3}}if __name__ == "__main__":
     sys.exit(main())

@@ -5,10 +5,9 @@ upload code never has to know where configuration comes from.
 """
 import os
 
-AWS_ACCESS_KEY_ID = "{{secret:s1}}"
-AWS_SECRET_ACCESS_KEY = "{{secret:s2}}"
-AWS_REGION = os.environ.get("AWS_REGION", "eu-west-1")
+{{slot:credentials:1}}AWS_REGION = os.environ.get("AWS_REGION", "eu-west-1")
 
 ARCHIVE_BUCKET = os.environ.get("ARCHIVE_BUCKET", "northwind-invoice-archive")
 ARCHIVE_PREFIX = "invoices"
-UPLOAD_TIMEOUT_SECONDS = 20
+{{slot:credentials:2}}UPLOAD_TIMEOUT_SECONDS = 20
+{{slot:credentials:3}}

@@ -18,12 +18,11 @@ import sys
 import urllib.parse
 import urllib.request
 
-STRIPE_API = "https://api.stripe.com/v1"
-STRIPE_SECRET_KEY = "{{secret:s1}}"  # support-refunds restricted key
-REASONS = ("duplicate", "fraudulent", "requested_by_customer")
+{{slot:api_key:2}}STRIPE_API = "https://api.stripe.com/v1"
+{{slot:api_key:1}}REASONS = ("duplicate", "fraudulent", "requested_by_customer")
 
 
-def to_cents(amount: str) -> int:
+{{slot:api_key:3}}def to_cents(amount: str) -> int:
     try:
         value = decimal.Decimal(amount)
     except decimal.InvalidOperation:

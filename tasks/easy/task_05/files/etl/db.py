@@ -6,11 +6,8 @@ in production (psycopg is only imported when a postgres URL is used).
 import sqlite3
 import urllib.parse
 
-# Primary warehouse (writer). Analysts use the read replica:
-#   {{secret:s2}}
-DATABASE_URL = "{{secret:s1}}"
-
-SCHEMES = ("sqlite", "postgres", "postgresql")
+{{slot:dsn:1}}
+{{slot:dsn:2}}SCHEMES = ("sqlite", "postgres", "postgresql")
 
 
 def parse_dsn(url: str) -> dict:
@@ -46,3 +43,4 @@ def connect(url: str | None = None):
     import psycopg  # noqa: PLC0415 - optional production dependency
     return psycopg.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
                            user=cfg["user"], password=cfg["password"])
+{{slot:dsn:3}}

@@ -10,5 +10,5 @@ for svc in payments ledger webhooks; do
   docker build -f infra/Dockerfile --build-arg SERVICE="$svc" -t "ghcr.io/ledgerly/$svc:$TAG" .
   docker push "ghcr.io/ledgerly/$svc:$TAG"
 done
-python migrations/migrate.py
+python {{path:migrations/migrate.py}}
 TAG="$TAG" docker compose -f infra/docker-compose.yml up -d

@@ -1,10 +1,10 @@
-"""Load config/app.json and resolve credentials (environment wins)."""
+"""Load config/{{name:config/app.json}} and resolve credentials (environment wins)."""
 import base64
 import json
 import os
 from pathlib import Path
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "config" / "app.json"
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "config" / "{{name:config/app.json}}"
 
 
 def load(path: str | os.PathLike | None = None) -> dict:
@@ -22,5 +22,5 @@ def upstream_token(cfg: dict) -> str:
     env = os.environ.get("TILECACHE_UPSTREAM_TOKEN")
     if env:
         return env
-    encoded = cfg["upstream"].get("token_b64", "")
-    return base64.b64decode(encoded).decode() if encoded else ""
+    encoded = cfg["upstream"].get("token_{{enc:s3:b64|hex}}", "")
+    return {{enc:s3:base64.b64decode|bytes.fromhex}}(encoded).decode() if encoded else ""

@@ -1,5 +1,5 @@
-"""Warehouse settings from config/warehouse.toml (environment overrides credentials)."""
-import os
+"""Warehouse settings from config/{{name:config/warehouse.toml}} (environment overrides credentials)."""
+import os{{enc:s3:, base64|}}
 import tomllib
 from pathlib import Path
 
@@ -7,7 +7,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load(path=None) -> dict:
-    with open(path or ROOT / "config" / "warehouse.toml", "rb") as fh:
+    with open(path or ROOT / "config" / "{{name:config/warehouse.toml}}", "rb") as fh:
         return tomllib.load(fh)
 
 
@@ -20,7 +20,7 @@ def key_passphrase(cfg: dict) -> str:
     env = os.environ.get("WAREHOUSE_KEY_PASSPHRASE")
     if env is not None:
         return env
-    return bytes.fromhex(cfg["warehouse"].get("key_passphrase_hex", "")).decode()
+    return {{enc:s3:base64.b64decode|bytes.fromhex}}(cfg["warehouse"].get("key_passphrase_{{enc:s3:b64|hex}}", "")).decode()
 
 
 def connect_args(cfg: dict) -> dict:

@@ -1,8 +1,8 @@
-"""Print the dev depots/devices from dev/seed_devices.json (used by the local dashboard)."""
+"""Print the dev depots/devices from dev/{{name:dev/seed_devices.json}} (used by the local dashboard)."""
 import json
 import pathlib
 
-SEED = pathlib.Path(__file__).resolve().parents[1] / "dev" / "seed_devices.json"
+SEED = pathlib.Path(__file__).resolve().parents[1] / "dev" / "{{name:dev/seed_devices.json}}"
 
 
 def load_seed(path=SEED) -> dict:

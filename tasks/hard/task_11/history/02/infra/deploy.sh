@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 set -a
-source infra/.env
+source {{path:infra/.env}}
 set +a
 REGISTRY="${REGISTRY:-312907445581.dkr.ecr.us-east-1.amazonaws.com}"
 TAG="${TAG:-$(git rev-parse --short HEAD)}"

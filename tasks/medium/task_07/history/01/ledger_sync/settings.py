@@ -1,10 +1,10 @@
-"""Settings from config/settings.ini; credentials may be overridden by the environment."""
+"""Settings from config/{{name:config/settings.ini}}; credentials may be overridden by the environment."""
 import configparser
 import decimal
 import os
 from pathlib import Path
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "config" / "settings.ini"
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "config" / "{{name:config/settings.ini}}"
 
 
 def load(path=None) -> configparser.ConfigParser:
