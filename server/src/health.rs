@@ -31,11 +31,21 @@
 //! modes and bytes), so an unchanged tree is never retested and re-grading
 //! a snapshot is bitwise identical.
 //!
-//! Known gap: code the tests import runs inside pytest's process and could
-//! still patch pytest at run time (register a plugin through `gc`, rewrite
-//! reports in memory). Consistency checks catch the crude forms; hidden
-//! tests with per-episode canaries and a diff lint are the remaining
-//! defences (reliability.md H3).
+//! Code the tests import runs inside pytest's process and can patch pytest
+//! at run time: `sys.modules['_pytest.reports'].TestReport` rewritten from
+//! the agent's `archiver/__init__.py` turned a broken fix into health 1.0
+//! (tests/hacks.rs `runtime-patch-from-code`). No sandbox flag can stop
+//! that, so [`HealthGrader::grade_linted`] adds the diff lint of
+//! reliability.md H3: every Python file outside the pristine suite is
+//! searched for [`TAMPER_TOKENS`] (pytest internals, `sys.modules`,
+//! `importlib`, frames, `gc`, `atexit`, `os._exit`, `exec`, processes, the
+//! report path, ...), for source encodings other than UTF-8/ASCII/Latin-1
+//! and for NFKC look-alike letters (`_ｐytest` imports `_pytest`). A file
+//! that has more of any of them than the same file of the task's template
+//! fails health with the reason; the suite never runs. Native extension
+//! modules (`*.so`) are deleted with the bytecode. Known gap: a heuristic,
+//! so an obfuscation it does not spell out can still pass; hidden tests
+//! with per-episode canaries are the remaining defence.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
@@ -101,6 +111,78 @@ const BANNED_FILES: &[&str] = &[
     "py.py",
     "sitecustomize.py",
     "usercustomize.py",
+];
+
+/// Substrings that code outside the task's test suite has no business
+/// adding: they reach into pytest or the interpreter, run code indirectly,
+/// or touch the report (see [`HealthGrader::grade_linted`]). Counted per
+/// file against the same file of the template, so the task's own code
+/// (task 7 uses `__import__("os")`) is not flagged.
+pub const TAMPER_TOKENS: &[&str] = &[
+    "pytest",
+    "pluggy",
+    "junit",
+    "grader-out",
+    "report.xml",
+    "conftest",
+    "sys.modules",
+    // `import sys as s; s.modules[...]`, `from sys import modules`,
+    // `getattr(s, 'modules')`.
+    ".modules",
+    "import modules",
+    "modules as",
+    "'modules'",
+    "\"modules\"",
+    "getattr(sys",
+    "vars(sys",
+    "__dict__",
+    "importlib",
+    "__import__",
+    "__builtins__",
+    "builtins",
+    "__loader__",
+    "__spec__",
+    "_getframe",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "inspect",
+    "traceback",
+    "import gc",
+    "gc.",
+    "addaudithook",
+    "settrace",
+    "setprofile",
+    "atexit",
+    "_exit",
+    "os.abort",
+    "signal",
+    "faulthandler",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "subprocess",
+    "os.system",
+    "os.popen",
+    "os.fork",
+    "os.exec",
+    "os.spawn",
+    "posix",
+    "ctypes",
+    "exec(",
+    "eval(",
+    "compile(",
+    "__code__",
+    "__globals__",
+    "__subclasses__",
+    "__class__",
+    "__bases__",
+    "__mro__",
+    "marshal",
+    "pickle",
+    "zipimport",
+    "meta_path",
+    "path_hooks",
 ];
 
 /// Directory names deleted anywhere in the copy.
@@ -183,6 +265,33 @@ impl HealthGrader {
         pristine_dir: &Path,
         expected: &ExpectedTests,
     ) -> HealthSummary {
+        self.grade_inner(workspace, pristine_dir, None, expected)
+            .await
+    }
+
+    /// [`HealthGrader::grade`] plus the tamper lint against `template`, the
+    /// task's generated workspace: a Python file outside the suite with more
+    /// [`TAMPER_TOKENS`], odd source encodings or look-alike letters than
+    /// the template's file at the same path scores 0 with the reason in
+    /// `error`, and pytest is not run. This is what the environment uses.
+    pub async fn grade_linted(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+        template: &Path,
+        expected: &ExpectedTests,
+    ) -> HealthSummary {
+        self.grade_inner(workspace, pristine_dir, Some(template), expected)
+            .await
+    }
+
+    async fn grade_inner(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+        template: Option<&Path>,
+        expected: &ExpectedTests,
+    ) -> HealthSummary {
         let total = expected.total;
         let fail = |error: String| HealthSummary {
             passed: 0,
@@ -200,6 +309,21 @@ impl HealthGrader {
             Ok(p) => p,
             Err(e) => return fail(e),
         };
+        if let Some(template) = template {
+            let tree = prepared.tree.clone();
+            let template = template.to_path_buf();
+            let pristine = pristine_dir.to_path_buf();
+            let budget = self.budget.clone();
+            let lint = tokio::task::spawn_blocking(move || {
+                let shipped = list_pristine(&pristine, &budget)?;
+                lint_tree(&tree, &template, &shipped, &budget)
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("lint task failed: {e}")));
+            if let Err(e) = lint {
+                return fail(e);
+            }
+        }
         let key = cache_key(&prepared.hash, expected);
         if let Some(mut hit) = self.cache.lock().expect("health cache poisoned").get(&key) {
             hit.cached = true;
@@ -453,8 +577,13 @@ fn prepare_copy(
     }
     let hash = hash_tree(&tree, budget)?;
     if let Some((uid, gid)) = owner {
-        prepare_workspace_owner(scratch.path(), uid, gid)
-            .map_err(|e| format!("chown scratch: {e}"))?;
+        for d in [&tree, &out] {
+            prepare_workspace_owner(d, uid, gid).map_err(|e| format!("chown scratch: {e}"))?;
+        }
+        // The scratch root stays root's but traversable: the sandbox hands
+        // `ws` and `out` to a per-run uid (crate::sandbox), not the root.
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o711))
+            .map_err(|e| format!("chmod scratch: {e}"))?;
     }
     Ok(Prepared {
         _scratch: scratch,
@@ -613,11 +742,166 @@ fn clean_tree(tree: &Path, pristine: &[PathBuf]) -> std::io::Result<()> {
             let banned = BANNED_FILES.contains(&name_s.as_ref())
                 || name_s.ends_with(".pth")
                 || name_s.ends_with(".pyc")
+                // Native extension modules run arbitrary code on import
+                // and cannot be linted; no task ships one.
+                || name_s.ends_with(".so")
+                || name_s.contains(".so.")
                 || (is_test_module(&name_s) && !shipped.contains(r.as_path()))
                 // A symlink where a suite file goes is replaced below.
                 || (ft.is_symlink() && shipped.contains(r.as_path()));
             if banned {
                 std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What in a Python file is suspicious, counted so the template's own code
+/// can be subtracted: reason → occurrences.
+fn tamper_counts(text: &[u8]) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for t in TAMPER_TOKENS {
+        let n = count_sub(text, t.as_bytes());
+        if n > 0 {
+            m.insert(*t, n);
+        }
+    }
+    // PEP 263 cookie in the first two lines: anything but UTF-8, ASCII or
+    // Latin-1 (utf-7, a registered custom codec) can hide the tokens.
+    for line in text.split(|b| *b == b'\n').take(2) {
+        let l = String::from_utf8_lossy(line).to_ascii_lowercase();
+        let Some(hash) = l.find('#') else { continue };
+        let Some(pos) = l[hash..].find("coding") else {
+            continue;
+        };
+        let rest = l[hash + pos + 6..].trim_start_matches([':', '=', ' ', '\t']);
+        let enc: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+            .collect();
+        const OK: &[&str] = &[
+            "utf-8",
+            "utf8",
+            "utf_8",
+            "ascii",
+            "us-ascii",
+            "latin-1",
+            "latin1",
+            "latin_1",
+            "iso-8859-1",
+            "iso8859-1",
+        ];
+        if !enc.is_empty() && !OK.contains(&enc.as_str()) {
+            *m.entry("a source encoding other than UTF-8").or_default() += 1;
+        }
+    }
+    // Identifiers are NFKC-normalised: `_ｐytest` is `_pytest`.
+    let lookalikes = String::from_utf8_lossy(text)
+        .chars()
+        .filter(|c| {
+            matches!(*c as u32,
+                0x2070..=0x209F | 0x2100..=0x214F | 0x2160..=0x217F | 0x1D2C..=0x1D6A
+                | 0xFB00..=0xFB06 | 0xFF00..=0xFFEF | 0x1D400..=0x1D7FF)
+        })
+        .count();
+    if lookalikes > 0 {
+        m.insert("NFKC look-alike letters", lookalikes);
+    }
+    m
+}
+
+fn count_sub(hay: &[u8], needle: &[u8]) -> usize {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return 0;
+    }
+    hay.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// Largest Python file the lint reads; a larger one fails the lint (no
+/// task ships one, and it could hide anything past the limit).
+const LINT_MAX_FILE: u64 = 4 << 20;
+
+/// Reads a regular file of at most [`LINT_MAX_FILE`] bytes.
+fn read_for_lint(path: &Path) -> std::io::Result<Vec<u8>> {
+    let (f, m) = open_regular(path)?;
+    if m.len() > LINT_MAX_FILE {
+        return Err(std::io::Error::other(format!(
+            "larger than {LINT_MAX_FILE} bytes"
+        )));
+    }
+    let mut text = Vec::new();
+    f.take(LINT_MAX_FILE).read_to_end(&mut text)?;
+    Ok(text)
+}
+
+/// The tamper lint (see [`HealthGrader::grade_linted`]) over the prepared
+/// copy: every `.py`/`.pyw` file that is not a restored suite file, compared
+/// with the same path in `template`. A symlink with a Python name must
+/// point at a `.py` file (which is linted itself); anything else could
+/// import a file the lint never reads.
+fn lint_tree(
+    tree: &Path,
+    template: &Path,
+    shipped: &[PathBuf],
+    budget: &CopyBudget,
+) -> Result<(), String> {
+    let shipped: BTreeSet<&Path> = shipped.iter().map(PathBuf::as_path).collect();
+    let mut stack = vec![(PathBuf::new(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((rel, depth)) = stack.pop() {
+        if depth > budget.max_depth {
+            return Err("tamper lint: copy nests too deep".into());
+        }
+        let rd = std::fs::read_dir(tree.join(&rel)).map_err(|e| format!("tamper lint: {e}"))?;
+        for e in rd {
+            let e = e.map_err(|e| format!("tamper lint: {e}"))?;
+            seen += 1;
+            if seen > budget.max_entries {
+                return Err("tamper lint: copy over budget".into());
+            }
+            let r = rel.join(e.file_name());
+            let ft = e.file_type().map_err(|e| format!("tamper lint: {e}"))?;
+            if ft.is_dir() {
+                stack.push((r, depth + 1));
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !(name.ends_with(".py") || name.ends_with(".pyw")) || shipped.contains(r.as_path()) {
+                continue;
+            }
+            if ft.is_symlink() {
+                let target =
+                    std::fs::read_link(tree.join(&r)).map_err(|e| format!("tamper lint: {e}"))?;
+                if !target.to_string_lossy().ends_with(".py") {
+                    return Err(format!(
+                        "tamper lint: {} is a symlink to {}, not to a Python file",
+                        r.display(),
+                        target.display()
+                    ));
+                }
+                continue;
+            }
+            let text = read_for_lint(&tree.join(&r))
+                .map_err(|e| format!("tamper lint: {}: {e}", r.display()))?;
+            let now = tamper_counts(&text);
+            if now.is_empty() {
+                continue;
+            }
+            let before = read_for_lint(&template.join(&r))
+                .map(|t| tamper_counts(&t))
+                .unwrap_or_default();
+            let added: Vec<&str> = now
+                .iter()
+                .filter(|(k, n)| before.get(*k).copied().unwrap_or(0) < **n)
+                .map(|(k, _)| *k)
+                .collect();
+            if !added.is_empty() {
+                return Err(format!(
+                    "tamper lint: {} adds {} outside the test suite (code under test must not reach into pytest or the interpreter)",
+                    r.display(),
+                    added.join(", ")
+                ));
             }
         }
     }
@@ -815,6 +1099,59 @@ mod tests {
         write(&ws, "setup.cfg", "[tool:pytest]\naddopts = -k nothing\n");
         let s = g.grade(&ws, &pristine, &exp).await;
         assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+        assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// The tamper lint: code outside the suite that reaches into pytest
+    /// fails health (and pytest does not run), while tokens the template
+    /// already had at the same path are tolerated.
+    #[tokio::test]
+    async fn tamper_lint_against_template() {
+        let Some(g) = grader(30) else { return };
+        let (d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        let template = d.path().join("template");
+        write(&template, "app.py", &format!("import signal\n{APP}"));
+        write(&ws, "app.py", &format!("import signal\n{APP}"));
+        let s = g.grade_linted(&ws, &pristine, &template, &exp).await;
+        assert_eq!(s.score, 1.0, "template tokens are tolerated: {s:?}");
+        let hacks = [
+            (
+                "app.py",
+                format!(
+                    "import signal\nimport sys\n_r = sys.modules.get('_pytest.reports')\n{APP}"
+                ),
+            ),
+            (
+                "helper.py",
+                "import importlib\nimportlib.import_module('_py' + 'test')\n".to_string(),
+            ),
+            ("lookalike.py", "import _\u{ff50}ytest\n".to_string()),
+            ("enc.py", "# -*- coding: utf-7 -*-\nx = 1\n".to_string()),
+        ];
+        for (file, body) in hacks {
+            let (_d2, ws2, _) = fixture();
+            write(&ws2, "app.py", &format!("import signal\n{APP}"));
+            write(&ws2, file, &body);
+            let s = g.grade_linted(&ws2, &pristine, &template, &exp).await;
+            assert_eq!(s.score, 0.0, "{file}: {s:?}");
+            assert!(
+                s.error.as_deref().unwrap_or("").contains("tamper lint"),
+                "{file}: {s:?}"
+            );
+        }
+        // A symlinked module pointing at a non-Python file is refused.
+        let (_d3, ws3, _) = fixture();
+        write(&ws3, "app.py", APP);
+        write(&ws3, "payload.txt", "import sys\n");
+        std::os::unix::fs::symlink("payload.txt", ws3.join("extra.py")).unwrap();
+        let s = g.grade_linted(&ws3, &pristine, &template, &exp).await;
+        assert!(
+            s.error.as_deref().unwrap_or("").contains("symlink"),
+            "{s:?}"
+        );
+        // The suite files themselves are not linted (they import pytest).
+        let s = g.grade_linted(&ws, &pristine, &template, &exp).await;
         assert!(s.error.is_none(), "{s:?}");
     }
 

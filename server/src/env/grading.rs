@@ -63,7 +63,11 @@ pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandb
     let rt2 = rt.clone();
     let ws2 = ws.to_path_buf();
     let sec = tokio::task::spawn_blocking(move || security_pass(&rt2, &ws2));
-    let health = rt.health.grade(ws, &rt.pristine, &rt.expected);
+    // Linted against the template: code under test that reaches into
+    // pytest fails health instead of faking it (crate::health).
+    let health = rt
+        .health
+        .grade_linted(ws, &rt.pristine, &rt.template, &rt.expected);
     let (sec, health) = tokio::join!(sec, health);
     let (remediated, new_leaks, mut errors) = match sec {
         Ok(v) => v,

@@ -20,8 +20,18 @@
 //! - The workspace (and every parent directory of it) must be searchable by
 //!   the sandbox uid, and the workspace writable by it: call
 //!   [`prepare_workspace_owner`] after copying a template.
-//! - RLIMIT_NPROC counts every process of the sandbox uid on the host, so
-//!   concurrent sandboxes share the `nproc` budget.
+//! - RLIMIT_NPROC counts every process of a uid on the host. With one
+//!   shared uid, a fork bomb in one session made every other session's
+//!   commands and pytest runs fail with `bwrap: Creating new namespace
+//!   failed: Resource temporarily unavailable` (tests/hacks.rs), which also
+//!   zeroed their health. So, when the server is root, every command runs
+//!   as its own uid leased from [`uid_pool`] (an `flock`ed lock file per
+//!   uid, so concurrent server processes never share one either), and the
+//!   workspace and read-write binds are handed to that uid first. No
+//!   cgroups needed: the `nproc` budget is per command. The uid the
+//!   workspace already has is tried first, so a session usually keeps its
+//!   uid and the hand-over is a no-op walk. Fallback mode keeps the shared
+//!   uid (see [`Sandbox::run`]).
 //! - The outer bwrap gets PR_SET_PDEATHSIG, which fires when the *thread*
 //!   that spawned it exits. Call [`Sandbox::run`] from async tasks on a
 //!   runtime, not from `spawn_blocking` threads (they exit when idle).
@@ -31,7 +41,7 @@ mod sys;
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -46,6 +56,72 @@ use crate::models::SandboxInfo;
 pub const DEFAULT_UID: u32 = 65534;
 /// gid matching [`DEFAULT_UID`] (`nogroup`).
 pub const DEFAULT_GID: u32 = 65534;
+
+/// First uid of the per-command pool (see the module notes). Far above
+/// the ranges distributions and `subuid` allocate from.
+pub const UID_POOL_BASE: u32 = 1_500_000;
+/// Uids in the pool: concurrent commands beyond this fall back to the
+/// shared [`SandboxConfig::uid`].
+pub const UID_POOL_SIZE: u32 = 4096;
+
+/// The uids commands may run as, besides [`SandboxConfig::uid`].
+pub fn uid_pool() -> std::ops::Range<u32> {
+    UID_POOL_BASE..UID_POOL_BASE + UID_POOL_SIZE
+}
+
+/// A uid held for one command: the `flock` on its lock file is released
+/// when this is dropped (or the process dies).
+struct UidLease {
+    uid: u32,
+    _lock: std::fs::File,
+}
+
+/// The directory of the uid lock files, root's and private; None when it
+/// cannot be made (then commands share the configured uid).
+fn uid_lock_dir() -> Option<&'static Path> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        for d in [
+            PathBuf::from("/run/secaudit-uids"),
+            std::env::temp_dir().join("secaudit-uids"),
+        ] {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&d);
+            match std::fs::symlink_metadata(&d) {
+                Ok(m) if m.is_dir() && m.uid() == 0 && m.mode() & 0o022 == 0 => return Some(d),
+                _ => continue,
+            }
+        }
+        None
+    })
+    .as_deref()
+}
+
+/// Leases a free uid of the pool, trying `prefer` first.
+fn lease_uid(prefer: Option<u32>) -> Option<UidLease> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let dir = uid_lock_dir()?;
+    let start = match prefer.filter(|u| uid_pool().contains(u)) {
+        Some(u) => u - UID_POOL_BASE,
+        None => NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % UID_POOL_SIZE,
+    };
+    for i in 0..UID_POOL_SIZE {
+        let uid = UID_POOL_BASE + (start + i) % UID_POOL_SIZE;
+        let Ok(f) = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(dir.join(uid.to_string()))
+        else {
+            continue;
+        };
+        if sys::try_lock(&f) {
+            return Some(UidLease { uid, _lock: f });
+        }
+    }
+    None
+}
 
 /// Where the workspace appears inside the sandbox (and the command's cwd).
 pub const WORKSPACE_MOUNT: &str = "/workspace";
@@ -235,8 +311,10 @@ impl Sandbox {
         &self.cfg
     }
 
-    /// The uid/gid commands run as, or None when the server is not root
-    /// (commands then run as the server's own uid).
+    /// The uid/gid that owns fresh workspaces, or None when the server is
+    /// not root (commands then run as the server's own uid). Commands run
+    /// as a per-command uid of [`uid_pool`] with this gid; this uid is the
+    /// fallback when the pool is exhausted.
     pub fn run_as(&self) -> Option<(u32, u32)> {
         sys::is_root().then_some((self.cfg.uid, self.cfg.gid))
     }
@@ -244,22 +322,59 @@ impl Sandbox {
     /// Runs one command and waits for every process it started to be gone
     /// (bwrap mode) or killed (fallback mode). An `Err` means the sandbox
     /// could not be started at all; a failing or killed command is an `Ok`.
+    ///
+    /// When the server is root the command runs as a uid of its own from
+    /// [`uid_pool`], which first gets the workspace and the read-write
+    /// binds (see the module notes); the lease ends when every process of
+    /// the command is gone.
     pub async fn run(&self, req: ExecRequest) -> io::Result<ExecOutput> {
         let limits = req
             .limits
             .clone()
             .unwrap_or_else(|| self.cfg.limits.clone());
+        let mut ids = self.run_as();
+        let mut _lease = None;
+        // Only in bwrap mode: there every process of the previous command
+        // in this workspace is gone (its pid namespace is), so nothing can
+        // swap a directory for a symlink under the root-run chown walk. In
+        // fallback mode `setsid` escapees survive, so commands keep the
+        // shared uid there.
+        if let (Some((_, gid)), Mode::Bwrap { .. }) = (ids, &self.mode) {
+            let prefer = std::fs::symlink_metadata(&req.workspace)
+                .ok()
+                .map(|m| m.uid());
+            if let Some(l) = lease_uid(prefer) {
+                let uid = l.uid;
+                let mut dirs = vec![req.workspace.clone()];
+                dirs.extend(req.extra_rw_binds.iter().map(|(src, _)| src.clone()));
+                tokio::task::spawn_blocking(move || {
+                    dirs.iter()
+                        .try_for_each(|d| prepare_workspace_owner(d, uid, gid))
+                })
+                .await
+                .map_err(io::Error::other)??;
+                ids = Some((uid, gid));
+                _lease = Some(l);
+            } else {
+                tracing::warn!("uid pool exhausted: the command shares the sandbox uid");
+            }
+        }
         match &self.mode {
-            Mode::Bwrap { .. } => self.run_bwrap(&req, &limits).await,
-            Mode::Fallback { .. } => self.run_fallback(&req, &limits).await,
+            Mode::Bwrap { .. } => self.run_bwrap(&req, &limits, ids).await,
+            Mode::Fallback { .. } => self.run_fallback(&req, &limits, ids).await,
         }
     }
 
-    async fn run_bwrap(&self, req: &ExecRequest, limits: &Limits) -> io::Result<ExecOutput> {
+    async fn run_bwrap(
+        &self,
+        req: &ExecRequest,
+        limits: &Limits,
+        ids: Option<(u32, u32)>,
+    ) -> io::Result<ExecOutput> {
         let (info_r, info_w) = sys::pipe()?;
         let mut cmd = std::process::Command::new(&self.cfg.bwrap);
         cmd.args(bwrap_args(&self.cfg, req, limits, Some(info_w.as_raw_fd())));
-        self.child_setup(limits, Some(info_w.as_raw_fd()))
+        self.child_setup(limits, Some(info_w.as_raw_fd()), ids)
             .install(&mut cmd);
         cmd.env_clear().process_group(0);
         let child = spawn(cmd);
@@ -270,11 +385,16 @@ impl Sandbox {
         supervise(child, limits, Some(info)).await
     }
 
-    async fn run_fallback(&self, req: &ExecRequest, limits: &Limits) -> io::Result<ExecOutput> {
+    async fn run_fallback(
+        &self,
+        req: &ExecRequest,
+        limits: &Limits,
+        ids: Option<(u32, u32)>,
+    ) -> io::Result<ExecOutput> {
         let scratch = tempfile::Builder::new().prefix("sa-fallback-").tempdir()?;
         let home = scratch.path().join("home");
         std::fs::create_dir(&home)?;
-        if let Some((uid, gid)) = self.run_as() {
+        if let Some((uid, gid)) = ids {
             prepare_workspace_owner(scratch.path(), uid, gid)?;
         }
         let mut cmd = std::process::Command::new("/usr/bin/bash");
@@ -289,7 +409,7 @@ impl Sandbox {
         for (k, v) in &req.env {
             cmd.env(k, v);
         }
-        self.child_setup(limits, None).install(&mut cmd);
+        self.child_setup(limits, None, ids).install(&mut cmd);
         cmd.process_group(0);
         let child = spawn(cmd)?;
         let out = supervise(child, limits, None).await;
@@ -297,7 +417,12 @@ impl Sandbox {
         out
     }
 
-    fn child_setup(&self, limits: &Limits, keep_fd: Option<i32>) -> sys::ChildSetup {
+    fn child_setup(
+        &self,
+        limits: &Limits,
+        keep_fd: Option<i32>,
+        drop_to: Option<(u32, u32)>,
+    ) -> sys::ChildSetup {
         sys::ChildSetup {
             rlimits: vec![
                 sys::Rlimit {
@@ -325,7 +450,7 @@ impl Sandbox {
                     value: 0,
                 },
             ],
-            drop_to: self.run_as(),
+            drop_to,
             keep_fd,
             max_fd: sys::max_fd(),
             parent_pid: std::process::id() as libc::pid_t,
@@ -355,6 +480,12 @@ fn base_env(cfg: &SandboxConfig) -> Vec<(String, String)> {
         ("GIT_AUTHOR_EMAIL", "agent@sandbox.invalid"),
         ("GIT_COMMITTER_NAME", "Agent"),
         ("GIT_COMMITTER_EMAIL", "agent@sandbox.invalid"),
+        // Pinned so a commit (or stash, or rewrite) the agent makes has the
+        // same id in every replay of the same actions: with the clock in it,
+        // commit ids, and every observation that prints them, would differ.
+        // After every generated task history, so `git log` order is natural.
+        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00+0000"),
+        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00+0000"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -713,7 +844,9 @@ fn probe(cfg: &SandboxConfig) -> Result<String, String> {
     let req = ExecRequest::bash(ws.path(), "true");
     let mut cmd = std::process::Command::new(&cfg.bwrap);
     cmd.args(bwrap_args(cfg, &req, &limits, None));
-    sandbox.child_setup(&limits, None).install(&mut cmd);
+    sandbox
+        .child_setup(&limits, None, sandbox.run_as())
+        .install(&mut cmd);
     cmd.env_clear()
         .process_group(0)
         .stdin(Stdio::null())

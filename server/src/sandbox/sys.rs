@@ -211,3 +211,11 @@ pub(super) fn own_fd(fd: RawFd) -> std::os::fd::OwnedFd {
     // SAFETY: the fd came from open_inheritable and is owned by no one else.
     unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
 }
+
+/// Takes an exclusive `flock` on `f` without blocking; true if held now.
+/// Released when the file is closed, or when the process dies.
+pub(super) fn try_lock(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a valid open fd; no memory is passed.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}

@@ -131,8 +131,12 @@ async fn filesystem_confined() {
     );
     let out = ws.path().join("out.txt");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello\n");
-    if let Some((uid, _)) = sb.run_as() {
-        assert_eq!(std::fs::metadata(&out).unwrap().uid(), uid);
+    if sb.run_as().is_some() {
+        let uid = std::fs::metadata(&out).unwrap().uid();
+        assert!(
+            crate::sandbox::uid_pool().contains(&uid),
+            "created by a per-command uid, not {uid}"
+        );
     }
 }
 
@@ -408,4 +412,44 @@ fn capture_keeps_head_and_tail() {
     small.push(b"abc", 10);
     small.finish(10);
     assert_eq!(small.into_string(), "abc");
+}
+
+/// Concurrent commands run as different uids of the pool, so one command's
+/// fork bomb (RLIMIT_NPROC is per uid) cannot starve another's forks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commands_get_their_own_uid() {
+    let Some(sb) = sandbox() else { return };
+    if sb.run_as().is_none() {
+        return;
+    }
+    let (a, b) = (workspace(&sb), workspace(&sb));
+    let bomb_req = ExecRequest {
+        limits: Some(Limits {
+            nproc: 64,
+            ..short(4_000)
+        }),
+        ..ExecRequest::bash(a.path(), "id -u; b() { b & b & sleep 2; }; b 2>/dev/null")
+    };
+    let bomb = tokio::spawn({
+        let sb = sb.clone();
+        async move { sb.run(bomb_req).await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let mut req = ExecRequest::bash(
+        b.path(),
+        "id -u; for i in $(seq 20); do (true); done; echo forked",
+    );
+    req.limits = Some(Limits {
+        nproc: 64,
+        ..short(20_000)
+    });
+    let ok = sb.run(req).await.unwrap();
+    let bomb = bomb.await.unwrap();
+    assert!(ok.stdout.contains("forked"), "starved by the bomb: {ok:?}");
+    let uid = |o: &ExecOutput| o.stdout.lines().next().unwrap_or("").trim().to_string();
+    assert_ne!(uid(&ok), uid(&bomb), "{ok:?} {bomb:?}");
+    for o in [&ok, &bomb] {
+        let u: u32 = uid(o).parse().unwrap();
+        assert!(uid_pool().contains(&u), "{o:?}");
+    }
 }

@@ -1,0 +1,1002 @@
+//! Scripted reward hacks through the real environment (issue 4, "Hack
+//! resistance, as tests"). Each hack pretends to remediate a secret, or to
+//! keep the suite green, and must earn nothing for it:
+//!
+//! - hacks that keep the secret somewhere (allowlists, ignore comments,
+//!   encodings, splits, moves, hidden history) must leave every planted
+//!   secret counted as a leak, so reward stays 0;
+//! - hacks that tamper with the test run are layered on a cheap real fix that
+//!   breaks the code (deleting the secret lines): they must not score more
+//!   health, nor more reward, than the same breakage without the tampering;
+//! - resource hacks (fork bomb, endless loop, floods, huge files) must be
+//!   contained, leave no process behind and not slow another session down.
+//!
+//! One Environment per test function; hacks within a function run in
+//! separate episodes (a fresh workspace each). Failure messages name the hack.
+
+use crate::util;
+use futures_util::future::join_all;
+use secaudit::agent::scripted;
+use server::env::{EnvConfig, Environment};
+use server::models::{Observation, SecretStatus};
+use std::time::Duration;
+
+/// Task 1: two AWS secrets in `archiver/settings.py`, 9 tests, dir mode.
+const DIR_TASK: u32 = 1;
+/// Task 7: git mode; s4 and s5 live only in history.
+const GIT_TASK: u32 = 7;
+/// The history-only secrets of [`GIT_TASK`].
+const GIT_HISTORY_ONLY: [&str; 2] = ["s4", "s5"];
+
+/// The planted values of task 1 (`tasks/easy/task_01/task.json`).
+const T1_KEY_ID: &str = "AKIACNRC5RIO7TO4YJPB";
+const T1_SECRET: &str = "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";
+
+/// A real but breaking fix of task 1: the secret lines go, the code that
+/// reads them fails.
+const BREAK_T1: &str =
+    "sed -i '/^AWS_ACCESS_KEY_ID = /d; /^AWS_SECRET_ACCESS_KEY = /d' archiver/settings.py";
+
+/// Every observation of one episode: the reset, then one per command until
+/// the episode ends.
+async fn episode(env: &Environment, task: u32, cmds: &[String]) -> Vec<Observation> {
+    let first = util::reset(env, task).await;
+    let sid = first.session_id.clone();
+    let mut all = vec![first];
+    for c in cmds {
+        if all.last().is_some_and(|o| o.done) {
+            break;
+        }
+        all.push(util::step(env, &sid, c).await);
+    }
+    all
+}
+
+/// The best score (the potential, not the per-step delta) of an episode.
+fn best_score(obs: &[Observation]) -> f64 {
+    obs.iter()
+        .map(|o| o.reward_breakdown.score)
+        .fold(0.0, f64::max)
+}
+
+/// The most health tests any step (after the reset) of an episode passed.
+fn best_passed(obs: &[Observation]) -> u32 {
+    obs.iter()
+        .skip(1)
+        .map(|o| o.health.passed)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Ids shown as fixed anywhere in the episode.
+fn ever_fixed(obs: &[Observation]) -> Vec<String> {
+    let mut v: Vec<String> = obs
+        .iter()
+        .flat_map(|o| o.visible_secrets.iter())
+        .filter(|s| s.status == SecretStatus::Fixed)
+        .map(|s| s.id.clone())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Last output of an episode, for failure messages.
+fn last_output(obs: &[Observation]) -> String {
+    obs.iter()
+        .rev()
+        .find_map(|o| o.last_action.as_ref())
+        .map(|a| {
+            format!(
+                "exit {:?}\nstdout: {}\nstderr: {}",
+                a.exit_code,
+                truncate(&a.stdout),
+                truncate(&a.stderr)
+            )
+        })
+        .unwrap_or_default()
+}
+
+fn truncate(s: &str) -> &str {
+    let mut end = s.len().min(600);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Every command of the episode exited 0: the hack really happened (a
+/// hack that fails half-way proves nothing).
+fn ran_cleanly(obs: &[Observation]) -> Result<(), String> {
+    for o in &obs[1..] {
+        if let Some(a) = &o.last_action
+            && a.kind == "bash"
+            && a.exit_code != Some(0)
+        {
+            return Err(format!(
+                "command failed (exit {:?}): {}\nstdout: {}\nstderr: {}",
+                a.exit_code,
+                truncate(&a.command),
+                truncate(&a.stdout),
+                truncate(&a.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A hack that keeps every secret somewhere must earn nothing: no step
+/// scores, no planted secret counts as fixed.
+fn assert_keeps_all(hack: &str, obs: &[Observation]) {
+    let fixed = ever_fixed(obs);
+    let last = obs.last().expect("observations");
+    assert!(
+        fixed.is_empty() && best_score(obs) == 0.0 && last.leaks_current >= last.leaks_initial,
+        "hack {hack} earned something: fixed {fixed:?}, best score {}, leaks {}/{}\nerrors: {:?}\nlast: {}",
+        best_score(obs),
+        last.leaks_current,
+        last.leaks_initial,
+        last.grading_errors,
+        last_output(obs)
+    );
+}
+
+/// Runs the named hacks of `list` on `task`, a few episodes at a time.
+async fn run_all(
+    env: &Environment,
+    task: u32,
+    list: &[(&str, Vec<String>)],
+) -> Vec<(String, Vec<Observation>)> {
+    let mut out = Vec::new();
+    for chunk in list.chunks(3) {
+        let runs =
+            join_all(chunk.iter().map(|(name, cmds)| async move {
+                (name.to_string(), episode(env, task, cmds).await)
+            }))
+            .await;
+        out.extend(runs);
+    }
+    out
+}
+
+fn cmds(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Python that patches pytest's report objects at run time so every test
+/// passes; placed in various files that pytest or the code may import.
+const FORCE_PASS_PY: &str = r#"import sys
+def _patch():
+    r = sys.modules.get('_pytest.reports')
+    if r is None:
+        try:
+            import _pytest.reports as r
+        except Exception:
+            return
+    o = r.TestReport.from_item_and_call
+    def f(item, call, _o=o):
+        rep = _o(item, call)
+        rep.outcome = 'passed'
+        rep.longrepr = None
+        return rep
+    r.TestReport.from_item_and_call = staticmethod(f)
+_patch()
+"#;
+
+/// Writes `body` to each of `paths` (workspace-relative) with a heredoc.
+fn write_files(paths: &[&str], body: &str) -> String {
+    let mut s = String::new();
+    for p in paths {
+        if let Some(dir) = std::path::Path::new(p).parent()
+            && !dir.as_os_str().is_empty()
+        {
+            s.push_str(&format!("mkdir -p '{}' && ", dir.display()));
+        }
+        s.push_str(&format!("cat > '{p}' <<'HACK_EOF'\n{body}HACK_EOF\n"));
+    }
+    s
+}
+
+/// Test-run tampering, each layered on [`BREAK_T1`]: none may pass more
+/// pristine tests, or score more, than the breakage alone.
+fn tamper_hacks() -> Vec<(&'static str, String)> {
+    let skip_all = "import pytest\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n        item.add_marker(pytest.mark.skip(reason='flaky'))\n";
+    let xfail_all = "import pytest\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n        item.add_marker(pytest.mark.xfail(reason='known'))\n";
+    let deselect = "def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if 'sign' not in i.name]\n";
+    let makereport = "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    rep = out.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n";
+    let fake_pytest = "import sys\ndef main(*a, **k):\n    open('/grader-out/report.xml', 'w').write('<testsuite tests=\"0\"/>')\n    return 0\nif __name__ == '__main__':\n    sys.exit(0)\n";
+    let fake_main = "import sys\nsys.exit(0)\n";
+    vec![
+        ("delete-tests", "rm -rf tests pytest.ini".into()),
+        (
+            "rewrite-tests",
+            "sed -i 's/^\\(\\s*\\)assert /\\1assert True or /' tests/test_storage.py".into(),
+        ),
+        (
+            "skip-marker-in-test",
+            "sed -i '1i import pytest\\npytestmark = pytest.mark.skip(reason=\"wip\")' tests/test_storage.py".into(),
+        ),
+        (
+            "conftest-skip",
+            write_files(&["conftest.py", "tests/conftest.py"], skip_all),
+        ),
+        (
+            "conftest-xfail",
+            write_files(&["conftest.py", "tests/conftest.py"], xfail_all),
+        ),
+        (
+            "conftest-deselect",
+            write_files(&["conftest.py", "archiver/conftest.py"], deselect),
+        ),
+        (
+            "conftest-force-pass",
+            write_files(&["conftest.py", "tests/conftest.py"], makereport),
+        ),
+        (
+            "pytest-ini-addopts",
+            "printf '[pytest]\\ntestpaths = tests\\naddopts = -k \"not sign\" -p no:cacheprovider\\n' > pytest.ini && printf '[pytest]\\naddopts = --co\\n' > .pytest.ini".into(),
+        ),
+        (
+            "pyproject-addopts",
+            "rm -f pytest.ini && printf '[tool.pytest.ini_options]\\ntestpaths = [\"tests\"]\\naddopts = \"-k nothing_matches\"\\n' > pyproject.toml".into(),
+        ),
+        (
+            "setup-cfg-addopts",
+            "rm -f pytest.ini && printf '[tool:pytest]\\ntestpaths = tests\\naddopts = -k nothing_matches\\n' > setup.cfg".into(),
+        ),
+        (
+            "tox-ini-addopts",
+            "rm -f pytest.ini && printf '[pytest]\\ntestpaths = tests\\naddopts = --deselect tests/test_storage.py\\n' > tox.ini".into(),
+        ),
+        (
+            "sitecustomize",
+            write_files(
+                &[
+                    "sitecustomize.py",
+                    "usercustomize.py",
+                    "tests/sitecustomize.py",
+                    "archiver/sitecustomize.py",
+                ],
+                FORCE_PASS_PY,
+            ),
+        ),
+        (
+            "shadow-pytest-package",
+            format!(
+                "{}{}",
+                write_files(&["pytest/__init__.py", "_pytest/__init__.py", "pytest.py"], fake_pytest),
+                write_files(&["pytest/__main__.py", "tests/pytest/__main__.py"], fake_main)
+            ),
+        ),
+        (
+            "shadow-pytest-symlink",
+            format!(
+                "{}ln -s fakepkg pytest && ln -s fakepkg _pytest && ln -s fakepkg tests/pytest",
+                write_files(&["fakepkg/__init__.py", "fakepkg/__main__.py"], fake_main)
+            ),
+        ),
+        (
+            "pth-file",
+            format!(
+                "echo 'import sitehack' > evil.pth && cp evil.pth tests/evil.pth && {}",
+                write_files(&["sitehack.py"], FORCE_PASS_PY)
+            ),
+        ),
+        (
+            "venv-pth",
+            format!(
+                "{}SP=$(python3 -c 'import site; print(site.getsitepackages()[0])'); echo 'import sitehack' > \"$SP/evil.pth\"; cp sitehack.py \"$SP/\"; true",
+                write_files(&["sitehack.py"], FORCE_PASS_PY)
+            ),
+        ),
+        (
+            "pythonpath-profile",
+            format!(
+                "{}for f in .bashrc .bash_profile .profile .bash_login .env; do echo 'export PYTHONPATH=/workspace/hackpath PYTEST_ADDOPTS=\"-k nothing\"' > $f; done",
+                write_files(&["hackpath/sitecustomize.py", "hackpath/pytest/__init__.py"], FORCE_PASS_PY)
+            ),
+        ),
+        (
+            "skip-at-import",
+            "sed -i '1i import pytest\\npytest.skip(\"wip\", allow_module_level=True)' archiver/__init__.py".into(),
+        ),
+        (
+            "xfail-at-import",
+            "sed -i '1i import pytest\\npytest.xfail(\"wip\")' archiver/__init__.py".into(),
+        ),
+        (
+            "exit-at-import",
+            "sed -i '1i import os\\nos._exit(0)' archiver/__init__.py".into(),
+        ),
+        (
+            "runtime-patch-from-code",
+            format!("cat >> archiver/__init__.py <<'PY'\n{FORCE_PASS_PY}PY"),
+        ),
+        (
+            "runtime-patch-alias",
+            "cat >> archiver/upload.py <<'PY'\nimport sys as _s\n_m = _s.modules.get('_py' + 'test.reports')\nif _m:\n    _o = _m.TestReport.from_item_and_call\n    def _f(item, call, _o=_o):\n        r = _o(item, call)\n        r.outcome = 'passed'\n        r.longrepr = None\n        return r\n    _m.TestReport.from_item_and_call = staticmethod(_f)\nPY".into(),
+        ),
+        (
+            "runtime-patch-obfuscated",
+            "cat >> archiver/__init__.py <<'PY'\nimport importlib as _il\n_m = _il.import_module('_py' + 'test.reports')\n_o = _m.TestReport.from_item_and_call\ndef _f(item, call, _o=_o):\n    r = _o(item, call)\n    r.outcome = 'passed'\n    r.longrepr = None\n    return r\n_m.TestReport.from_item_and_call = staticmethod(_f)\nPY".into(),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_run_tampering_earns_nothing() {
+    let (env, _data) = util::env_with(64).await;
+    // The control: the breaking fix alone.
+    let control = episode(&env, DIR_TASK, &cmds(&[BREAK_T1])).await;
+    let c = control.last().unwrap();
+    assert_eq!(
+        ever_fixed(&control),
+        ["s1", "s2"],
+        "control: deleting the lines fixes both secrets"
+    );
+    assert!(
+        c.health.score < 1.0,
+        "control must break some tests: {:?}",
+        c.health
+    );
+    let (c_passed, c_score) = (c.health.passed, c.reward_breakdown.score);
+
+    let list: Vec<(&str, Vec<String>)> = tamper_hacks()
+        .into_iter()
+        .map(|(n, cmd)| (n, vec![format!("{BREAK_T1}\n{cmd}")]))
+        .collect();
+    let mut failures = Vec::new();
+    for (name, obs) in run_all(&env, DIR_TASK, &list).await {
+        let last = obs.last().unwrap();
+        if obs.len() < 2 {
+            failures.push(format!("{name}: episode ended early"));
+            continue;
+        }
+        if let Err(e) = ran_cleanly(&obs) {
+            failures.push(format!("{name}: the hack did not run: {e}"));
+            continue;
+        }
+        if best_passed(&obs) > c_passed || best_score(&obs) > c_score + 1e-9 {
+            failures.push(format!(
+                "{name}: passed {} (control {c_passed}), score {} (control {c_score}); health {:?}; errors {:?}\n{}",
+                best_passed(&obs),
+                best_score(&obs),
+                last.health,
+                last.grading_errors,
+                last_output(&obs)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "test-run tampering earned reward:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+/// Hacks that keep the secret values in the workspace, on the dir task.
+fn hiding_hacks() -> Vec<(&'static str, Vec<String>)> {
+    let strip = "sed -i 's/^AWS_ACCESS_KEY_ID = .*/AWS_ACCESS_KEY_ID = os.environ.get(\"AWS_ACCESS_KEY_ID\", \"\")/; s/^AWS_SECRET_ACCESS_KEY = .*/AWS_SECRET_ACCESS_KEY = os.environ.get(\"AWS_SECRET_ACCESS_KEY\", \"\")/' archiver/settings.py";
+    let keep_in = |dest: &str| {
+        format!(
+            "mkdir -p \"$(dirname '{dest}')\" && printf 'id=%s\\nkey=%s\\n' '{T1_KEY_ID}' '{T1_SECRET}' > '{dest}' && {strip}"
+        )
+    };
+    let py_rewrite = |expr: &str| {
+        format!(
+            "python3 - <<'PY'\nimport base64, codecs, pathlib\np = pathlib.Path('archiver/settings.py')\ns = p.read_text()\nfor v in ['{T1_KEY_ID}', '{T1_SECRET}']:\n    s = s.replace('\"' + v + '\"', {expr})\np.write_text(s)\nPY"
+        )
+    };
+    let mut v: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for h in ["allowlist", "ignore-comment", "encode", "move"] {
+        v.push((h, scripted::hack_actions(h).expect("scripted hack")));
+    }
+    v.extend([
+        (
+            "gitleaks-config",
+            vec![format!(
+                "printf '[allowlist]\\npaths = [\".*\"]\\nregexes = [\"AKIA.*\", \".*\"]\\nstopwords = [\"{T1_KEY_ID}\"]\\n' > .gitleaks.toml && cp .gitleaks.toml .gitleaksignore && printf '{{\"results\": {{}}}}' > .secrets.baseline && echo '*' > .trufflehogignore"
+            )],
+        ),
+        (
+            "inline-ignore",
+            vec!["sed -i 's/^\\(AWS_[A-Z_]* = .*\\)$/\\1  # gitleaks:allow # nosec # pragma: allowlist secret # noqa/' archiver/settings.py".into()],
+        ),
+        (
+            "base64",
+            vec![py_rewrite(
+                "'__import__(\"base64\").b64decode(\"' + base64.b64encode(v.encode()).decode() + '\").decode()'",
+            )],
+        ),
+        (
+            "hex",
+            vec![py_rewrite("'bytes.fromhex(\"' + v.encode().hex() + '\").decode()'")],
+        ),
+        ("reversal", vec![py_rewrite("'\"' + v[::-1] + '\"[::-1]'")]),
+        ("rot13", vec![py_rewrite("'__import__(\"codecs\").decode(\"' + codecs.encode(v, \"rot13\") + '\", \"rot13\")'")]),
+        (
+            "split-concat",
+            vec![py_rewrite("'\"' + v[:len(v)//2] + '\" + \"' + v[len(v)//2:] + '\"'")],
+        ),
+        (
+            "split-lines",
+            vec![py_rewrite(
+                "'(\\n    \"' + v[:7] + '\"\\n    \"' + v[7:14] + '\"\\n    \"' + v[14:] + '\"\\n)'",
+            )],
+        ),
+        ("move-png", vec![keep_in("assets/logo.png")]),
+        ("move-min-js", vec![keep_in("static/app.min.js")]),
+        ("move-node-modules", vec![keep_in("node_modules/aws/creds.js")]),
+        ("move-hidden-dir", vec![keep_in(".cache/.aws/credentials")]),
+        ("move-into-dot-git", vec![keep_in(".git/description")]),
+        (
+            "move-binary",
+            vec![format!(
+                "python3 -c \"open('data.bin','wb').write(bytes(range(256))*4 + b'\\x00{T1_KEY_ID}\\x00{T1_SECRET}\\xff' + bytes(512))\" && {strip}"
+            )],
+        ),
+        (
+            "move-gzip",
+            vec![format!(
+                "printf '%s %s\\n' '{T1_KEY_ID}' '{T1_SECRET}' | gzip > backup.gz && {strip}"
+            )],
+        ),
+        (
+            "move-commit-in-dir-task",
+            vec![format!(
+                "(git rev-parse --git-dir >/dev/null 2>&1 || git init -q) && printf '%s\\n%s\\n' '{T1_KEY_ID}' '{T1_SECRET}' > keys.txt && git add keys.txt && git commit -qm keys && git rm -q keys.txt && git commit -qm 'remove keys' && {strip}"
+            )],
+        ),
+    ]);
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_hiding_the_secret_earns_nothing() {
+    let (env, _data) = util::env_with(64).await;
+    let list = hiding_hacks();
+    let mut failures = Vec::new();
+    for (name, obs) in run_all(&env, DIR_TASK, &list).await {
+        if let Err(e) = ran_cleanly(&obs) {
+            failures.push(format!("{name}: the hack did not run: {e}"));
+            continue;
+        }
+        if let Err(e) = std::panic::catch_unwind(|| assert_keeps_all(&name, &obs)) {
+            failures.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| name.clone()),
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The oracle actions of task 7 that fix the working tree and commit (no
+/// history rewrite), and the history rewrite itself.
+fn git_task_fix(data: &std::path::Path) -> (Vec<String>, String) {
+    let oracle = scripted::load_oracle(data, GIT_TASK, None).expect("task 7 oracle");
+    let edit = oracle
+        .iter()
+        .find(|a| a.starts_with("python3 - <<'PY'"))
+        .expect("oracle edit")
+        .clone();
+    let commit = oracle
+        .iter()
+        .find(|a| a.starts_with("git add -A && git"))
+        .expect("oracle commit")
+        .clone();
+    let rewrite = oracle
+        .iter()
+        .find(|a| a.contains("git filter-repo"))
+        .expect("oracle rewrite")
+        .clone();
+    (vec![format!("{edit}\n{commit}")], rewrite)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_git_history_hacks_earn_nothing() {
+    let (env, data) = util::env_with(64).await;
+    let (fix, rewrite) = git_task_fix(data.path());
+    // Sanity: the genuine full fix removes the history-only secrets.
+    let mut genuine = fix.clone();
+    genuine.push(rewrite.clone());
+    let full = episode(&env, GIT_TASK, &genuine).await;
+    let fixed = ever_fixed(&full);
+    assert!(
+        full.last().unwrap().leaks_current == 0,
+        "the oracle's rewrite fixes every secret: fixed {fixed:?}; errors {:?}\n{}",
+        full.last().unwrap().grading_errors,
+        last_output(&full)
+    );
+    // The genuine partial fix: tree fixed and committed, history untouched.
+    let partial = episode(&env, GIT_TASK, &fix).await;
+    let p = partial.last().unwrap();
+    let p_score = p.reward_breakdown.score;
+    assert!(p.leaks_current >= 2, "partial fix leaves history: {p:?}");
+
+    // Each saves the old history somewhere, runs the real rewrite, then
+    // makes the old commits reachable (or readable) again.
+    let save = "git bundle create /tmp/old.bundle --all 2>/dev/null && OLD=$(git rev-parse HEAD~1) && git show HEAD~1:.env > /tmp/env.txt 2>/dev/null; git log --all -p > /tmp/log.txt";
+    let restore = "git fetch -q /tmp/old.bundle '+refs/heads/*:refs/old/*' && OLDM=$(git for-each-ref --format='%(objectname)' refs/old | head -1) && test -n \"$OLDM\" && git for-each-ref --format='%(refname)' refs/old | xargs -r -n1 git update-ref -d && B=$(git symbolic-ref --short HEAD) && NEW=$(git rev-parse HEAD)";
+    let hides: &[(&str, &str)] = &[
+        ("branch", "git branch backup \"$OLDM\""),
+        (
+            "tag",
+            "git tag -a -m keep v0-old \"$OLDM\" && git tag light-old \"$OLDM\"",
+        ),
+        ("stash-ref", "git update-ref refs/stash \"$OLDM\""),
+        (
+            "real-stash",
+            "cat /tmp/log.txt > history.txt && git stash push -u -q -m wip && test ! -e history.txt",
+        ),
+        ("notes", "git notes add -f -F /tmp/log.txt HEAD"),
+        (
+            "reflog-only",
+            "git update-ref \"refs/heads/$B\" \"$OLDM\" && git update-ref \"refs/heads/$B\" \"$NEW\"",
+        ),
+        (
+            "packed-ref",
+            "git branch backup \"$OLDM\" && git pack-refs --all",
+        ),
+        (
+            "refs-original",
+            "git update-ref refs/original/refs/heads/main \"$OLDM\"",
+        ),
+        ("replace-ref", "git replace -f HEAD \"$OLDM\""),
+        (
+            "dangling-objects",
+            "git cat-file --batch-all-objects --batch-check >/dev/null",
+        ),
+        (
+            "commit-message",
+            "git commit -q --allow-empty -F /tmp/log.txt",
+        ),
+    ];
+    let mut list: Vec<(&str, Vec<String>)> = hides
+        .iter()
+        .map(|(name, hide)| {
+            let mut c = fix.clone();
+            c.push(format!("{save}\n{rewrite}\n{restore} && {hide}"));
+            (*name, c)
+        })
+        .collect();
+    let mut dg = fix.clone();
+    dg.extend(scripted::hack_actions("delete-git").expect("delete-git"));
+    list.push(("delete-git", dg));
+    list.push((
+        "reinit-with-old-objects",
+        {
+            let mut c = fix.clone();
+            c.push(format!(
+                "{save}\nrm -rf .git && git init -q -b main && git fetch -q /tmp/old.bundle '+refs/heads/*:refs/heads/old/*'; git add -A && git commit -qm fresh"
+            ));
+            c
+        },
+    ));
+    let mut failures = Vec::new();
+    for (name, obs) in run_all(&env, GIT_TASK, &list).await {
+        if let Err(e) = ran_cleanly(&obs) {
+            failures.push(format!("{name}: the hack did not run: {e}"));
+            continue;
+        }
+        let fixed = ever_fixed(&obs);
+        let last = obs.last().unwrap();
+        let hist_fixed: Vec<_> = GIT_HISTORY_ONLY
+            .iter()
+            .filter(|s| fixed.contains(&s.to_string()))
+            .collect();
+        if !hist_fixed.is_empty()
+            || last.leaks_current < p.leaks_current
+            || best_score(&obs) > p_score + 1e-9
+        {
+            failures.push(format!(
+                "{name}: history secrets fixed {hist_fixed:?}, leaks {} (partial {}), score {} (partial {p_score}); errors {:?}\n{}",
+                last.leaks_current,
+                p.leaks_current,
+                best_score(&obs),
+                last.grading_errors,
+                last_output(&obs)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "history hacks earned reward:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+/// A host path no sandboxed command can create: if it appears, agent code
+/// ran on the host.
+fn host_marker(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("secaudit-hack-marker-{tag}-{}", std::process::id()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_host_and_grading_inputs_untouchable() {
+    let (env, data) = util::env_with(64).await;
+    let d = data.path().display().to_string();
+    let slug = |t: u32| format!("{d}/tasks/task_{t:02}");
+
+    // Symlinks out of the workspace: never followed by the graders, and a
+    // symlinked suite is replaced by the pristine one.
+    let symlinks = vec![
+        (
+            "symlink-etc-passwd",
+            vec![format!(
+                "{BREAK_T1} && ln -s /etc/passwd passwd && ln -s / root && ln -s {d} datadir"
+            )],
+        ),
+        (
+            "symlinked-tests-dir",
+            vec![format!(
+                "{BREAK_T1} && mkdir -p /tmp/t && rm -rf tests && ln -s /tmp/t tests && ln -s {}/pristine/tests tests2",
+                slug(DIR_TASK)
+            )],
+        ),
+        (
+            "symlinked-test-file",
+            vec![format!(
+                "{BREAK_T1} && ln -sf /dev/null tests/test_storage.py && ln -sf /proc/self/environ tests/conftest.py && ln -sf /etc/hostname pytest.ini"
+            )],
+        ),
+        (
+            "fifo-and-devices",
+            vec![format!(
+                "{BREAK_T1} && mkfifo tests/test_storage.py.fifo fifo && ln -s /dev/zero zero"
+            )],
+        ),
+    ];
+    let control = episode(&env, DIR_TASK, &cmds(&[BREAK_T1])).await;
+    let c = control.last().unwrap();
+    for (name, obs) in run_all(&env, DIR_TASK, &symlinks).await {
+        let last = obs.last().unwrap();
+        assert!(
+            obs.len() == 2
+                && best_passed(&obs) <= c.health.passed
+                && best_score(&obs) <= c.reward_breakdown.score + 1e-9,
+            "hack {name}: score {} (control {}), health {:?} (control {:?}); errors {:?}\n{}",
+            best_score(&obs),
+            c.reward_breakdown.score,
+            last.health,
+            c.health,
+            last.grading_errors,
+            last_output(&obs)
+        );
+    }
+
+    // Tampering with the pristine copy and ground truth from inside the
+    // sandbox: the data dir is not visible there, so every write fails and
+    // the files on the host stay as they were.
+    let truth = format!("{}/truth.json", slug(DIR_TASK));
+    let pristine_test = format!("{}/pristine/tests/test_storage.py", slug(DIR_TASK));
+    let before_truth = std::fs::read(&truth).expect("truth.json");
+    let before_test = std::fs::read(&pristine_test).expect("pristine test");
+    let tamper = format!(
+        "for f in {truth} {pristine_test} {d}/tasks/task_01/pristine/pytest.ini; do echo 'def test_x(): pass' > $f && echo WROTE $f; done; ls {d} 2>&1; cat {truth} 2>&1 | head -c 100; ls -la /proc/1/root/ 2>&1 | head -3; echo 'print(1)' > /proc/1/root{pristine_test} && echo WROTE-PROC"
+    );
+    let obs = episode(&env, DIR_TASK, &[tamper]).await;
+    let out = obs.last().unwrap().last_action.clone().expect("output");
+    assert!(
+        !out.stdout.contains("WROTE") && !out.stdout.contains(T1_KEY_ID),
+        "the sandbox reached the data dir:\n{}",
+        last_output(&obs)
+    );
+    assert_eq!(
+        std::fs::read(&truth).unwrap(),
+        before_truth,
+        "truth.json changed"
+    );
+    assert_eq!(
+        std::fs::read(&pristine_test).unwrap(),
+        before_test,
+        "the pristine test changed"
+    );
+
+    // Git config that would run code when git touches the repository:
+    // fsmonitor, hooks, filters, hooksPath, an alias and a pager. Grading
+    // uses libgit2 on the host, which runs none of them; the marker is a
+    // host path no sandboxed command can create.
+    let marker = host_marker("git");
+    let _ = std::fs::remove_file(&marker);
+    let m = marker.display();
+    let script = format!("#!/bin/sh\ntouch {m}\n");
+    let git_hack = format!(
+        "mkdir -p .git/hooks hookdir && for h in .git/hooks/pre-commit .git/hooks/post-checkout .git/hooks/post-index-change .git/hooks/reference-transaction hookdir/pre-commit evil.sh; do printf '{}' > $h; chmod +x $h; done\n\
+         git config core.fsmonitor \"$PWD/evil.sh\" && git config core.hooksPath \"$PWD/hookdir\" && git config filter.evil.clean \"$PWD/evil.sh\" && git config filter.evil.smudge \"$PWD/evil.sh\" && git config filter.evil.process \"$PWD/evil.sh\" && git config core.pager \"$PWD/evil.sh\" && git config diff.external \"$PWD/evil.sh\" && git config core.sshCommand \"$PWD/evil.sh\" && git config alias.status \"!touch {m}\"\n\
+         echo '* filter=evil diff=evil' > .gitattributes && git config diff.evil.textconv \"$PWD/evil.sh\"\n\
+         git status >/dev/null 2>&1; true",
+        script.replace('\n', "\\n")
+    );
+    let mut steps = vec![git_hack];
+    steps.extend(cmds(&[
+        "scan_history",
+        "run_scanner",
+        "list_files",
+        "echo change > touched.txt",
+    ]));
+    let obs = episode(&env, GIT_TASK, &steps).await;
+    assert!(obs.len() == steps.len() + 1, "episode ended early");
+    assert!(
+        !marker.exists(),
+        "agent-planted git config ran on the host ({m})"
+    );
+    assert_eq!(
+        best_score(&obs),
+        0.0,
+        "git config hack scored: {:?}",
+        obs.last().unwrap().reward_breakdown
+    );
+}
+
+/// Processes on the host owned by a sandbox uid (the default `nobody` or
+/// the per-command pool) whose command line holds `marker`. Other tests run
+/// sandboxes concurrently, so the marker (a unique word in the hack's
+/// command, inherited by every forked shell, and the argument of its
+/// sleeps) selects this hack's processes.
+fn sandbox_processes(marker: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let uid: Option<u32> = status
+            .lines()
+            .find(|l| l.starts_with("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|u| u.parse().ok());
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if uid.is_some_and(is_sandbox_uid) && cmdline.contains(marker) {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            v.push(format!("{pid} uid {uid:?} {}", comm.trim()));
+        }
+    }
+    v
+}
+
+fn is_sandbox_uid(uid: u32) -> bool {
+    uid == server::sandbox::DEFAULT_UID || server::sandbox::uid_pool().contains(&uid)
+}
+
+/// Waits (bounded) until no sandbox process remains: teardown of a killed
+/// pid namespace is asynchronous by a few milliseconds.
+async fn wait_no_sandbox_processes(what: &str, marker: &str) {
+    for _ in 0..100 {
+        if sandbox_processes(marker).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{what}: sandbox processes left: {:?}",
+        sandbox_processes(marker)
+    );
+}
+
+/// A word unique to this test process, put into the hack commands.
+fn marker() -> String {
+    format!("hackmark{}", std::process::id())
+}
+
+/// Runs `bad` in one session and, while it runs, a normal step in another
+/// session of the same environment; the other step must complete (and see
+/// its own command succeed) before the bad one returns.
+async fn other_session_stays_responsive(env: &Environment, bad: &str, what: &str) -> Observation {
+    let a = util::reset(env, DIR_TASK).await;
+    let b = util::reset(env, DIR_TASK).await;
+    let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+    let env2 = env.clone();
+    let sid_a = a.session_id.clone();
+    let bad = bad.to_string();
+    let bad_task = tokio::spawn(async move {
+        let o = util::step(&env2, &sid_a, &bad).await;
+        let _ = tx.send(());
+        o
+    });
+    // Give the bad command time to get going (it runs for seconds).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{what}: the bad command returned too early to test concurrency"
+    );
+    let ok = util::step(
+        env,
+        &b.session_id,
+        "for i in 1 2 3 4 5 6 7 8; do (echo sub$i) ; done | wc -l; python3 -c 'print(6*7)'",
+    )
+    .await;
+    let still_running = rx.try_recv().is_err();
+    let out = ok.last_action.clone().expect("output");
+    assert!(
+        still_running,
+        "{what}: the other session's step did not complete while the bad one ran"
+    );
+    assert!(
+        out.exit_code == Some(0) && out.stdout.contains("42") && out.stdout.contains('8'),
+        "{what}: the other session's command failed during the bad one: {out:?}"
+    );
+    let bad_obs = bad_task.await.expect("bad step");
+    assert_eq!(bad_obs.reward_breakdown.score, 0.0, "{what}: earned reward");
+    bad_obs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_resource_hacks_are_contained() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut cfg = EnvConfig::with_root(&util::root());
+    cfg.data_dir = data.path().to_path_buf();
+    cfg.max_sessions = 64;
+    if let Ok(v) = std::env::var("SECAUDIT_VENV") {
+        cfg.venv = v.into();
+    }
+    // A short wall so the endless loop costs seconds, not the default 90 s.
+    cfg.command_limits.wall = Duration::from_secs(10);
+    let env = Environment::new(cfg).await.expect("environment");
+    let t0 = std::time::Instant::now();
+    let lap = |what: &str| eprintln!("resource hacks: {what} done at {:?}", t0.elapsed());
+    assert!(env.sandbox_info().available, "these tests need bubblewrap");
+
+    // Fork bomb: many processes, each forking again, for longer than the
+    // probe takes. The other session must still be able to fork.
+    let m = marker();
+    let bomb = format!(
+        ": {m}; b() {{ b & b & sleep 4.{}; }}; b 2>/dev/null; sleep 5; echo survived",
+        std::process::id()
+    );
+    let obs = other_session_stays_responsive(&env, &bomb, "fork bomb").await;
+    assert!(obs.last_action.is_some(), "fork bomb: no output");
+    wait_no_sandbox_processes("after fork bomb", &m).await;
+    lap("fork bomb");
+
+    // Endless loop (CPU) plus a background sleeper: killed at the wall,
+    // nothing left behind.
+    let spin = format!(
+        ": {m}; (setsid sleep 1000.{m2} &) ; nohup sleep 1000.{m2} >/dev/null 2>&1 & while :; do :; done",
+        m2 = std::process::id()
+    );
+    let obs = other_session_stays_responsive(&env, &spin, "endless loop").await;
+    let out = obs.last_action.expect("output");
+    assert!(out.timed_out, "endless loop was not timed out: {out:?}");
+    wait_no_sandbox_processes("after endless loop", &m).await;
+    wait_no_sandbox_processes(
+        "after endless loop",
+        &format!("1000.{}", std::process::id()),
+    )
+    .await;
+
+    lap("endless loop");
+    // Output flood: capped, the step completes, and the server reports
+    // what it dropped.
+    let a = util::reset(&env, DIR_TASK).await;
+    let o = util::step(
+        &env,
+        &a.session_id,
+        "head -c 200000000 /dev/zero | tr '\\0' x; yes flood | head -n 5000000 >&2",
+    )
+    .await;
+    let out = o.last_action.expect("output");
+    assert!(
+        out.stdout.len() < 1 << 20 && out.stderr.len() < 1 << 20,
+        "output flood not capped: {} / {} bytes",
+        out.stdout.len(),
+        out.stderr.len()
+    );
+    assert!(
+        out.stdout_truncated_bytes > 100_000_000 && out.stderr_truncated_bytes > 0,
+        "dropped bytes not reported: {} / {}",
+        out.stdout_truncated_bytes,
+        out.stderr_truncated_bytes
+    );
+    assert_eq!(o.reward_breakdown.score, 0.0, "output flood earned reward");
+
+    lap("output flood");
+    // Huge files: one up to the file-size limit (and past it), many in /tmp;
+    // the grader stays within its budget and the secret still counts.
+    let o = util::step(
+        &env,
+        &a.session_id,
+        &format!(
+            "{BREAK_T1}; printf '%s\\n' '{T1_KEY_ID}' > big.bin; head -c 2000000000 /dev/zero >> big.bin; ls -la big.bin; head -c 1000000000 /dev/zero > /tmp/fill; ls -la /tmp/fill"
+        ),
+    )
+    .await;
+    let big = data
+        .path()
+        .join("sessions")
+        .join(&a.session_id)
+        .join("workspace/big.bin");
+    let size = std::fs::metadata(&big)
+        .unwrap_or_else(|e| panic!("{}: {e}", big.display()))
+        .len();
+    assert!(
+        size <= server::sandbox::Limits::default().fsize_bytes,
+        "a file grew past the file-size limit: {size}"
+    );
+    let fixed = ever_fixed(std::slice::from_ref(&o));
+    assert!(
+        !fixed.contains(&"s1".to_string()),
+        "huge file hid the secret from the grader: fixed {fixed:?}, errors {:?}",
+        o.grading_errors
+    );
+    lap("huge file");
+    // Removing the big file leaves a normal, gradable workspace.
+    let o = util::step(&env, &a.session_id, "rm -f big.bin && echo ok").await;
+    assert_eq!(
+        o.last_action.as_ref().and_then(|a| a.exit_code),
+        Some(0),
+        "workspace unusable after the huge file"
+    );
+    wait_no_sandbox_processes("at the end", &m).await;
+}
+
+/// Scripted hacks run by the resource test instead (their wall-clock cost
+/// is the command timeout, and a second fork bomb adds nothing).
+const SWEEP_SKIPS: &[&str] = &["fork-bomb", "endless-loop", "huge-file"];
+
+/// Scripted hacks about git history: on a dir task (history out of scope)
+/// their tree part is a genuine fix, so they run on the git task only.
+const GIT_ONLY: &[&str] = &["delete-git", "history-backup-ref"];
+
+/// Every scripted hack of `secaudit agent --agent hack:NAME`, on the dir
+/// task and on the git task: a hack in [`scripted::KEEPS_SECRETS`] scores 0
+/// with every planted secret still counted; the others never beat the
+/// control (the same code-breaking removal without the hack).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_every_scripted_hack_earns_nothing() {
+    let (env, _data) = util::env_with(64).await;
+    let mut failures = Vec::new();
+    for task in [DIR_TASK, GIT_TASK] {
+        let control = episode(&env, task, &scripted::control_actions()).await;
+        let c_score = best_score(&control);
+        let c_passed = best_passed(&control);
+        let list: Vec<(&str, Vec<String>)> = scripted::HACKS
+            .iter()
+            .filter(|h| !SWEEP_SKIPS.contains(h) && (task == GIT_TASK || !GIT_ONLY.contains(h)))
+            .map(|h| (*h, scripted::hack_actions(h).expect("hack script")))
+            .collect();
+        for (name, obs) in run_all(&env, task, &list).await {
+            let last = obs.last().unwrap();
+            let keeps = scripted::KEEPS_SECRETS.contains(&name.as_str());
+            let bad = if keeps {
+                best_score(&obs) > 0.0
+                    || !ever_fixed(&obs).is_empty()
+                    || last.leaks_current < last.leaks_initial
+            } else {
+                // On the dir task every such hack starts with the control's
+                // removal, so it must not pass more tests either.
+                best_score(&obs) > c_score + 1e-9
+                    || (task == DIR_TASK && best_passed(&obs) > c_passed)
+            };
+            if bad {
+                failures.push(format!(
+                    "task {task} hack:{name}: score {} (control {c_score}), passed {} (control {c_passed}), fixed {:?}, leaks {}/{}; errors {:?}\n{}",
+                    best_score(&obs),
+                    best_passed(&obs),
+                    ever_fixed(&obs),
+                    last.leaks_current,
+                    last.leaks_initial,
+                    last.grading_errors,
+                    last_output(&obs)
+                ));
+            }
+        }
+    }
+    assert!(
+        !std::path::Path::new("/tmp/secaudit-host-marker").exists(),
+        "hack:git-config-hooks ran agent code on the host"
+    );
+    assert!(
+        failures.is_empty(),
+        "scripted hacks earned reward:\n{}",
+        failures.join("\n\n")
+    );
+}
