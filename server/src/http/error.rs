@@ -299,3 +299,17 @@ pub(crate) async fn json_errors(req: Request, next: Next) -> Response {
     }
     json_res
 }
+
+/// The reply to a request whose handler panicked: a JSON 500 that says so.
+/// The panic text goes to the log only (it may name paths or values that
+/// are not the client's business); the client gets a stable code.
+pub(crate) fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = super::ws::panic_text(payload.as_ref());
+    tracing::error!(panic = %detail, "request handler panicked");
+    ApiError::Internal(
+        "the request handler panicked; the request was not completed, the server keeps \
+         serving (the session may need a /state check)"
+            .into(),
+    )
+    .into_response()
+}

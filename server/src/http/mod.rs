@@ -40,6 +40,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
 use std::sync::Arc;
 use std::time::Duration;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
 
@@ -109,11 +110,21 @@ impl AppState {
     pub fn from_environment(env: crate::env::Environment, config: HttpConfig) -> Self {
         Self::new(Arc::new(env), config)
     }
+
+    /// WebSocket slots free now: the limit minus the sockets being served.
+    /// Lets tests (and `/health` later) see that closed sockets gave theirs
+    /// back.
+    pub fn free_ws_slots(&self) -> usize {
+        self.ws_slots.available_permits()
+    }
 }
 
 /// Builds the router with every route and limit.
 ///
-/// Layers, outermost first: tracing; [`error::json_errors`], which turns
+/// Layers, outermost first: tracing; a panic catcher
+/// ([`error::panic_response`]), so a bug in one handler costs that request a
+/// JSON 500 and not the connection (or, on a current-thread runtime, the
+/// server); [`error::json_errors`], which turns
 /// any non-JSON 4xx/5xx (axum's 405, tower-http's 413, WebSocket upgrade
 /// rejections) into our JSON error; the body limit, enforced both by
 /// tower-http (a `Content-Length` over the bound is refused before the body
@@ -138,6 +149,7 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(error::json_errors))
+        .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

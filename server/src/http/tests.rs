@@ -2,9 +2,8 @@
 //! input, the WebSocket protocol over real TCP, and a fuzz run.
 //!
 //! The fake follows the `Environment` contract (sessions, step budget,
-//! `done`, capacity) closely enough to drive whole episodes; the test that
-//! needs the real environment is `real_env_episode` (ignored until tasks are
-//! generated).
+//! `done`, capacity) closely enough to drive whole episodes;
+//! `real_env_episode` plays a real task through the router.
 
 use super::*;
 use crate::env::EnvError;
@@ -18,7 +17,8 @@ use std::sync::Mutex;
 use tower::ServiceExt;
 
 /// A fake environment: sessions are counters, `submit` ends the episode,
-/// `boom` fails with an internal error, `sleep N` waits N ms.
+/// `boom` fails with an internal error, `panic` panics (a bug in a
+/// handler), `sleep N` waits N ms.
 struct Fake {
     sessions: Mutex<HashMap<String, Observation>>,
     max: usize,
@@ -108,6 +108,9 @@ impl EnvBackend for Fake {
             if let Some(ms) = action.command.strip_prefix("sleep ") {
                 let ms: u64 = ms.parse().unwrap_or(0).min(5000);
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            if action.command == "panic" {
+                panic!("fake backend panics on purpose");
             }
             if action.command == "boom" {
                 return Err(EnvError::Internal("boom".into()));
@@ -672,6 +675,45 @@ async fn capacity_http() {
     assert_eq!(b["error"]["max_sessions"], 1);
 }
 
+/// A panicking handler answers a JSON 500 and the server keeps serving:
+/// the same session steps on afterwards. On the current-thread test runtime
+/// an uncaught panic would abort this very test.
+#[tokio::test]
+async fn handler_panic_is_a_json_500() {
+    let (app, fake) = test_app();
+    let sid = reset_session(&app).await;
+    let (s, b) = send(
+        &app,
+        post_json(
+            "/step",
+            json!({"session_id": sid, "action": "panic"}).to_string(),
+        ),
+    )
+    .await;
+    assert_error(s, &b, StatusCode::INTERNAL_SERVER_ERROR, "internal_error");
+    assert!(
+        b["error"]["message"].as_str().unwrap().contains("panicked"),
+        "{b}"
+    );
+    assert!(
+        !b.to_string().contains("on purpose"),
+        "panic text stays in the log: {b}"
+    );
+    let (s, b) = send(
+        &app,
+        post_json(
+            "/step",
+            json!({"session_id": sid, "action": "ls"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["observation"]["steps_taken"], 1, "{b}");
+    assert_eq!(fake.active_sessions(), 1);
+    let (s, b) = send(&app, get("/health")).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+}
+
 #[tokio::test]
 async fn routing_errors() {
     let (app, _) = test_app();
@@ -990,6 +1032,25 @@ mod ws_tcp {
         assert_eq!(r["type"], "observation");
     }
 
+    /// A panic while answering a frame is an error frame; the connection
+    /// and its session live on, and closing still frees the slot.
+    #[tokio::test]
+    async fn handler_panic_keeps_connection() {
+        let (st, fake) = state_with(Fake::new(2), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+        ask(&mut c, json!({"type":"reset"})).await;
+        let r = ask(&mut c, json!({"type":"step","data":{"command":"panic"}})).await;
+        assert_eq!(r["type"], "error", "{r}");
+        assert_eq!(r["data"]["code"], "EXECUTION_ERROR", "{r}");
+        let r = ask(&mut c, json!({"type":"step","data":{"command":"ls"}})).await;
+        assert_eq!(r["type"], "observation", "{r}");
+        assert_eq!(r["data"]["observation"]["steps_taken"], 1, "{r}");
+        drop(c);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(fake.active_sessions(), 0);
+    }
+
     #[tokio::test]
     async fn oversized_message_closes() {
         let (st, fake) = state_with(Fake::new(2), std::time::Duration::from_secs(60));
@@ -1016,22 +1077,30 @@ mod ws_tcp {
     }
 }
 
-/// Needs the real environment (it generates missing workspaces, slow) and
-/// bubblewrap; run with `cargo test -p server real_env_episode -- --ignored`
-/// (`SECAUDIT_TASKS_DIR`/`SECAUDIT_DATA_DIR` override the project's dirs).
-#[tokio::test]
-#[ignore = "needs the real Environment and generated tasks"]
+/// The real environment behind the router: task 1 over HTTP, played to the
+/// end with its oracle. Tasks are generated into a temporary data dir (a few
+/// seconds) so the test neither needs nor touches the project's `data/`.
+/// Needs bubblewrap for contained commands (without it they run
+/// uncontained, which still works as root) and the project venv (pytest).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_env_episode() {
     // cargo runs tests in server/; the project root is one up.
-    let mut cfg = crate::env::EnvConfig::with_root(std::path::Path::new(".."));
-    if let Ok(d) = std::env::var(env_vars::SECAUDIT_DATA_DIR) {
-        cfg.data_dir = d.into();
-    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut cfg = crate::env::EnvConfig::with_root(root);
+    cfg.data_dir = data.path().to_path_buf();
     if let Ok(d) = std::env::var(env_vars::SECAUDIT_TASKS_DIR) {
         cfg.tasks_dir = d.into();
     }
+    if let Ok(v) = std::env::var(env_vars::SECAUDIT_VENV) {
+        cfg.venv = v.into();
+    }
     cfg.max_sessions = 4;
     let env = crate::env::Environment::new(cfg).await.unwrap();
+    let oracle = env.oracle(1, None).await.unwrap();
+    assert!(!oracle.is_empty(), "task 1 has an oracle");
     let app = app(AppState::from_environment(
         env,
         HttpConfig {
@@ -1041,6 +1110,7 @@ async fn real_env_episode() {
     ));
     let (s, b) = send(&app, post_json("/reset", r#"{"task_id":1}"#)).await;
     assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["done"], false, "{b}");
     let sid = b["session_id"].as_str().unwrap().to_string();
     let (s, b) = send(
         &app,
@@ -1055,6 +1125,28 @@ async fn real_env_episode() {
     let (s, b) = send(&app, get(&format!("/state?session_id={sid}"))).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     assert_eq!(b["step_count"], 1);
+    let mut last = Value::Null;
+    for cmd in &oracle {
+        let (s, b) = send(
+            &app,
+            post_json(
+                "/step",
+                json!({"session_id": sid, "action": cmd}).to_string(),
+            ),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{cmd}: {b}");
+        let done = b["done"] == true;
+        last = b;
+        if done {
+            break;
+        }
+    }
+    assert_eq!(last["done"], true, "oracle ends the episode: {last}");
+    assert_eq!(last["observation"]["success"], true, "{last}");
+    let reward = last["reward"].as_f64().expect("numeric reward");
+    assert!((reward - 1.0).abs() < 1e-9, "reward {reward}: {last}");
+    // A step after the end is a 409, and the state still says done.
     let (s, b) = send(
         &app,
         post_json(
@@ -1063,12 +1155,15 @@ async fn real_env_episode() {
         ),
     )
     .await;
-    assert_eq!(s, StatusCode::OK, "{b}");
-    assert_eq!(b["done"], true);
-    let (s, _) = send(
+    assert_error(s, &b, StatusCode::CONFLICT, "episode_done");
+    let (s, b) = send(
         &app,
         post_json("/close", json!({"session_id": sid}).to_string()),
     )
     .await;
-    assert_eq!(s, StatusCode::OK);
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let left: Vec<_> = std::fs::read_dir(data.path().join("sessions"))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "close removes the session dir: {left:?}");
 }

@@ -18,7 +18,7 @@ use crate::models::{Action, ResetRequest};
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
@@ -153,7 +153,20 @@ async fn run(st: AppState, socket: WebSocket) {
             }
             Incoming::Text(t) => t,
         };
-        match handle_message(&st, &mut session, &text).await {
+        // A panic in a handler costs this request an error frame, not the
+        // connection: were the task to unwind, the session would never be
+        // closed and its slot would leak.
+        let handled = std::panic::AssertUnwindSafe(handle_message(&st, &mut session, &text))
+            .catch_unwind()
+            .await;
+        let reply = handled.unwrap_or_else(|payload| {
+            tracing::error!(session = ?session, panic = %panic_text(payload.as_ref()), "websocket handler panicked");
+            Reply::Frame(error_frame(
+                "EXECUTION_ERROR",
+                "the request handler panicked; the request was not completed",
+            ))
+        });
+        match reply {
             Reply::Frame(v) => {
                 if !send_json(&mut sink, &v).await {
                     break;
@@ -172,6 +185,17 @@ async fn run(st: AppState, socket: WebSocket) {
         tracing::debug!(session = %sid, error = %e, "closing websocket session");
     }
     drop(permit);
+}
+
+/// The message of a panic payload, for the log.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
 }
 
 enum Reply {
