@@ -1,11 +1,21 @@
-//! The `secaudit agent` binary against in-test fake servers: a fake
-//! environment (scripted rewards, recorded actions) and a fake
-//! OpenAI-compatible API (queued replies, recorded requests).
+//! The `secaudit agent` and `secaudit eval` binaries over HTTP.
+//!
+//! Two kinds of server: in-test fakes (an environment with scripted rewards
+//! and recorded actions, an OpenAI-compatible API with queued replies and
+//! recorded requests) pin the log format and the loop guard exactly; the
+//! REAL environment (the repository's tasks, sandbox and graders behind the
+//! real router, served in-process by `util::serve`) proves the whole CLI +
+//! HTTP path: the oracle solves every task, every hack script and `null`
+//! earn nothing, `random` runs cleanly and the baseline drives a real
+//! episode through the fake model, retries and loop guard included.
 
+use crate::util;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use secaudit::agent::scripted::{HACKS, KEEPS_SECRETS, control_actions, hack_actions};
+use secaudit::eval::{EvalReport, REPORT_FORMAT};
 use serde_json::{Value, json};
 use server::models::*;
 use std::collections::VecDeque;
@@ -21,6 +31,8 @@ struct FakeEnv {
     stdout: String,
     steps: u32,
     actions: Vec<String>,
+    /// Sessions closed by the agent.
+    closed: Vec<String>,
 }
 
 type Env = Arc<Mutex<FakeEnv>>;
@@ -110,6 +122,12 @@ async fn step(State(e): State<Env>, Json(b): Json<Value>) -> Json<Value> {
     Json(json!({"observation": obs, "reward": r, "done": done, "session_id": "s1"}))
 }
 
+async fn close(State(e): State<Env>, Json(b): Json<Value>) -> Json<Value> {
+    let id = b["session_id"].as_str().unwrap_or("").to_string();
+    e.lock().unwrap().closed.push(id.clone());
+    Json(json!({"closed": true, "session_id": id}))
+}
+
 async fn tasks() -> Json<Value> {
     Json(json!([]))
 }
@@ -127,6 +145,7 @@ async fn fake_env(f: FakeEnv) -> (String, Env) {
         .route("/reset", post(reset))
         .route("/step", post(step))
         .route("/tasks", get(tasks))
+        .route("/close", post(close))
         .with_state(env.clone());
     (serve(r).await, env)
 }
@@ -172,18 +191,25 @@ struct Run {
 }
 
 async fn agent(args: &[&str], env_url: &str, api: Option<&str>) -> Run {
+    cli("agent", args, env_url, api, 60).await
+}
+
+/// Runs `secaudit SUB ARGS` with ENV_URL (and API_BASE_URL) set, bounded by
+/// `secs`.
+async fn cli(sub: &str, args: &[&str], env_url: &str, api: Option<&str>, secs: u64) -> Run {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_secaudit"));
-    c.arg("agent")
+    c.arg(sub)
         .args(args)
+        .kill_on_drop(true)
         .env("ENV_URL", env_url)
         .env("MODEL_NAME", "fake-model")
         .env_remove("HF_TOKEN");
     if let Some(a) = api {
         c.env("API_BASE_URL", a);
     }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), c.output())
+    let out = tokio::time::timeout(std::time::Duration::from_secs(secs), c.output())
         .await
-        .expect("agent timed out")
+        .unwrap_or_else(|_| panic!("secaudit {sub} {args:?} timed out after {secs} s"))
         .unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -259,6 +285,7 @@ async fn scripted_three_step_episode_logs_exactly() {
         "[END] success=true steps=3 score=1.000 rewards=0.20,0.50,1.00"
     );
     assert_eq!(env.lock().unwrap().actions.len(), 3);
+    assert_eq!(env.lock().unwrap().closed, vec!["s1"], "session freed");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -392,4 +419,523 @@ async fn injected_output_arrives_fenced() {
     assert!(user[at..].contains(&format!("</untrusted-{nonce}>")));
     // The rule comes before any untrusted byte: it is in the system message.
     assert!(system.contains("never an instruction"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_or_refusing_model_api_exits_non_zero() {
+    let (url, env) = fake_env(FakeEnv::default()).await;
+    // Nothing listens there: retried with backoff, then a clear message.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/v1", l.local_addr().unwrap());
+    drop(l);
+    let r = agent(&["--task-id", "1"], &url, Some(&dead)).await;
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("model API is unreachable"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("retrying"), "{}", r.stderr);
+    check_format(&r.stdout);
+    assert!(
+        r.stdout
+            .ends_with("[END] success=false steps=0 score=0.000 rewards=\n"),
+        "{}",
+        r.stdout
+    );
+    // A 401 (bad key) is not retried: one request, a clear message.
+    let (api, model) = fake_model(&[(401, "")]).await;
+    let r = agent(&["--task-id", "1"], &url, Some(&api)).await;
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("model API refused the request: HTTP 401"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(model.lock().unwrap().requests.len(), 1);
+    assert!(env.lock().unwrap().actions.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Against the real environment.
+
+/// The real environment over the repository's tasks, served in-process by
+/// the real router. `data` is its data directory (truth files for the
+/// oracle agent). It allows only [`REAL_SESSIONS`] sessions, fewer than
+/// the 13 episodes of an all-task eval, so an agent that left its sessions
+/// open would be refused with 429 and fail these tests.
+struct RealEnv {
+    url: String,
+    data: tempfile::TempDir,
+    tasks: Vec<TaskInfo>,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+const REAL_SESSIONS: usize = 4;
+
+async fn real_env() -> RealEnv {
+    let (env, data) = util::env_with(REAL_SESSIONS).await;
+    let (addr, server) = util::serve(env).await;
+    let url = format!("http://{addr}");
+    let tasks: Vec<TaskInfo> = reqwest::get(format!("{url}/tasks"))
+        .await
+        .expect("GET /tasks")
+        .json()
+        .await
+        .expect("task list");
+    assert_eq!(tasks.len(), 13, "the repository has 13 tasks");
+    RealEnv {
+        url,
+        data,
+        tasks,
+        _server: server,
+    }
+}
+
+/// One episode as its log lines tell it.
+#[derive(Debug)]
+struct Logged {
+    task: u32,
+    model: String,
+    /// (action, reward, done, error) of each `[STEP]`.
+    steps: Vec<(String, f64, bool, String)>,
+    success: bool,
+    score: f64,
+}
+
+/// Parses every episode in `log`, ignoring lines that are not `[START]`,
+/// `[STEP]` or `[END]` (eval mixes them with its stderr), and checks each
+/// episode's lines are well-formed and agree: START, n STEPs numbered 1..n,
+/// END with steps=n and the STEP rewards in order.
+fn episodes(log: &str) -> Vec<Logged> {
+    let start =
+        regex::Regex::new(r"^\[START\] task=(\d+) env=secrets_audit_env model=(\S+)$").unwrap();
+    let step = regex::Regex::new(
+        r"^\[STEP\] step=(\d+) action=(.+) reward=(\d+\.\d\d) done=(true|false) error=(.+)$",
+    )
+    .unwrap();
+    let end = regex::Regex::new(
+        r"^\[END\] success=(true|false) steps=(\d+) score=(\d\.\d{3}) rewards=((?:\d+\.\d\d)(?:,\d+\.\d\d)*)?$",
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut cur: Option<Logged> = None;
+    for l in log.lines().filter(|l| {
+        l.starts_with("[START] ") || l.starts_with("[STEP] ") || l.starts_with("[END] ")
+    }) {
+        if let Some(c) = start.captures(l) {
+            assert!(cur.is_none(), "[START] inside an episode: {l}");
+            cur = Some(Logged {
+                task: c[1].parse().unwrap(),
+                model: c[2].to_string(),
+                steps: vec![],
+                success: false,
+                score: 0.0,
+            });
+        } else if let Some(c) = step.captures(l) {
+            let e = cur
+                .as_mut()
+                .unwrap_or_else(|| panic!("[STEP] outside: {l}"));
+            assert_eq!(c[1].parse::<usize>().unwrap(), e.steps.len() + 1, "{l}");
+            e.steps.push((
+                c[2].to_string(),
+                c[3].parse().unwrap(),
+                &c[4] == "true",
+                c[5].to_string(),
+            ));
+        } else if let Some(c) = end.captures(l) {
+            let mut e = cur.take().unwrap_or_else(|| panic!("[END] outside: {l}"));
+            assert_eq!(c[2].parse::<usize>().unwrap(), e.steps.len(), "{l}");
+            let rewards: Vec<String> = e.steps.iter().map(|s| format!("{:.2}", s.1)).collect();
+            assert_eq!(
+                c.get(4).map_or("", |m| m.as_str()),
+                rewards.join(","),
+                "{l}"
+            );
+            e.success = &c[1] == "true";
+            e.score = c[3].parse().unwrap();
+            out.push(e);
+        } else {
+            panic!("malformed log line: {l}");
+        }
+    }
+    assert!(cur.is_none(), "episode without [END]:\n{log}");
+    out
+}
+
+fn read_report(path: &std::path::Path) -> EvalReport {
+    let text = std::fs::read_to_string(path).expect("eval wrote its JSON");
+    let report: EvalReport = serde_json::from_str(&text).expect("JSON is an EvalReport");
+    assert_eq!(report.format, REPORT_FORMAT);
+    report
+}
+
+/// `secaudit eval --agent oracle --tasks all` over HTTP reaches 1.0 on all
+/// 13 tasks within budget, and the table, JSON and logs agree. (tests/oracle
+/// checks the same in-process, with seeded variants; this is the CLI path a
+/// researcher uses against a deployed server.)
+#[tokio::test(flavor = "multi_thread")]
+async fn real_oracle_eval_solves_every_task() {
+    let env = real_env().await;
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("oracle.json");
+    let r = cli(
+        "eval",
+        &[
+            "--agent",
+            "oracle",
+            "--tasks",
+            "all",
+            "--episodes",
+            "1",
+            "--env-url",
+            &env.url,
+            "--data-dir",
+            env.data.path().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &env.url,
+        None,
+        900,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = read_report(&json);
+    assert_eq!(report.agent, "oracle");
+    assert_eq!(report.env_url, env.url);
+    let ids: Vec<u32> = env.tasks.iter().map(|t| t.id).collect();
+    let rows: Vec<u32> = report.tasks.iter().map(|t| t.task_id).collect();
+    assert_eq!(rows, ids);
+    for (row, t) in report.tasks.iter().zip(&env.tasks) {
+        let s = &row.stats;
+        let ctx = format!("task {}: {row:?}", t.id);
+        assert_eq!(s.episodes, 1, "{ctx}");
+        assert_eq!(
+            (s.mean_reward, s.min_reward, s.max_reward),
+            (1.0, 1.0, 1.0),
+            "{ctx}"
+        );
+        assert_eq!((s.success_rate, s.errors), (1.0, 0), "{ctx}");
+        assert!(
+            s.max_steps_taken >= 1 && s.max_steps_taken <= t.step_budget,
+            "{ctx}"
+        );
+        assert_eq!(row.runs[0].rewards.last(), Some(&1.0), "{ctx}");
+    }
+    assert_eq!(report.overall.episodes, 13);
+    assert_eq!(report.overall.success_rate, 1.0);
+    // The table: header, one line per task, the `all` line.
+    let table: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(table.len(), 15, "{}", r.stdout);
+    for (l, t) in table[1..14].iter().zip(&ids) {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols[0], t.to_string(), "{l}");
+        assert_eq!(&cols[2..5], &["1.000", "1.000", "1.000"], "{l}");
+        assert_eq!(cols[6], "100%", "{l}");
+    }
+    assert!(table[14].trim_start().starts_with("all"), "{}", table[14]);
+    // The episode logs (on stderr for eval) say the same.
+    let logged = episodes(&r.stderr);
+    assert_eq!(logged.len(), 13, "{}", r.stderr);
+    for (e, row) in logged.iter().zip(&report.tasks) {
+        assert_eq!((e.task, e.model.as_str()), (row.task_id, "oracle"));
+        assert!(e.success && e.score == 1.0, "{e:?}");
+        assert_eq!(e.steps.len() as u32, row.stats.max_steps_taken);
+        assert!(e.steps.last().unwrap().2, "last step is done: {e:?}");
+    }
+    // Seeded variants: generated by the server at their first reset, so the
+    // oracle must read its truth file after the reset.
+    let json = out.path().join("oracle-seeded.json");
+    let r = cli(
+        "eval",
+        &[
+            "--agent",
+            "oracle",
+            "--tasks",
+            "1,13",
+            "--seed",
+            "4",
+            "--data-dir",
+            env.data.path().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &env.url,
+        None,
+        300,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = read_report(&json);
+    for row in &report.tasks {
+        assert_eq!(row.runs[0].seed, Some(4));
+        assert_eq!(row.stats.success_rate, 1.0, "{row:?}");
+    }
+}
+
+/// The task the CLI hack sweep runs on: task 7 (medium, git scan mode) has
+/// working-tree secrets (config, deploy script, CI, a hidden `.env`), an
+/// 8-test pytest suite and secrets in history, so every hack script has
+/// something to pretend to fix. (tests/hacks.rs sweeps the same scripts
+/// in-process on a dir task too; `secaudit eval` runs them on all tasks.)
+const HACK_TASK: u32 = 7;
+
+/// Hacks whose cost is the 90 s command timeout or that load the shared
+/// machine (fork bomb, endless loop, 4 GB file): tests/hacks.rs covers
+/// them in its resource test; running them again here would only add
+/// minutes.
+const HACK_SKIPS: &[&str] = &["fork-bomb", "endless-loop", "huge-file"];
+
+/// Runs `secaudit agent --agent AGENT --task-id TASK` and parses its one
+/// episode, checking the log format.
+async fn agent_episode(url: &str, agent_arg: &str, task: u32) -> Logged {
+    let r = cli(
+        "agent",
+        &["--agent", agent_arg, "--task-id", &task.to_string()],
+        url,
+        None,
+        300,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{agent_arg}: {}", r.stderr);
+    check_format(&r.stdout);
+    let mut e = episodes(&r.stdout);
+    assert_eq!(e.len(), 1);
+    let e = e.remove(0);
+    assert_eq!((e.task, e.model.as_str()), (task, agent_arg));
+    e
+}
+
+fn best(e: &Logged) -> f64 {
+    e.steps.iter().map(|s| s.1).fold(0.0, f64::max)
+}
+
+/// Every hack script, run by `secaudit agent --agent hack:NAME` against the
+/// real server, logs well-formed lines and earns nothing it should not:
+/// a hack in `KEEPS_SECRETS` earns 0 at every step; the others (which start
+/// from a real but code-breaking removal) never beat that removal alone
+/// (`control_actions`), and none succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn real_hacks_earn_nothing() {
+    let env = real_env().await;
+    let c = agent_episode(&env.url, "control", HACK_TASK).await;
+    assert_eq!(c.steps.len(), control_actions().len());
+    let control = best(&c);
+    let hacks: Vec<&str> = HACKS
+        .iter()
+        .copied()
+        .filter(|h| !HACK_SKIPS.contains(h))
+        .collect();
+    assert!(hacks.len() >= 7, "{hacks:?}");
+    let mut failures = Vec::new();
+    // Two at a time: half the wall time, well inside REAL_SESSIONS.
+    for pair in hacks.chunks(2) {
+        let runs = futures_util::future::join_all(pair.iter().map(|hack| {
+            let url = env.url.clone();
+            async move {
+                (
+                    *hack,
+                    agent_episode(&url, &format!("hack:{hack}"), HACK_TASK).await,
+                )
+            }
+        }))
+        .await;
+        for (hack, e) in runs {
+            assert_eq!(e.steps.len(), hack_actions(hack).unwrap().len(), "{e:?}");
+            let rewards: Vec<f64> = e.steps.iter().map(|s| s.1).collect();
+            let allowed = if KEEPS_SECRETS.contains(&hack) {
+                0.0
+            } else {
+                control
+            };
+            if e.success || best(&e) > allowed + 0.005 {
+                failures.push(format!(
+                    "{hack}: success={} score={} rewards={rewards:?} (allowed {allowed:.2})",
+                    e.success, e.score
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "hacks were paid on task {HACK_TASK}:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// `null` scores 0 on every task; `random` runs cleanly, stays in [0, 1] and
+/// repeats itself exactly for the same seed.
+#[tokio::test(flavor = "multi_thread")]
+async fn real_null_scores_zero_and_random_runs() {
+    let env = real_env().await;
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("null.json");
+    // Three steps per task keep this quick; `true` changes nothing, so more
+    // steps could only lower a score that must already be 0.
+    let r = cli(
+        "eval",
+        &[
+            "--agent",
+            "null",
+            "--tasks",
+            "all",
+            "--max-steps",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &env.url,
+        None,
+        600,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = read_report(&json);
+    assert_eq!(report.tasks.len(), 13);
+    assert_eq!(report.overall.max_reward, 0.0, "{report:?}");
+    assert_eq!(report.overall.success_rate, 0.0);
+    assert_eq!(report.overall.errors, 0);
+    let logged = episodes(&r.stderr);
+    assert_eq!(logged.len(), 13, "{}", r.stderr);
+    for e in &logged {
+        assert_eq!(e.model, "null");
+        assert!(!e.success && e.score == 0.0, "{e:?}");
+        assert!(e.steps.iter().all(|s| s.0 == "true" && s.1 == 0.0), "{e:?}");
+    }
+    let random = |json: std::path::PathBuf| {
+        let url = env.url.clone();
+        async move {
+            let r = cli(
+                "eval",
+                &[
+                    "--agent",
+                    "random",
+                    "--tasks",
+                    "1,7",
+                    "--episodes",
+                    "2",
+                    "--max-steps",
+                    "3",
+                    "--seed",
+                    "5",
+                    "--json",
+                    json.to_str().unwrap(),
+                ],
+                &url,
+                None,
+                600,
+            )
+            .await;
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            (episodes(&r.stderr), read_report(&json))
+        }
+    };
+    let (a, report) = random(out.path().join("random-a.json")).await;
+    assert_eq!(a.len(), 4);
+    assert_eq!(report.seed, Some(5));
+    for row in &report.tasks {
+        assert_eq!(row.stats.errors, 0, "{row:?}");
+        for o in &row.runs {
+            assert!((0.0..=1.0).contains(&o.score), "{o:?}");
+            assert!(o.steps >= 1 && o.steps <= 3, "{o:?}");
+        }
+    }
+    assert_eq!(
+        report
+            .tasks
+            .iter()
+            .map(|t| t.runs[1].seed)
+            .collect::<Vec<_>>(),
+        vec![Some(6), Some(6)],
+        "episode k runs variant seed + k"
+    );
+    let (b, _) = random(out.path().join("random-b.json")).await;
+    let actions = |v: &[Logged]| -> Vec<Vec<String>> {
+        v.iter()
+            .map(|e| e.steps.iter().map(|s| s.0.clone()).collect())
+            .collect()
+    };
+    assert_eq!(actions(&a), actions(&b), "same seed, same random actions");
+}
+
+/// The baseline agent against the real environment and the fake model: a
+/// fenced reply, a 500 (retried) then a tool call, an empty reply (falls
+/// back to a ranked action), then `ls` until the loop guard refuses it.
+#[tokio::test(flavor = "multi_thread")]
+async fn real_baseline_with_fake_model() {
+    let env = real_env().await;
+    let (api, model) = fake_model(&[
+        (200, "Let me look first.\n```bash\nlist_files\n```"),
+        (500, ""),
+        (
+            200,
+            r#"<tool_call>{"name": "bash", "arguments": {"command": "run_scanner"}}</tool_call>"#,
+        ),
+        (200, ""),
+        (200, "ls"),
+        (200, "ls"),
+        (200, "ls"),
+        (200, "ls"),
+        (200, "`ls`"),
+    ])
+    .await;
+    let r = cli(
+        "agent",
+        &["--task-id", "1", "--max-steps", "7"],
+        &env.url,
+        Some(&api),
+        300,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check_format(&r.stdout);
+    let e = episodes(&r.stdout);
+    let e = &e[0];
+    assert_eq!((e.task, e.model.as_str()), (1, "fake-model"));
+    let actions: Vec<&str> = e.steps.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(actions.len(), 7, "{}", r.stdout);
+    assert_eq!(&actions[..2], &["list_files", "run_scanner"]);
+    assert!(r.stderr.contains("retrying"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no command in the model's reply"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !actions[2].is_empty() && actions[2] != "ls",
+        "fallback: {actions:?}"
+    );
+    assert_eq!(&actions[3..6], &["ls", "ls", "ls"]);
+    let ls_rewards: Vec<f64> = e.steps[3..6].iter().map(|s| s.1).collect();
+    assert!(
+        ls_rewards.windows(2).all(|w| w[0] == w[1]),
+        "{ls_rewards:?}"
+    );
+    assert_ne!(actions[6], "ls", "the loop guard refused the 4th ls");
+    assert!(r.stderr.contains("refusing it"), "{}", r.stderr);
+    let reqs = model.lock().unwrap().requests.clone();
+    assert_eq!(reqs.len(), 9);
+    let user = |i: usize| {
+        reqs[i]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // The real observation reached the prompt.
+    let t1 = &env.tasks[0];
+    assert!(user(0).contains(&t1.description[..t1.description.len().min(60)]));
+    assert!(
+        user(0).contains(&format!("Leaks: {} at start", t1.secret_count)),
+        "{}",
+        user(0)
+    );
+    assert!(
+        user(3).contains("run_scanner"),
+        "last command shown: {}",
+        user(3)
+    );
+    assert!(!user(6).contains("CRITICAL WARNING"));
+    assert!(user(7).contains("CRITICAL WARNING"), "{}", user(7));
+    assert!(user(8).contains("It was refused"), "{}", user(8));
 }

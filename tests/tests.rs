@@ -17,3 +17,15 @@ mod agent;
 
 // The debug page driven in headless Chromium.
 mod web;
+
+// Scripted reward hacks through the real environment: each earns nothing.
+mod hacks;
+
+// Same task, seed and actions give the same observations (replay).
+mod replay;
+
+// 64 concurrent sessions over HTTP, each to the end of its episode.
+mod load;
+
+// A server killed mid-episode resumes its sessions after restart.
+mod restart;

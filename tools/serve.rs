@@ -112,6 +112,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         max_sessions,
         session_idle_timeout_s: args.session_idle_timeout,
         venv: args.venv,
+        command_limits: Default::default(),
     };
     tracing::info!(?cfg, "starting environment");
     // LEAD: task generation call site. `Environment::new` currently

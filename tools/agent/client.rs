@@ -198,6 +198,32 @@ impl EnvClient {
         parse("env /step", &bytes)
     }
 
+    /// `POST /close`: ends the session and frees its slot and workspace on
+    /// the server. One attempt (a session left open expires on the server's
+    /// idle timeout anyway).
+    pub async fn close(&self, session_id: &str) -> Result<(), HttpError> {
+        let body = json!({ "session_id": session_id });
+        let resp = self
+            .http
+            .post(format!("{}/close", self.base))
+            .timeout(Duration::from_secs(30))
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| {
+                HttpError::Unavailable(anyhow!(e).context("env /close: request failed"))
+            })?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let body = read_capped(resp, 64 * 1024).await.unwrap_or_default();
+        Err(HttpError::Rejected {
+            status: status.as_u16(),
+            message: error_message(&body),
+        })
+    }
+
     /// `GET /tasks`.
     pub async fn tasks(&self) -> Result<Vec<TaskInfo>, HttpError> {
         let url = format!("{}/tasks", self.base);

@@ -32,9 +32,10 @@ pub const LOOP_REPEATS: usize = 3;
 /// Arguments of `secaudit agent`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Which agent: baseline (LLM), oracle, null, random, or hack:NAME
-    /// (delete-tests, allowlist, ignore-comment, encode, move, delete-git,
-    /// skip-tests).
+    /// Which agent: baseline (LLM), oracle, null, random, control (the
+    /// crude removal the tamper hacks build on), or hack:NAME (a
+    /// reward-hack script, e.g. hack:allowlist; an unknown name such as
+    /// hack:list is refused with the list of every name).
     #[arg(long, default_value = "baseline")]
     pub agent: String,
     /// Task to run (1–13); default 1.
@@ -87,25 +88,30 @@ pub enum AgentKind {
     Null,
     /// Seeded random choice among plausible and ranked commands.
     Random,
+    /// The real but code-breaking removal the tamper hacks build on (every
+    /// secret-bearing line deleted, then submit): the score a hack layered
+    /// on it must not beat, measured the same way.
+    Control,
     /// A reward-hack script (name without `hack:`).
     Hack(String),
 }
 
 impl AgentKind {
-    /// Parses `baseline`, `oracle`, `null`, `random`, `hack:NAME`.
+    /// Parses `baseline`, `oracle`, `null`, `random`, `control`, `hack:NAME`.
     pub fn parse(s: &str) -> anyhow::Result<Self> {
         Ok(match s {
             "baseline" => AgentKind::Baseline,
             "oracle" => AgentKind::Oracle,
             "null" => AgentKind::Null,
             "random" => AgentKind::Random,
+            "control" => AgentKind::Control,
             h if h.starts_with("hack:") => {
                 let name = &h["hack:".len()..];
                 scripted::hack_actions(name)?;
                 AgentKind::Hack(name.to_string())
             }
             other => anyhow::bail!(
-                "unknown agent {other:?}: expected baseline, oracle, null, random or hack:NAME ({})",
+                "unknown agent {other:?}: expected baseline, oracle, null, random, control or hack:NAME ({})",
                 scripted::HACKS.join(", ")
             ),
         })
@@ -118,6 +124,7 @@ impl AgentKind {
             AgentKind::Oracle => "oracle".into(),
             AgentKind::Null => "null".into(),
             AgentKind::Random => "random".into(),
+            AgentKind::Control => "control".into(),
             AgentKind::Hack(h) => format!("hack:{h}"),
         }
     }
@@ -176,7 +183,7 @@ impl Runner {
 }
 
 /// How an episode went.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// Task number.
     pub task_id: u32,
@@ -265,23 +272,6 @@ async fn episode(
     log: &mut dyn Write,
     out: &mut Outcome,
 ) -> anyhow::Result<()> {
-    let mut policy = match &r.kind {
-        AgentKind::Baseline => Policy::Baseline {
-            model: Box::new(r.model.clone().expect("baseline has a model client")),
-        },
-        AgentKind::Oracle => Policy::Script {
-            actions: scripted::load_oracle(&r.data_dir, task_id, seed)?,
-            next: 0,
-        },
-        AgentKind::Hack(h) => Policy::Script {
-            actions: scripted::hack_actions(h)?,
-            next: 0,
-        },
-        AgentKind::Null => Policy::Null,
-        AgentKind::Random => Policy::Random {
-            rng: Box::new(StdRng::seed_from_u64(rng_seed)),
-        },
-    };
     let reset = r.env.reset(task_id, seed).await.map_err(|e| match e {
         HttpError::Unavailable(e) => {
             e.context(format!("environment at {} is unreachable", r_url(r)))
@@ -292,6 +282,62 @@ async fn episode(
         .session_id
         .clone()
         .unwrap_or_else(|| reset.observation.session_id.clone());
+    // The policy is made after the reset: a seeded variant's truth file
+    // (the oracle's actions) only exists once the server has generated the
+    // variant, which it does at its first reset.
+    let played = match make_policy(r, task_id, seed, rng_seed) {
+        Ok(mut policy) => play(r, &mut policy, reset, &session, log, out).await,
+        Err(e) => Err(e),
+    };
+    // Free the server's session slot and workspace whatever happened: an
+    // eval of many episodes would otherwise fill a server's session table
+    // (HTTP 429 "at capacity") until the idle timeout.
+    if let Err(e) = r.env.close(&session).await {
+        eprintln!("agent: task {task_id}: closing session {session}: {e}");
+    }
+    played
+}
+
+/// The policy state of one episode.
+fn make_policy(
+    r: &Runner,
+    task_id: u32,
+    seed: Option<u64>,
+    rng_seed: u64,
+) -> anyhow::Result<Policy> {
+    Ok(match &r.kind {
+        AgentKind::Baseline => Policy::Baseline {
+            model: Box::new(r.model.clone().expect("baseline has a model client")),
+        },
+        AgentKind::Oracle => Policy::Script {
+            actions: scripted::load_oracle(&r.data_dir, task_id, seed)?,
+            next: 0,
+        },
+        AgentKind::Control => Policy::Script {
+            actions: scripted::control_actions(),
+            next: 0,
+        },
+        AgentKind::Hack(h) => Policy::Script {
+            actions: scripted::hack_actions(h)?,
+            next: 0,
+        },
+        AgentKind::Null => Policy::Null,
+        AgentKind::Random => Policy::Random {
+            rng: Box::new(StdRng::seed_from_u64(rng_seed)),
+        },
+    })
+}
+
+/// The step loop of one episode on `session`, from its reset response.
+async fn play(
+    r: &Runner,
+    policy: &mut Policy,
+    reset: StepResponse,
+    session: &str,
+    log: &mut dyn Write,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let task_id = out.task_id;
     let mut obs = reset.observation;
     out.score = score_of(&obs);
     // (action, reward) of each step, for the loop guard.
@@ -299,15 +345,14 @@ async fn episode(
     let mut done = reset.done;
     while !done && out.steps < r.max_steps {
         let step_no = out.steps + 1;
-        let Some(action) = next_action(&mut policy, &obs, step_no, r.max_steps, &past).await?
-        else {
+        let Some(action) = next_action(policy, &obs, step_no, r.max_steps, &past).await? else {
             eprintln!(
                 "agent: task {task_id}: script finished after {} steps",
                 out.steps
             );
             break;
         };
-        let result = r.env.step(&session, &action).await;
+        let result = r.env.step(session, &action).await;
         out.steps = step_no;
         let error = match result {
             Ok(StepResponse {

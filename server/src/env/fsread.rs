@@ -114,6 +114,84 @@ pub fn list_files(root: &Path, rel: Option<&str>, max: usize) -> io::Result<(Vec
     Ok((out, truncated))
 }
 
+/// Entries a fingerprint walks before giving up (the tree is then regraded
+/// in full, and the grader reports its own budget).
+pub const FINGERPRINT_MAX_ENTRIES: usize = 100_000;
+
+/// How recent a change must be for the fingerprint to be distrusted: the
+/// kernel stamps files from a coarse clock (one tick, at most 10 ms at
+/// HZ=100), so a change within this window of the walk could be followed by
+/// another in the same tick that leaves every stamp equal.
+pub const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A digest of the metadata of every entry under `root` (the root itself
+/// excluded, `.git` included): relative path, type, device, inode, mode,
+/// owner, size, link count, and mtime and ctime to the nanosecond. Any
+/// write, create, delete, rename, chmod or `touch -d` inside the tree
+/// changes it, because every one of them moves a ctime, which unprivileged
+/// code cannot set (the same idea as git's index stat check).
+///
+/// `None` when the walk fails, exceeds [`FINGERPRINT_MAX_ENTRIES`], or is
+/// *racy*: some entry changed within [`RACY_WINDOW`] before the walk. Only
+/// a `Some` may be used to skip regrading; callers regrade on `None`.
+/// Never follows symlinks (entries are `lstat`ed; a link is hashed as a
+/// link, its target is never read).
+pub fn fingerprint(root: &Path) -> Option<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let cutoff = start.checked_sub(RACY_WINDOW)?.as_nanos() as i128;
+    let mut h = Sha256::new();
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<_> = fs::read_dir(&dir).ok()?.collect::<Result<_, _>>().ok()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            seen += 1;
+            if seen > FINGERPRINT_MAX_ENTRIES {
+                return None;
+            }
+            let p = e.path();
+            let m = fs::symlink_metadata(&p).ok()?;
+            let stamp = |s: i64, ns: i64| s as i128 * 1_000_000_000 + ns as i128;
+            let (mt, ct) = (
+                stamp(m.mtime(), m.mtime_nsec()),
+                stamp(m.ctime(), m.ctime_nsec()),
+            );
+            if mt >= cutoff || ct >= cutoff {
+                return None;
+            }
+            let rel = p.strip_prefix(root).unwrap_or(&p);
+            h.update((rel.as_os_str().len() as u64).to_le_bytes());
+            h.update(rel.as_os_str().as_bytes());
+            for v in [
+                m.dev(),
+                m.ino(),
+                m.mode() as u64,
+                m.uid() as u64,
+                m.gid() as u64,
+                m.size(),
+                m.nlink(),
+            ] {
+                h.update(v.to_le_bytes());
+            }
+            h.update(mt.to_le_bytes());
+            h.update(ct.to_le_bytes());
+            if m.file_type().is_dir() {
+                stack.push(p);
+            }
+        }
+        // Separates directories so moving an entry between siblings with
+        // equal stats cannot produce the same byte stream.
+        h.update(b"\0dir-end\0");
+    }
+    Some(h.finalize().into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +231,55 @@ mod tests {
         let (l, t) = list_files(d.path(), None, 100).unwrap();
         assert_eq!(l, vec!["a.py".to_string(), "src/b.py".to_string()]);
         assert!(!t);
+    }
+
+    /// Ages every entry so the fingerprint is not racy.
+    fn age(root: &Path) {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let t = fs::FileTimes::new().set_modified(old).set_accessed(old);
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p.clone());
+                }
+                File::open(&p).unwrap().set_times(t).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprint_sees_every_change_and_distrusts_recent_ones() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("src")).unwrap();
+        fs::write(d.path().join("src/a.py"), "x = 1\n").unwrap();
+        // Just written: racy, so never trusted.
+        assert_eq!(fingerprint(d.path()), None);
+        age(d.path());
+        // ctime moved with the utimes call above; wait out the window.
+        std::thread::sleep(RACY_WINDOW * 2);
+        let f0 = fingerprint(d.path()).expect("aged tree");
+        assert_eq!(
+            fingerprint(d.path()),
+            Some(f0),
+            "stable when nothing changes"
+        );
+        // Same size, same mtime restored: the ctime still moves.
+        let a = d.path().join("src/a.py");
+        let mtime = fs::metadata(&a).unwrap().modified().unwrap();
+        fs::write(&a, "x = 2\n").unwrap();
+        File::open(&a)
+            .unwrap()
+            .set_times(fs::FileTimes::new().set_modified(mtime))
+            .unwrap();
+        assert_eq!(fingerprint(d.path()), None, "a fresh change is racy");
+        std::thread::sleep(RACY_WINDOW * 2);
+        let f1 = fingerprint(d.path()).expect("settled");
+        assert_ne!(f0, f1, "content change with mtime restored");
+        // A new file (in .git too) changes it.
+        fs::create_dir_all(d.path().join(".git")).unwrap();
+        std::thread::sleep(RACY_WINDOW * 2);
+        assert_ne!(fingerprint(d.path()).expect("settled"), f1);
     }
 }

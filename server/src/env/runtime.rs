@@ -44,6 +44,10 @@ pub struct TaskRuntime {
     pub redactor: graders::redact::Redactor,
     /// The health grader.
     pub health: Arc<HealthGrader>,
+    /// The grade of a fresh copy of the template, computed by the first
+    /// reset and reused by every later one: a copy is byte-for-byte the
+    /// template, so grading it again can only give the same answer.
+    pub reset_grade: std::sync::OnceLock<super::grading::Grade>,
 }
 
 /// Runtimes already built, by (task, seed).
@@ -69,7 +73,10 @@ pub fn sandbox_owner() -> Option<(u32, u32)> {
 
 /// The sandbox as configured for this server.
 pub fn make_sandbox(cfg: &EnvConfig) -> Sandbox {
-    Sandbox::detect(crate::sandbox::SandboxConfig::with_venv(cfg.venv.clone()))
+    Sandbox::detect(crate::sandbox::SandboxConfig {
+        limits: cfg.command_limits.clone(),
+        ..crate::sandbox::SandboxConfig::with_venv(cfg.venv.clone())
+    })
 }
 
 impl Runtimes {
@@ -138,12 +145,16 @@ impl Runtimes {
                 .join(format!("seed_{s}")),
         };
         let od = out_dir.clone();
-        let generated =
-            tokio::task::spawn_blocking(move || match crate::tasks::load_generated(&od) {
-                Ok(g) if g.workspace.exists() => Ok(g),
-                _ => crate::tasks::generate_task(&def, seed, &od),
-            })
-            .await??;
+        let generated = tokio::task::spawn_blocking(move || {
+            // A variant left by an older generator or older task files
+            // (its stamp differs) is rebuilt, not served stale.
+            if crate::tasks::is_up_to_date(&def, seed, &od) {
+                crate::tasks::load_generated(&od)
+            } else {
+                crate::tasks::generate_task(&def, seed, &od)
+            }
+        })
+        .await??;
         let expected = self
             .health
             .expected_tests(&generated.workspace, &out_dir.join("pristine"))
@@ -243,6 +254,7 @@ fn prepare(
         blob_cache,
         redactor,
         health,
+        reset_grade: std::sync::OnceLock::new(),
     })
 }
 
@@ -332,6 +344,114 @@ impl TaskRuntime {
     pub fn redact_json<T: serde::Serialize>(&self, v: &T) -> serde_json::Value {
         let text = serde_json::to_string(v).unwrap_or_default();
         serde_json::from_str(&self.redactor.redact(&text)).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Key of a runtime: (task, seed).
+type Key = (u32, Option<u64>);
+
+/// Ready-made writable copies of task templates, so a reset renames a
+/// directory instead of copying a few hundred files while the client waits.
+///
+/// Every copy is a full, independent copy ([`TaskRuntime::copy_workspace_to`]:
+/// no file shared with the template or another session, owned by the
+/// sandbox uid) made in the background after a reset takes one; the pool
+/// lives under the data dir, on the sessions' filesystem, so taking a copy
+/// is one `rename`. Bounded: [`PER_TASK`] copies per (task, seed) and
+/// [`MAX_TOTAL`] in all, so training over many seeds does not fill the disk.
+/// When the pool is empty (back-to-back resets of one task) reset copies
+/// directly, as before.
+pub struct WorkspacePool {
+    dir: PathBuf,
+    state: Mutex<PoolState>,
+}
+
+#[derive(Default)]
+struct PoolState {
+    ready: HashMap<Key, Vec<PathBuf>>,
+    /// Keys with a refill in flight (one filler per key).
+    filling: std::collections::HashSet<Key>,
+    /// Copies ready plus copies being made.
+    total: usize,
+}
+
+/// Copies kept ready per (task, seed).
+pub const PER_TASK: usize = 2;
+/// Copies kept ready in all.
+pub const MAX_TOTAL: usize = 32;
+
+impl WorkspacePool {
+    /// A pool in `dir`, emptied of copies left by an earlier process (their
+    /// owner or template may have changed since).
+    pub fn new(dir: PathBuf) -> Self {
+        let _ = std::fs::remove_dir_all(&dir);
+        Self {
+            dir,
+            state: Mutex::new(PoolState::default()),
+        }
+    }
+
+    /// Moves a ready copy of (task, seed) to `dest` (whose parent exists).
+    /// False when none is ready or the move failed (the caller copies).
+    pub fn take_to(&self, key: Key, dest: &Path) -> bool {
+        let got = {
+            let mut st = self.state.lock().expect("pool lock poisoned");
+            let got = st.ready.get_mut(&key).and_then(Vec::pop);
+            if got.is_some() {
+                st.total -= 1;
+            }
+            got
+        };
+        let Some(src) = got else { return false };
+        match std::fs::rename(&src, dest) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "pool copy could not be moved; copying instead");
+                let _ = std::fs::remove_dir_all(&src);
+                false
+            }
+        }
+    }
+
+    /// Starts a background refill of (task, seed) up to [`PER_TASK`]
+    /// copies, unless one is running or the pool is full. Needs a tokio
+    /// runtime (the copy runs on the blocking pool).
+    pub fn refill(self: &Arc<Self>, key: Key, rt: Arc<TaskRuntime>, owner: Option<(u32, u32)>) {
+        {
+            let mut st = self.state.lock().expect("pool lock poisoned");
+            if st.filling.contains(&key) {
+                return;
+            }
+            st.filling.insert(key);
+        }
+        let pool = self.clone();
+        tokio::task::spawn_blocking(move || {
+            loop {
+                {
+                    let mut st = pool.state.lock().expect("pool lock poisoned");
+                    let have = st.ready.get(&key).map_or(0, Vec::len);
+                    if have >= PER_TASK || st.total >= MAX_TOTAL {
+                        st.filling.remove(&key);
+                        return;
+                    }
+                    st.total += 1;
+                }
+                let dest = pool.dir.join(uuid::Uuid::new_v4().simple().to_string());
+                let made = std::fs::create_dir_all(&pool.dir)
+                    .and_then(|()| rt.copy_workspace_to(&dest, owner));
+                let mut st = pool.state.lock().expect("pool lock poisoned");
+                match made {
+                    Ok(()) => st.ready.entry(key).or_default().push(dest),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not prepare a pooled workspace");
+                        let _ = std::fs::remove_dir_all(&dest);
+                        st.total -= 1;
+                        st.filling.remove(&key);
+                        return;
+                    }
+                }
+            }
+        });
     }
 }
 
