@@ -16,7 +16,7 @@
 
 use crate::util;
 use futures_util::future::join_all;
-use secaudit::agent::scripted;
+use secaudit::agent::scripted::{self, FORCE_PASS_PY};
 use server::env::{EnvConfig, Environment};
 use server::models::{Observation, SecretStatus};
 use std::time::Duration;
@@ -162,26 +162,6 @@ async fn run_all(
 fn cmds(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
-
-/// Python that patches pytest's report objects at run time so every test
-/// passes; placed in various files that pytest or the code may import.
-const FORCE_PASS_PY: &str = r#"import sys
-def _patch():
-    r = sys.modules.get('_pytest.reports')
-    if r is None:
-        try:
-            import _pytest.reports as r
-        except Exception:
-            return
-    o = r.TestReport.from_item_and_call
-    def f(item, call, _o=o):
-        rep = _o(item, call)
-        rep.outcome = 'passed'
-        rep.longrepr = None
-        return rep
-    r.TestReport.from_item_and_call = staticmethod(f)
-_patch()
-"#;
 
 /// Writes `body` to each of `paths` (workspace-relative) with a heredoc.
 fn write_files(paths: &[&str], body: &str) -> String {

@@ -57,14 +57,7 @@ async fn serve_with(
         ws_idle_timeout: ws_idle,
     };
     let state = AppState::from_environment(env, cfg);
-    let app = server::http::app(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let h = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let (addr, h) = util::serve_state(state.clone()).await;
     (addr, state, h)
 }
 

@@ -7,6 +7,7 @@
 
 use crate::util;
 use regex::Regex;
+use secaudit::agent::normalize::STRUCTURED_ACTIONS;
 use serde_json::Value;
 use server::env::Environment;
 use server::models::{Action, ResetRequest, TaskRef};
@@ -63,17 +64,10 @@ async fn run(env: &Environment, task: u32, seed: Option<u64>, actions: &[String]
     let mut out = vec![normalise(serde_json::to_value(&obs).expect("json"))];
     let mut script: Vec<String> = STRUCTURED_PROBES.iter().map(|p| p.to_string()).collect();
     for a in actions {
-        let structured = a.split_whitespace().next().is_some_and(|w| {
-            [
-                "inspect_file",
-                "inspect_encoded",
-                "scan_history",
-                "run_scanner",
-                "list_files",
-                "submit",
-            ]
-            .contains(&w)
-        });
+        let structured = a
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| STRUCTURED_ACTIONS.contains(&w));
         script.push(if structured {
             a.clone()
         } else {

@@ -53,7 +53,14 @@ pub async fn serve(env: Environment) -> (std::net::SocketAddr, tokio::task::Join
         max_sessions: max,
         ..Default::default()
     };
-    let app = server::http::app(server::http::AppState::from_environment(env, cfg));
+    serve_state(server::http::AppState::from_environment(env, cfg)).await
+}
+
+/// Serves the real router over `state` on 127.0.0.1:0.
+pub async fn serve_state(
+    state: server::http::AppState,
+) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let app = server::http::app(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
