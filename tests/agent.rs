@@ -320,6 +320,53 @@ async fn malformed_model_outputs_are_normalised() {
     );
 }
 
+/// A two-command cycle at a flat reward is a loop too: after `cat a` /
+/// `git status` three times over, the agent refuses the cycle's next
+/// command (`cat a`) and warns the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn loop_guard_catches_two_command_cycles() {
+    let (url, env) = fake_env(FakeEnv {
+        rewards: vec![0.1],
+        ..Default::default()
+    })
+    .await;
+    let mut replies = Vec::new();
+    for _ in 0..5 {
+        replies.push((200, "cat a"));
+        replies.push((200, "git status"));
+    }
+    let (api, model) = fake_model(&replies).await;
+    let r = agent(&["--task-id", "1", "--max-steps", "7"], &url, Some(&api)).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let actions = env.lock().unwrap().actions.clone();
+    assert_eq!(
+        &actions[..6],
+        &[
+            "cat a",
+            "git status",
+            "cat a",
+            "git status",
+            "cat a",
+            "git status"
+        ]
+    );
+    // The model answered "cat a" and then "git status" under the warning;
+    // the first was refused, the second is a different command and goes.
+    assert_eq!(actions[6], "git status", "{actions:?}");
+    let reqs = model.lock().unwrap().requests.clone();
+    assert_eq!(reqs.len(), 8);
+    let user = |i: usize| {
+        reqs[i]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(!user(5).contains("CRITICAL WARNING"));
+    assert!(user(6).contains("CRITICAL WARNING"), "{}", user(6));
+    assert!(user(6).contains("cat a"));
+    assert!(r.stderr.contains("refusing it"), "{}", r.stderr);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn loop_guard_fires_after_three_repeats() {
     let (url, env) = fake_env(FakeEnv {

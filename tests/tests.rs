@@ -12,7 +12,8 @@ mod openenv_client;
 // Dockerfile, openenv.yaml, spec.md and validate-submission.sh.
 mod packaging;
 
-// The baseline agent and scripted agents against fake model/env servers.
+// The baseline agent against fake model/env servers; scripted agents and eval
+// against the real environment server.
 mod agent;
 
 // The debug page driven in headless Chromium.

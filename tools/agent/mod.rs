@@ -429,17 +429,28 @@ fn step_error(obs: &Observation) -> Option<String> {
     }
 }
 
-/// True when the last [`LOOP_REPEATS`] steps sent `past.last()`'s action
-/// with identical rewards.
+/// The action that would continue a loop, if the recent steps are one: the
+/// same action [`LOOP_REPEATS`] times in a row at the same reward (what the
+/// seed's guard catches), or a two-action cycle `A B A B A B` whose rewards
+/// repeat with it (an agent alternating `cat f` and `git status` learns as
+/// little as one repeating `cat f`). Returns the action the cycle would send
+/// next, which the guard then refuses.
 pub fn looping(past: &[(String, f64)]) -> Option<&str> {
-    if past.len() < LOOP_REPEATS {
-        return None;
+    let same = |x: &(String, f64), y: &(String, f64)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits();
+    for period in 1..=2 {
+        let n = period * LOOP_REPEATS;
+        if past.len() < n {
+            continue;
+        }
+        let tail = &past[past.len() - n..];
+        let cycles = tail.iter().zip(&tail[period..]).all(|(x, y)| same(x, y));
+        // A period-2 "cycle" of one action is the period-1 case, already seen.
+        let distinct = period == 1 || tail[0].0 != tail[1].0;
+        if cycles && distinct {
+            return Some(tail[n - period].0.as_str());
+        }
     }
-    let tail = &past[past.len() - LOOP_REPEATS..];
-    let (a, r) = &tail[0];
-    tail.iter()
-        .all(|(b, s)| b == a && s.to_bits() == r.to_bits())
-        .then_some(a.as_str())
+    None
 }
 
 /// Fallbacks when the model gives nothing usable.
@@ -489,8 +500,9 @@ async fn next_action(
     }
 }
 
-/// One baseline decision, with the loop guard: when the last three steps
-/// repeated one action at one reward, the prompt carries a CRITICAL WARNING;
+/// One baseline decision, with the loop guard: when the last steps repeated
+/// one action (or a two-action cycle) at one reward, the prompt carries a
+/// CRITICAL WARNING;
 /// a model that still answers with it is asked once more, then overruled by
 /// the top ranked action that differs.
 async fn baseline_action(
@@ -503,7 +515,7 @@ async fn baseline_action(
     let forbidden = looping(past).map(str::to_string);
     if let Some(f) = &forbidden {
         eprintln!(
-            "agent: loop guard: {:?} repeated {LOOP_REPEATS} times at the same reward",
+            "agent: loop guard: {:?} would repeat a loop ({LOOP_REPEATS} rounds at the same reward)",
             prompt::one_line(f, 200)
         );
     }
@@ -584,4 +596,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         })
     })
+}
+
+#[cfg(test)]
+mod loop_tests {
+    use super::looping;
+
+    fn steps(v: &[(&str, f64)]) -> Vec<(String, f64)> {
+        v.iter().map(|(a, r)| (a.to_string(), *r)).collect()
+    }
+
+    #[test]
+    fn three_identical_actions_at_one_reward_loop() {
+        let p = steps(&[("ls", 0.0), ("cat a", 0.1), ("cat a", 0.1), ("cat a", 0.1)]);
+        assert_eq!(looping(&p), Some("cat a"));
+        assert_eq!(looping(&p[..3]), None, "two repeats are not a loop yet");
+    }
+
+    #[test]
+    fn a_changing_reward_is_progress_not_a_loop() {
+        let p = steps(&[("cat a", 0.1), ("cat a", 0.2), ("cat a", 0.2)]);
+        assert_eq!(looping(&p), None);
+    }
+
+    #[test]
+    fn two_action_cycles_loop_and_the_next_action_is_refused() {
+        let p = steps(&[
+            ("x", 0.0),
+            ("cat a", 0.1),
+            ("git status", 0.1),
+            ("cat a", 0.1),
+            ("git status", 0.1),
+            ("cat a", 0.1),
+            ("git status", 0.1),
+        ]);
+        assert_eq!(looping(&p), Some("cat a"));
+        assert_eq!(
+            looping(&p[..6]),
+            None,
+            "two and a half rounds are not a loop"
+        );
+        let mut broken = p.clone();
+        broken[3].1 = 0.2;
+        assert_eq!(looping(&broken), None, "a reward change inside the cycle");
+    }
 }

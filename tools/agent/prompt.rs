@@ -96,8 +96,8 @@ pub fn user_prompt(
     let mut p = String::new();
     let b = &obs.reward_breakdown;
     if let Some(cmd) = &ls.forbidden {
-        p.push_str("CRITICAL WARNING: you sent the same command 3 times in a row and the reward did not change. ");
-        p.push_str("It is not making progress. Do NOT send it again; choose a DIFFERENT command. The repeated command was:\n");
+        p.push_str("CRITICAL WARNING: you are repeating yourself (the same command 3 times in a row, or the same two commands in turn) and the reward did not change. ");
+        p.push_str("It is not making progress. Do NOT send the next command of that loop again; choose a DIFFERENT command. That command is:\n");
         p.push_str(&fence(nonce, "repeated_command", cmd));
         p.push('\n');
         if ls.repeated_after_warning {
