@@ -48,6 +48,8 @@ fn shape(name: &str, n: usize) -> String {
         "sql_run" => repeat_to("PASSWORD '", n),
         "newlines" => repeat_to("token: x\n", n),
         "camel_run" => repeat_to("aB", n),
+        "hex_dots" => repeat_to("0123456789abcdef.", n),
+        "chunk_hex" => repeat_to("chunk 0123456789abcdef.", n),
         "b64_text" => {
             use base64::Engine;
             let inner = repeat_to("token=ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h ", n * 3 / 4);
@@ -71,6 +73,8 @@ const CASES: &[&str] = &[
     "sql_run",
     "newlines",
     "camel_run",
+    "hex_dots",
+    "chunk_hex",
     "b64_text",
 ];
 

@@ -5,11 +5,18 @@
 //! alphabets would miss most hex keys.
 //!
 //! Skipped: `sha512-`/`sha256-` integrity strings, camelCase/snake identifiers
-//! (few character-class transitions), the scanned file's own path, and
-//! 40/64-hex values only where the preceding 256 bytes of the line mark a git
-//! SHA or checksum (or the file is a lockfile / go.sum). Anywhere else such a
-//! value is treated as a key. Over-redaction is accepted; under-redaction
-//! is not.
+//! (few character-class transitions, or letters-only words), the scanned
+//! file's own path, and 40/64-hex values only where the preceding 256 bytes
+//! of the line mark a git SHA or checksum (or the file is a lockfile /
+//! go.sum). Anywhere else such a value is treated as a key. Hex of any
+//! length is also a hash when a checksum/bundler word ([`HASH_WORDS`]) is
+//! within 256 bytes on its line, before *or after* it; hex values of `*_id`
+//! keys and of Firebase app ids are public identifiers; base64 tokens that
+//! open with a binary file signature are embedded files. Each skip has a
+//! false-positive row, and a true-positive row showing where it stops, in
+//! the tests below. Over-redaction is accepted; under-redaction is not.
+
+use std::sync::LazyLock;
 
 /// Minimum token length.
 const MIN_TOKEN: usize = 20;
@@ -49,6 +56,105 @@ const SHA_CONTEXT: &[&str] = &[
     "tag",
 ];
 
+/// Words that mark a hex value of *any* length as a content hash when they
+/// occur on its line, before or after it: checksum tools print
+/// `<hex>  file` and are piped to `sha256sum -c` after the value, and
+/// bundlers write `{964:"4dc5e000fdf347a3d080"}[e]+".chunk.js"` chunk maps.
+/// Narrower than [`SHA_CONTEXT`] (no `@`, `#`, `head`…) because it also
+/// looks ahead and applies to every hex length.
+const HASH_WORDS: &[&str] = &[
+    "checksum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "shasum",
+    "md5sum",
+    "b2sum",
+    "digest",
+    "integrity",
+    "contenthash",
+    "chunk",
+];
+
+/// Base64 openings of binary file signatures (PNG, JPEG, GIF, WebP/RIFF,
+/// PDF, zip, gzip, ICO, WOFF/WOFF2, TrueType). A token that opens with one
+/// is an embedded file (`data:image/png;base64,…`, notebook outputs), not
+/// a key; the decoder still sees it, and drops it for not being text.
+const FILE_MAGIC_B64: &[&str] = &[
+    "iVBORw0KGgo",
+    "/9j/",
+    "R0lGODlh",
+    "R0lGODdh",
+    "UklGR",
+    "JVBERi0",
+    "UEsDB",
+    "H4sI",
+    "AAABAA",
+    "d09GRg",
+    "d09GMg",
+    "AAEAAAA",
+];
+/// Shortest token judged as an embedded file: the smallest PNG is 67 bytes
+/// (92 base64 chars), so a short token with a magic-like opening is still
+/// judged as a key.
+const MIN_FILE_B64: usize = 64;
+
+/// Name fragments that make a `*_id` key a credential after all (Vault's
+/// `secret_id`, session ids, auth ids).
+const SECRET_ID_WORDS: &[&str] = &["secret", "token", "passw", "pwd", "session", "auth"];
+
+/// The key name a value is assigned to, if the line prefix ends like
+/// `"name": "`, `name = '`, `name: ` or `name=`.
+pub(crate) fn key_name(prefix: &str) -> &str {
+    let p = prefix.trim_end_matches(['"', '\'', '`', ' ', '\t']);
+    let p = p.trim_end_matches([':', '=']);
+    let p = p.trim_end_matches(['"', '\'', '`', ' ', '\t']);
+    let start = p
+        .bytes()
+        .rposition(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')))
+        .map_or(0, |i| i + 1);
+    &p[start..]
+}
+
+/// True for identifier names ending in an `id` word (`private_key_id`,
+/// `keyId`, `client-id`) that do not name a secret: hex values of such
+/// keys are public identifiers (a service account's `private_key_id`
+/// names the key, it does not contain it).
+fn is_id_key(name: &str) -> bool {
+    let lname = name.to_ascii_lowercase();
+    let id_word = lname.ends_with("_id")
+        || lname.ends_with("-id")
+        || lname.ends_with(".id")
+        || (name.ends_with("Id") && name.len() > 2);
+    id_word && !SECRET_ID_WORDS.iter().any(|w| lname.contains(w))
+}
+
+/// True when `prefix` ends with a Firebase/Google app id head,
+/// `<digits>:<project number>:<web|android|ios>:`: the hex that follows
+/// completes a public app id that Firebase client configs embed.
+fn is_app_id_head(prefix: &str) -> bool {
+    let Some(p) = ["web:", "android:", "ios:"]
+        .iter()
+        .find_map(|pl| prefix.strip_suffix(pl))
+    else {
+        return false;
+    };
+    let Some(p) = p.strip_suffix(':') else {
+        return false;
+    };
+    let num = p.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if num < 6 {
+        return false;
+    }
+    let p = &p[..p.len() - num];
+    let Some(p) = p.strip_suffix(':') else {
+        return false;
+    };
+    p.bytes().next_back().is_some_and(|c| c.is_ascii_digit())
+}
+
 /// Lockfiles whose hex values are checksums.
 fn is_lockfile(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
@@ -80,9 +186,16 @@ pub(crate) fn find(
     if lockfile {
         return;
     }
+    // Start of the current line and end of the line of the last token:
+    // tracked as the scan moves forward, so a megabyte-long line costs one
+    // pass, not a search per token.
+    let (mut line_start, mut line_end) = (0usize, 0usize);
     let mut i = 0;
     while i < n {
         if !is_token_byte(b[i]) {
+            if b[i] == b'\n' {
+                line_start = i + 1;
+            }
             i += 1;
             continue;
         }
@@ -108,7 +221,24 @@ pub(crate) fn find(
         {
             continue;
         }
-        let line_start = text[..ts].rfind('\n').map_or(0, |p| p + 1);
+        if tok.len() >= MIN_FILE_B64 && FILE_MAGIC_B64.iter().any(|m| tok.starts_with(m)) {
+            continue;
+        }
+        // The line before the token, at most LOOKBACK bytes, starting on a
+        // char boundary (at most 3 bytes later than the byte count says).
+        let mut from = ts.saturating_sub(LOOKBACK).max(line_start);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let prefix = &text[from..ts];
+        if tok.bytes().all(|c| c.is_ascii_hexdigit())
+            && (is_id_key(key_name(prefix)) || is_app_id_head(prefix))
+        {
+            continue;
+        }
+        if line_end < te {
+            line_end = text[te..].find('\n').map_or(n, |p| te + p);
+        }
         // Segments: split on '.', '@' and '=' (keeping trailing '=' padding).
         let tb = tok.as_bytes();
         let mut s = 0;
@@ -128,17 +258,15 @@ pub(crate) fn find(
             if e - s >= MIN_PART && e - s <= MAX_SEGMENT {
                 let seg = &tok[s..e];
                 if segment_is_random(seg, |part_off, part_len| {
-                    let hex_len = part_len == 40 || part_len == 64;
-                    if !hex_len {
-                        return false;
-                    }
-                    if lockfile {
-                        return true;
-                    }
                     let abs = ts + s + part_off;
                     let from = abs.saturating_sub(LOOKBACK).max(line_start);
                     let ctx = &lower.as_bytes()[from..abs];
-                    SHA_CONTEXT.iter().any(|w| contains(ctx, w.as_bytes()))
+                    let after_end = line_end.min(abs + part_len + LOOKBACK);
+                    let after = &lower.as_bytes()[abs + part_len..after_end];
+                    if HASH_RE.is_match(ctx) || HASH_RE.is_match(after) {
+                        return true;
+                    }
+                    (part_len == 40 || part_len == 64) && SHA_RE.is_match(ctx)
                 }) {
                     out.push((ts + s, ts + seg_end));
                 }
@@ -148,9 +276,15 @@ pub(crate) fn find(
     }
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// One regex per word list: the `regex` crate is built optimized even in
+/// dev builds and searches all words in one pass, where a `windows()` loop
+/// per word made hostile lines of many hex parts take tens of seconds.
+fn words_re(words: &[&str]) -> regex::bytes::Regex {
+    let alt: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    regex::bytes::Regex::new(&alt.join("|")).expect("word list regex")
 }
+static HASH_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| words_re(HASH_WORDS));
+static SHA_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| words_re(SHA_CONTEXT));
 
 /// True when some `/ _ -` separated part of `seg` is random for its
 /// alphabet. `sha_ctx(offset, len)` says a hex part is a hash in context.
@@ -190,6 +324,38 @@ fn entropy(s: &[u8]) -> f64 {
         .sum()
 }
 
+/// True for letters-only camelCase/PascalCase made of real-looking words:
+/// every word is a capital (optional) and 2+ lowercase letters, or an
+/// acronym of 2+ capitals, and words average 4+ letters. Minified code is
+/// full of names like `buildFromFromSecretFactoryManager` whose short words
+/// change case often enough to pass the transition test; random letters
+/// rarely form only such words (a random 20-letter mix has many one- and
+/// two-letter "words").
+fn is_camel_words(b: &[u8]) -> bool {
+    let run = |from: usize, f: fn(&u8) -> bool| b[from..].iter().take_while(|c| f(c)).count();
+    let (mut i, mut words) = (0usize, 0usize);
+    while i < b.len() {
+        let caps = run(i, u8::is_ascii_uppercase);
+        if caps >= 2 {
+            // An acronym; in "HTTPServer" its last capital starts the next word.
+            let followed = i + caps < b.len();
+            let acronym = if followed { caps - 1 } else { caps };
+            if acronym < 2 {
+                return false;
+            }
+            i += acronym;
+        } else {
+            let lows = run(i + caps, u8::is_ascii_lowercase);
+            if lows < 2 {
+                return false;
+            }
+            i += caps + lows;
+        }
+        words += 1;
+    }
+    words > 0 && b.len() >= words * 4
+}
+
 /// Judges one separator-free part against the floor for its alphabet.
 pub(crate) fn part_is_random(p: &str) -> bool {
     let b = p.as_bytes();
@@ -214,6 +380,9 @@ pub(crate) fn part_is_random(p: &str) -> bool {
     }
     let classes = usize::from(lower > 0) + usize::from(upper > 0) + usize::from(digit > 0);
     if classes < 2 {
+        return false;
+    }
+    if digit == 0 && other == 0 && is_camel_words(b) {
         return false;
     }
     // Identifiers (camelCase, PascalCase, version strings) change character
@@ -250,6 +419,22 @@ mod tests {
         assert!(!part_is_random("internationalization"));
     }
 
+    /// The 256-byte look-back may start inside a multi-byte character.
+    #[test]
+    fn lookback_on_multibyte_text() {
+        let line = format!("x{} 9f2c4e7a1b3d5f608e2a4c6b", "é".repeat(200));
+        let tok = line.len() - 24;
+        assert!(
+            !line.is_char_boundary(tok - super::LOOKBACK),
+            "case exercises a mid-char start"
+        );
+        check(
+            "generic_secret",
+            &[(&line, "9f2c4e7a1b3d5f608e2a4c6b")],
+            &[],
+        );
+    }
+
     #[test]
     fn random_tokens() {
         check(
@@ -270,6 +455,36 @@ mod tests {
                 (
                     "blob: q8Zk3Vb7Lm2Np9Rt4Wx6Yc1Df5Gh0Jk8Mn3Pq7Ss+0=",
                     "q8Zk3Vb7Lm2Np9Rt4Wx6Yc1Df5Gh0Jk8Mn3Pq7Ss+0=",
+                ),
+                // Hash words only mark hex: a base64 key next to "sha256sum" stays.
+                (
+                    "KEY=Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 # see sha256sum",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+                // A 64-hex with no hash word anywhere on its line is a key.
+                (
+                    "k_seed = \"1a248888b604599a49bd44fdb67b2ddf138895b8c6507a72e0af381a195ecacd\";",
+                    "1a248888b604599a49bd44fdb67b2ddf138895b8c6507a72e0af381a195ecacd",
+                ),
+                // `*_id` names that name a secret keep their hex values.
+                (
+                    "\"secret_id\": \"66ecc4a4a35ab8ebbfa7b2a136fbe3cbf2efe5cf\"",
+                    "66ecc4a4a35ab8ebbfa7b2a136fbe3cbf2efe5cf",
+                ),
+                // Non-hex values of an id key are still judged.
+                (
+                    "client_id = \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\"",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+                // A magic-like opening on a short token is not an image.
+                (
+                    "v = iVBORw0KGgoZk3mQ8pL2xN7vR4tW9",
+                    "iVBORw0KGgoZk3mQ8pL2xN7vR4tW9",
+                ),
+                // Letters-only but not word-shaped.
+                (
+                    "tok ZkmQpLxNvRtWyBcHqsDfGhJk end",
+                    "ZkmQpLxNvRtWyBcHqsDfGhJk",
                 ),
             ],
             &[
@@ -293,6 +508,35 @@ mod tests {
                 (
                     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
                     "checksum context",
+                ),
+                (
+                    "echo \"52aed715e8add5139985a40b5f05b910e152f287c63141b716edafc82038b5b9  rel.tgz\" | sha256sum -c -",
+                    "checksum tool after the value",
+                ),
+                (
+                    "n.u=function(e){return e+\".\"+{964:\"4dc5e000fdf347a3d080\"}[e]+\".chunk.js\"}",
+                    "bundler chunk-hash map",
+                ),
+                (
+                    "var mt=function(e){return e.buildFromFromSecretFactoryManager}",
+                    "camelCase of short words",
+                ),
+                (
+                    "  \"private_key_id\": \"66ecc4a4a35ab8ebbfa7b2a136fbe3cbf2efe5cf\",",
+                    "hex value of an id key",
+                ),
+                ("keyId: 9f2c4e7a1b3d5f608e2a4c6b", "camelCase id key"),
+                (
+                    "  appId: \"1:513066625861:web:49b8caaef0767286627636\",",
+                    "Firebase app id",
+                ),
+                (
+                    "\"image/png\": \"iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAYAAAAXMwAIQtz+bVhHVe2zb/gmN+X4CuKcG2dwJG73S9G88gr3N5nk2VKeSGSX8AGzjAIXa9ie1DNMa0C4\"",
+                    "base64 PNG",
+                ),
+                (
+                    "<img src=\"data:image/jpeg;base64,/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMUFRUVDA8XGBYUGBIUFRT\">",
+                    "base64 JPEG data URI",
                 ),
             ],
         );
