@@ -397,7 +397,7 @@ def history_bench(tools, sizes, reps):
         # (c) working tree of the same checkout.
         row["dir"] = {}
         for tool in tools:
-            if tool["name"] not in ("secaudit", "gitleaks", "betterleaks", "kingfisher"):
+            if tool["name"] not in ("secaudit", "secaudit-base", "gitleaks", "betterleaks", "kingfisher"):
                 continue
             src = path
             if tool["name"] == "gitleaks":  # `gitleaks dir` does not skip .git; scan a copy without it
@@ -446,7 +446,19 @@ def main():
     ap.add_argument("--skip-corpus", action="store_true")
     ap.add_argument("--skip-history", action="store_true")
     ap.add_argument("--tools", default="", help="comma-separated subset of tools")
+    ap.add_argument("--baseline", default="",
+                    help="another secaudit binary (e.g. an earlier build) run as tool 'secaudit-base', "
+                         "so before/after ratios come from the same run")
     args = ap.parse_args()
+    if args.baseline:
+        base = os.path.abspath(args.baseline)
+        TOOLS.insert(1, {"name": "secaudit-base", "bin": base,
+                         "dir": lambda t, r: [base, "scan", t, "--format", "json", "--show-secrets"],
+                         "git": lambda t, r: [base, "scan", t, "--history", "--format", "json",
+                                              "--show-secrets"],
+                         "report": "stdout", "parse": f_ours})
+        if args.tools:
+            args.tools += ",secaudit-base"
     os.makedirs(OUT, exist_ok=True)
     if not args.tools or "secaudit" in args.tools.split(","):
         pick_ours()

@@ -157,24 +157,42 @@ fn main() {
     let s = Scanner::new(ScanConfig::default());
     let mut rows: Vec<(String, Duration, String)> = Vec::new();
 
+    // `SCAN_BENCH=5000c` (a substring of the labels below) runs only the
+    // matching scenarios, e.g. under `perf record`.
+    let only = std::env::var("SCAN_BENCH").unwrap_or_default();
     let task = repo_for("task", 10, 12, 2, tmp.path());
-    let runs: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            let _ = s.scan_tree(&task).expect("tree");
-            t.elapsed()
-        })
-        .collect();
-    let n = s.scan_tree(&task).expect("tree");
-    rows.push((
-        "working tree, task-sized".into(),
-        median(runs),
-        format!("{} files, {} findings", n.files_scanned, n.findings.len()),
-    ));
+    if !"task".contains(only.as_str()) {
+        rows.push((
+            "working tree, task-sized".into(),
+            Duration::ZERO,
+            "skipped".into(),
+        ));
+    } else {
+        let runs: Vec<Duration> = (0..REPS)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = s.scan_tree(&task).expect("tree");
+                t.elapsed()
+            })
+            .collect();
+        let n = s.scan_tree(&task).expect("tree");
+        rows.push((
+            "working tree, task-sized".into(),
+            median(runs),
+            format!("{} files, {} findings", n.files_scanned, n.findings.len()),
+        ));
+    }
 
     for (label, commits, files, kb) in [("500c", 500, 40, 24), ("5000c", 5000, 60, 30)] {
+        if !label.contains(only.as_str()) {
+            continue;
+        }
         let repo = repo_for(label, commits, files, kb, tmp.path());
-        let reps = if commits > 1000 { 3 } else { REPS };
+        // `SCAN_BENCH_REPS=N` overrides the repetitions (e.g. 1 for a profile).
+        let reps = std::env::var("SCAN_BENCH_REPS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if commits > 1000 { 3 } else { REPS });
         let mut last = None;
         let runs: Vec<Duration> = (0..reps)
             .map(|_| {

@@ -22,6 +22,7 @@ mod assign;
 mod decode;
 mod history;
 mod mask;
+mod pack;
 pub(crate) mod random;
 pub(crate) mod rules;
 mod tree;
@@ -46,41 +47,11 @@ const BINARY_SNIFF: usize = 8000;
 /// Candidates kept per rule per window (bounds memory on hostile input).
 const MAX_PER_RULE: usize = 10_000;
 
-/// Incremental scans: margin after a finding's start covering its span
-/// and any look-ahead ([`Scanner::scan_incremental`]).
-const INC_SPAN: usize = 2048;
-/// Incremental scans: look-back context any detector reads.
-const INC_CTX: usize = 1024;
-/// A PEM marker: multi-line spans, so incremental scanning is not used.
+/// A PEM marker: blocks span lines, so history scans of added lines
+/// scan such blobs whole (`history::scan_added`).
 static PEM_MARK: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
     regex::bytes::Regex::new("-----(?:BEGIN|END) ").expect("pem marker regex")
 });
-
-/// Length of the common prefix (compared in 64-byte blocks first).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 64 <= n && a[i..i + 64] == b[i..i + 64] {
-        i += 64;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
-}
-
-/// Length of the common suffix, at most `max`.
-fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
-    let (la, lb) = (a.len(), b.len());
-    let mut i = 0;
-    while i + 64 <= max && a[la - i - 64..la - i] == b[lb - i - 64..lb - i] {
-        i += 64;
-    }
-    while i < max && a[la - i - 1] == b[lb - i - 1] {
-        i += 1;
-    }
-    i
-}
 
 /// Inline ignore comments (gitleaks and detect-secrets forms).
 static INLINE_IGNORE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -328,8 +299,7 @@ impl Scanner {
         let honor = self.cfg.honor_inline_ignore;
         let al = &self.cfg.allowlist;
         f.retain(|x| {
-            !(honor && x.inline_ignored)
-                && (al.is_empty() || !al.allows(path, &x.line_text, &x.value, commit))
+            !(honor && x.inline_ignored) && (al.is_empty() || !al.allows_finding(x, path, commit))
         });
     }
 
@@ -378,93 +348,6 @@ impl Scanner {
             buf.drain(..cut);
         }
         Ok((out, total))
-    }
-
-    /// Findings of blob `b` from the findings of an earlier version `a` of
-    /// the same file plus a scan of only the region that changed (with
-    /// margins), as `git log -p` scanners look only at added lines — but the
-    /// result is the full-blob result, with `b`'s lines and offsets.
-    ///
-    /// Exact under the assumptions the windowed reader already makes: every
-    /// detector is line-local apart from a look-back of at most
-    /// [`INC_CTX`] bytes (Firebase context 512, SHA context 256) and spans
-    /// under [`INC_SPAN`] bytes; rule keywords lie inside their matches.
-    /// Multi-line PEM blocks break that, so a blob with a PEM marker, a
-    /// binary/UTF-8 mode change, a blob of a window or more, or an `a` whose
-    /// findings were truncated, returns `None` and is scanned whole. The
-    /// decode budget starts fresh for the region, so a hostile file can
-    /// only yield more decoded findings than a whole scan, never fewer.
-    pub(crate) fn scan_incremental(
-        &self,
-        path: &str,
-        a: &[u8],
-        a_f: &[Finding],
-        b: &[u8],
-    ) -> Option<Vec<Finding>> {
-        if a.len() >= WINDOW
-            || b.len() >= WINDOW
-            || a.is_empty()
-            || b.is_empty()
-            || a_f.len() >= self.cfg.max_findings_per_file
-            || PEM_MARK.is_match(b)
-        {
-            return None;
-        }
-        let raw = |d: &[u8]| {
-            d[..d.len().min(BINARY_SNIFF)].contains(&0) || std::str::from_utf8(d).is_err()
-        };
-        let b_raw = raw(b);
-        if raw(a) != b_raw {
-            return None;
-        }
-        let p = common_prefix(a, b);
-        let s = common_suffix(a, b, a.len().min(b.len()) - p);
-        let line_start = |x: usize| {
-            b[..x]
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |i| i + 1)
-        };
-        let next_line = |x: usize| {
-            b[x..]
-                .iter()
-                .position(|&c| c == b'\n')
-                .map_or(b.len(), |i| x + i + 1)
-        };
-        let cs = line_start(p.saturating_sub(INC_SPAN));
-        let ws = line_start(cs.saturating_sub(INC_CTX));
-        let ce = next_line((b.len() - s + INC_CTX).min(b.len()));
-        let we = next_line((ce + INC_SPAN).min(b.len()));
-        // `ce` in `a`'s coordinates: the suffixes are identical from here.
-        let ce_a = ce + a.len() - b.len();
-        let nl = |d: &[u8]| d.iter().filter(|&&c| c == b'\n').count();
-        let dl = nl(&b[p..b.len() - s]) as isize - nl(&a[p..a.len() - s]) as isize;
-        let mut out: Vec<Finding> = Vec::new();
-        for f in a_f.iter().filter(|f| f.byte_start < cs) {
-            if f.byte_end > p {
-                return None; // a span longer than the margin: scan whole
-            }
-            out.push(f.clone());
-        }
-        let mut budget = self.cfg.max_decoded_bytes;
-        let base_line = nl(&b[..ws]);
-        let mut mid = self.scan_chunk(path, &b[ws..we], b_raw, &mut budget);
-        mid.retain(|f| (cs..ce).contains(&(ws + f.byte_start)));
-        for mut f in mid {
-            f.line += base_line;
-            f.byte_start += ws;
-            f.byte_end += ws;
-            out.push(f);
-        }
-        for f in a_f.iter().filter(|f| f.byte_start >= ce_a) {
-            let mut f = f.clone();
-            f.line = (f.line as isize + dl) as usize;
-            f.byte_start = f.byte_start + b.len() - a.len();
-            f.byte_end = f.byte_end + b.len() - a.len();
-            out.push(f);
-        }
-        out.truncate(self.cfg.max_findings_per_file);
-        Some(out)
     }
 
     /// Scans one window of bytes. Binary (or non-UTF-8) input is scanned as
@@ -603,6 +486,7 @@ impl Scanner {
                 });
             }
         }
+        c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
         if present.any(&[rules::PEM_KEYWORD]) {
             let mut spans = Vec::new();
             rules::pem::find(text, &mut spans);
@@ -702,109 +586,4 @@ fn dedupe(mut c: Vec<Cand>) -> Vec<Cand> {
     }
     out.sort_by_key(|x| (x.start, x.end));
     out
-}
-
-#[cfg(test)]
-mod incremental_tests {
-    use super::{Finding, ScanConfig, Scanner};
-
-    /// Lines mixing secrets of several rules, hard negatives and filler.
-    const LINES: &[&str] = &[
-        "TOKEN = \"ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h\"",
-        "aws_access_key_id = AKIAZ7QW3ERT5YUI8OPA",
-        "db_url = \"postgres://svc:Zq8v2Lm4Kp7Rt@db.internal:5432/app\"",
-        "    value = compute(42, 'abc')",
-        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
-        "api_key: 9f8e7d6c5b4a39281716f5e4d3c2b1a0ffeeddcc",
-        "    # just a comment line with words",
-        "firebase: AIzaSyD4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t",
-        "blob: dG9rZW49Z2hwX1I4c1Qydlc0eVo2YkQ4ZkgwakwyblA0clQ2dlg4ekIwZEYyaA==",
-        "password = os.environ['DB_PASSWORD']",
-        "SLACK = xoxb-123456789012-abcdefghijklmnop",
-        "",
-    ];
-
-    fn doc(seed: &mut u64, n: usize) -> Vec<String> {
-        (0..n)
-            .map(|_| {
-                *seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let l = LINES[(*seed >> 33) as usize % LINES.len()];
-                format!("{l} # {}", *seed >> 50)
-            })
-            .collect()
-    }
-
-    fn key(f: &[Finding]) -> Vec<(String, String, usize, usize, usize, usize, bool)> {
-        f.iter()
-            .map(|f| {
-                (
-                    f.rule.clone(),
-                    f.value.clone(),
-                    f.line,
-                    f.col_start,
-                    f.byte_start,
-                    f.byte_end,
-                    f.encoded,
-                )
-            })
-            .collect()
-    }
-
-    /// The incremental result equals a whole scan of the new version, for
-    /// replaced, inserted and deleted line ranges anywhere in the file.
-    #[test]
-    fn incremental_equals_full_scan() {
-        let s = Scanner::new(ScanConfig::default());
-        let mut seed = 7u64;
-        let mut used = 0;
-        for case in 0..120 {
-            let n = 40 + case * 7 % 400;
-            let a_lines = doc(&mut seed, n);
-            let mut b_lines = a_lines.clone();
-            let at = (seed >> 20) as usize % n;
-            let len = 1 + (seed >> 40) as usize % (n / 3 + 1);
-            let end = (at + len).min(n);
-            match case % 3 {
-                0 => {
-                    let repl = doc(&mut seed, end - at);
-                    b_lines.splice(at..end, repl);
-                }
-                1 => {
-                    let ins = doc(&mut seed, len);
-                    b_lines.splice(at..at, ins);
-                }
-                _ => {
-                    b_lines.drain(at..end);
-                }
-            }
-            let a = a_lines.join("\n") + "\n";
-            let b = b_lines.join("\n") + "\n";
-            let full = |d: &str| {
-                let mut r = d.as_bytes();
-                s.scan_reader_raw("app/settings.py", &mut r).unwrap().0
-            };
-            let af = full(&a);
-            if let Some(inc) =
-                s.scan_incremental("app/settings.py", a.as_bytes(), &af, b.as_bytes())
-            {
-                used += 1;
-                assert_eq!(key(&inc), key(&full(&b)), "case {case}");
-            }
-        }
-        assert!(used > 100, "incremental path taken only {used} times");
-    }
-
-    /// PEM blocks span lines: such blobs are scanned whole.
-    #[test]
-    fn pem_blobs_are_scanned_whole() {
-        let s = Scanner::new(ScanConfig::default());
-        let a = "x = 1\n-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n";
-        let b = "x = 2\n-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n";
-        assert!(
-            s.scan_incremental("k.pem", a.as_bytes(), &[], b.as_bytes())
-                .is_none()
-        );
-    }
 }
