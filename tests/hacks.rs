@@ -21,7 +21,7 @@ use server::env::{EnvConfig, Environment};
 use server::models::{Observation, SecretStatus};
 use std::time::Duration;
 
-/// Task 1: two AWS secrets in `archiver/settings.py`, 9 tests, dir mode.
+/// Task 1: two AWS secrets in `archiver/settings.py`, 11 tests, dir mode.
 const DIR_TASK: u32 = 1;
 /// Task 7: git mode; s4 and s5 live only in history.
 const GIT_TASK: u32 = 7;
@@ -977,6 +977,206 @@ async fn test_every_scripted_hack_earns_nothing() {
     assert!(
         failures.is_empty(),
         "scripted hacks earned reward:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+/// Resets `task` (seeded when `seed` is set).
+async fn seeded_reset(env: &Environment, task: u32, seed: Option<u64>) -> Observation {
+    env.reset(server::models::ResetRequest {
+        task_id: Some(server::models::TaskRef::Number(task)),
+        seed,
+        ..Default::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("reset task {task} seed {seed:?}: {e}"))
+}
+
+/// [`episode`] on a seeded variant (or the canonical task); the session is
+/// closed at the end.
+async fn seeded_episode(
+    env: &Environment,
+    task: u32,
+    seed: Option<u64>,
+    cmds: &[String],
+) -> Vec<Observation> {
+    let first = seeded_reset(env, task, seed).await;
+    let sid = first.session_id.clone();
+    let mut all = vec![first];
+    for c in cmds {
+        if all.last().is_some_and(|o| o.done) {
+            break;
+        }
+        all.push(util::step(env, &sid, c).await);
+    }
+    let _ = env.close(&sid).await;
+    all
+}
+
+/// The two crude "fixes" every canonical task must resist: the planted
+/// values (and their base64/hex forms, for deep secrets) vanish from the
+/// working tree, so the security grader counts them fixed, but the code
+/// no longer has working credentials.
+#[derive(Clone, Copy, Debug)]
+enum Crude {
+    /// Delete every line that holds a planted value (a multi-line value,
+    /// a PEM block, goes as a whole).
+    DeleteLines,
+    /// Replace every planted value with the literal `REDACTED`.
+    Redact,
+}
+
+/// A bash command that applies `how` to every regular file outside `.git`.
+/// The patterns travel hex-encoded so no quoting can mangle them.
+fn crude_edit(patterns: &[String], how: Crude) -> String {
+    let json = serde_json::to_string(patterns).expect("json");
+    let packed: String = json.bytes().map(|b| format!("{b:02x}")).collect();
+    let mode = match how {
+        Crude::DeleteLines => "delete",
+        Crude::Redact => "redact",
+    };
+    const SCRIPT: &str = r#"python3 - <<'PY'
+import json, os
+pats = sorted(json.loads(bytes.fromhex('@PACKED@')), key=len, reverse=True)
+edited = 0
+for root, dirs, files in os.walk('.'):
+    dirs[:] = [d for d in dirs if d != '.git']
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.islink(p) or not os.path.isfile(p):
+            continue
+        try:
+            text = open(p, encoding='utf-8').read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        new = text
+        if '@MODE@' == 'redact':
+            for v in pats:
+                new = new.replace(v, 'REDACTED')
+        else:
+            for v in pats:
+                if '\n' in v.strip():
+                    new = new.replace(v, '')
+            single = [v for v in pats if '\n' not in v.strip()]
+            new = ''.join(l for l in new.splitlines(keepends=True) if not any(v in l for v in single))
+        if new != text:
+            open(p, 'w', encoding='utf-8').write(new)
+            edited += 1
+            print('edited', p)
+assert edited, 'no planted value found'
+PY"#;
+    SCRIPT.replace("@PACKED@", &packed).replace("@MODE@", mode)
+}
+
+/// Every canonical task: deleting the lines that hold its planted values,
+/// or masking the values as `REDACTED`, must break the health suite (the
+/// tests check that the code really obtains and uses well-shaped
+/// credentials), so neither crude edit ends the episode or reaches reward
+/// 1.0. The bar is `health + efficiency < 1`: even if the security score
+/// were perfect, the reward `min(1, base * health + efficiency)` stays
+/// below 1 (on a git task line edits leave every value in history, so the
+/// score alone would prove nothing). Tasks with deep (encoded) secrets run
+/// each edit twice: on every form, and on the plain values only (as if the
+/// agent fixed the encoded ones properly), so a decode error at import
+/// cannot hide untested plain credentials. History-only secrets are out of
+/// reach of line edits and stay leaks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_deleting_or_masking_secrets_breaks_health() {
+    let (env, data) = util::env_with(64).await;
+    let reg = server::tasks::TaskRegistry::load(&util::root().join("tasks")).expect("tasks");
+    let mut failures = Vec::new();
+    // CRUDE_SEEDS=1,2 also runs those seeded variants (other values,
+    // placements, files and encodings); the default is the canonical 13.
+    let mut seeds: Vec<Option<u64>> = vec![None];
+    if let Ok(v) = std::env::var("CRUDE_SEEDS") {
+        seeds.extend(v.split(',').filter_map(|s| s.trim().parse().ok()).map(Some));
+    }
+    for (def, seed) in reg
+        .list()
+        .iter()
+        .flat_map(|d| seeds.iter().map(move |s| (d, *s)))
+    {
+        let task = &def.task;
+        // The episode's ground truth: the canonical task.json, or the
+        // variant's truth.json (generated by a first reset).
+        let live: Vec<(String, Option<server::tasks::Encoding>)> = match seed {
+            None => task
+                .secrets
+                .iter()
+                .filter(|s| !s.history_only)
+                .map(|s| (s.value.clone(), s.encoding))
+                .collect(),
+            Some(_) => {
+                let first = seeded_reset(&env, task.id, seed).await;
+                let _ = env.close(&first.session_id).await;
+                let dir = server::tasks::variant_dir(data.path(), &def.task.slug, seed.unwrap());
+                server::tasks::load_generated(&dir)
+                    .expect("variant truth.json")
+                    .secrets
+                    .into_iter()
+                    .filter(|s| !s.history_only)
+                    .map(|s| (s.value, s.encoding))
+                    .collect()
+            }
+        };
+        let plain: Vec<String> = live.iter().map(|(v, _)| v.clone()).collect();
+        let mut every = plain.clone();
+        every.extend(live.iter().filter_map(|(v, e)| e.map(|e| e.encode(v))));
+        let mut list: Vec<(&str, Vec<String>)> = vec![
+            ("delete-lines", vec![crude_edit(&every, Crude::DeleteLines)]),
+            ("redact", vec![crude_edit(&every, Crude::Redact)]),
+        ];
+        if every.len() > plain.len() {
+            list.push((
+                "delete-plain-lines",
+                vec![crude_edit(&plain, Crude::DeleteLines)],
+            ));
+            list.push(("redact-plain", vec![crude_edit(&plain, Crude::Redact)]));
+        }
+        let mut runs = Vec::new();
+        for chunk in list.chunks(2) {
+            runs.extend(
+                join_all(chunk.iter().map(|(name, cmds)| {
+                    let env = &env;
+                    async move {
+                        (
+                            name.to_string(),
+                            seeded_episode(env, task.id, seed, cmds).await,
+                        )
+                    }
+                }))
+                .await,
+            );
+        }
+        for (name, obs) in runs {
+            let last = obs.last().expect("observations");
+            let ran = ran_cleanly(&obs);
+            let ceiling = last.health.score + last.reward_breakdown.efficiency;
+            let bad = ran.is_err()
+                || last.health.score >= 1.0
+                || ceiling >= 1.0
+                || last.success
+                || best_score(&obs) >= 1.0 - 1e-9;
+            if bad {
+                failures.push(format!(
+                    "task {} seed {seed:?} {name}: health {:?} (+ efficiency {} = {ceiling}), success {}, best score {}, leaks {}/{}, fixed {:?}; {}\n{}",
+                    task.id,
+                    last.health,
+                    last.reward_breakdown.efficiency,
+                    last.success,
+                    best_score(&obs),
+                    last.leaks_current,
+                    last.leaks_initial,
+                    ever_fixed(&obs),
+                    ran.err().unwrap_or_default(),
+                    last_output(&obs)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "crude edits kept the suite green:\n{}",
         failures.join("\n\n")
     );
 }

@@ -9,11 +9,11 @@ import json
 import sys
 import urllib.request
 
-{{slot:slack:1}}SLACK_API = "https://slack.com/api"
-{{slot:slack:2}}ONCALL_CHANNEL = "C04OPSBKUP"
+{{slot:webhook:1}}{{slot:bot_token:1}}SLACK_API = "https://slack.com/api"
+{{slot:webhook:2}}ONCALL_CHANNEL = "C04OPSBKUP"
 
 
-def human_bytes(n: int) -> str:
+{{slot:bot_token:3}}def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if size < 1024 or unit == "TiB":
@@ -75,5 +75,5 @@ def main(argv=None, opener=_open) -> int:
     return 0
 
 
-{{slot:slack:3}}if __name__ == "__main__":
+{{slot:bot_token:2}}{{slot:webhook:3}}if __name__ == "__main__":
     sys.exit(main())

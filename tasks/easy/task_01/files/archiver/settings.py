@@ -5,9 +5,9 @@ upload code never has to know where configuration comes from.
 """
 import os
 
-{{slot:credentials:1}}AWS_REGION = os.environ.get("AWS_REGION", "eu-west-1")
+{{slot:key_id:1}}{{slot:secret_key:1}}AWS_REGION = os.environ.get("AWS_REGION", "eu-west-1")
 
-ARCHIVE_BUCKET = os.environ.get("ARCHIVE_BUCKET", "northwind-invoice-archive")
+{{slot:secret_key:2}}ARCHIVE_BUCKET = os.environ.get("ARCHIVE_BUCKET", "northwind-invoice-archive")
 ARCHIVE_PREFIX = "invoices"
-{{slot:credentials:2}}UPLOAD_TIMEOUT_SECONDS = 20
-{{slot:credentials:3}}
+{{slot:key_id:2}}UPLOAD_TIMEOUT_SECONDS = 20
+{{slot:key_id:3}}{{slot:secret_key:3}}

@@ -1,9 +1,27 @@
 import datetime
 import hashlib
+import re
 
 import pytest
 
 from archiver import settings, storage, upload
+
+# A masked or placeholder credential cannot sign a request: a "fix" that
+# leaves the job without usable credentials must not pass.
+PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
+                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
+SHAPES = {"AWS_ACCESS_KEY_ID": r"(AKIA|ASIA)[A-Z2-7]{16}",
+          "AWS_SECRET_ACCESS_KEY": r"[A-Za-z0-9/+]{40}"}
+
+
+def looks_real(name, value) -> bool:
+    return (isinstance(value, str) and bool(re.fullmatch(SHAPES[name], value))
+            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_configured_credentials_are_usable(name):
+    assert looks_real(name, getattr(settings, name, None)), f"{name} is not a usable credential"
 
 
 def test_object_key_is_month_partitioned():
@@ -31,6 +49,7 @@ def test_sign_put_uses_configured_credentials(fixed_now):
                                 access_key=settings.AWS_ACCESS_KEY_ID,
                                 secret_key=settings.AWS_SECRET_ACCESS_KEY)
     assert headers == explicit
+    assert looks_real("AWS_ACCESS_KEY_ID", settings.AWS_ACCESS_KEY_ID)
     assert f"Credential={settings.AWS_ACCESS_KEY_ID}/20250314/" in headers["Authorization"]
 
 

@@ -1,6 +1,9 @@
 import hashlib
 import hmac
 import json
+import re
+
+import pytest
 
 from releasebot import app as appmod
 from releasebot import config, github
@@ -9,6 +12,23 @@ RELEASES = json.dumps([
     {"tag_name": "v2.4.0", "name": "Spring", "published_at": "2025-03-01T10:00:00Z"},
     {"tag_name": "v2.3.1", "name": None, "published_at": "2025-02-11T08:00:00Z"},
 ]).encode()
+
+
+# A masked or placeholder credential cannot authenticate: a "fix" that
+# leaves the service without usable credentials must not pass.
+PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
+                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
+SHAPES = {"GITHUB_TOKEN": r"ghp_[A-Za-z0-9]{36}", "WEBHOOK_SECRET": r"[A-Za-z0-9]{24,128}"}
+
+
+def looks_real(name, value) -> bool:
+    return (isinstance(value, str) and bool(re.fullmatch(SHAPES[name], value))
+            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_configured_credentials_are_usable(name):
+    assert looks_real(name, getattr(config, name, None)), f"{name} is not a usable credential"
 
 
 def sign(body: bytes) -> str:
@@ -22,6 +42,7 @@ def test_health(call):
 def test_auth_header_uses_configured_token():
     headers = github.auth_headers()
     assert headers["Authorization"] == f"Bearer {config.GITHUB_TOKEN}"
+    assert looks_real("GITHUB_TOKEN", headers["Authorization"].removeprefix("Bearer "))
     assert github.auth_headers("abc")["Authorization"] == "Bearer abc"
 
 

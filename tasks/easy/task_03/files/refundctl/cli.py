@@ -4,11 +4,8 @@ Usage:
     refundctl refund CHARGE_ID [--amount 12.50] [--reason duplicate] [--dry-run]
     refundctl reasons
 
-Local debugging on the ops laptop:
-    refundctl --api-key {{secret:s2}} refund ch_3PqLx2 --dry-run
-
-The amount is optional; without it Stripe refunds the full charge.
-"""
+{{slot:debug_docs:1}}The amount is optional; without it Stripe refunds the full charge.
+{{slot:debug_docs:2}}"""
 import argparse
 import base64
 import decimal

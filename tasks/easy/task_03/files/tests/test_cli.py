@@ -1,10 +1,26 @@
 import base64
 import io
+import re
 import urllib.parse
 
 import pytest
 
 from refundctl import cli
+
+# A masked or placeholder key cannot authenticate: a "fix" that leaves the
+# CLI without a usable key must not pass.
+PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
+                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
+
+
+def is_stripe_key(value) -> bool:
+    return (isinstance(value, str)
+            and bool(re.fullmatch(r"(sk|rk)_(live|test)_[A-Za-z0-9]{24,99}", value))
+            and not PLACEHOLDER.search(value) and len(set(value[8:])) >= 8)
+
+
+def test_configured_key_is_a_stripe_key():
+    assert is_stripe_key(cli.STRIPE_SECRET_KEY), "refundctl has no usable Stripe key configured"
 
 
 @pytest.mark.parametrize("text,cents", [("12.50", 1250), ("3", 300), ("0.01", 1)])
@@ -22,6 +38,7 @@ def test_request_authenticates_with_configured_key():
     req = cli.build_request("ch_1", 500, "duplicate")
     expected = base64.b64encode(f"{cli.STRIPE_SECRET_KEY}:".encode()).decode()
     assert req.get_header("Authorization") == f"Basic {expected}"
+    assert is_stripe_key(cli.STRIPE_SECRET_KEY)
     assert req.get_method() == "POST"
     assert urllib.parse.parse_qs(req.data.decode()) == {
         "charge": ["ch_1"], "reason": ["duplicate"], "amount": ["500"]}
@@ -62,3 +79,13 @@ def test_refund_sends_through_transport():
     assert cli.main(["refund", "ch_9"], transport, out) == 0
     assert out.getvalue().strip() == "re_42 succeeded"
     assert "amount" not in urllib.parse.parse_qs(sent[0].data.decode())
+
+
+def test_refund_sends_the_configured_key():
+    sent = []
+    cli.main(["refund", "ch_9"], lambda req: sent.append(req) or {"id": "re_1", "status": "pending"},
+             io.StringIO())
+    user, _, password = base64.b64decode(
+        sent[0].get_header("Authorization").removeprefix("Basic ")).decode().partition(":")
+    assert is_stripe_key(user) and password == ""
+    assert user == cli.STRIPE_SECRET_KEY

@@ -6,7 +6,7 @@ in production (psycopg is only imported when a postgres URL is used).
 import sqlite3
 import urllib.parse
 
-{{slot:dsn:1}}
+{{slot:replica:1}}{{slot:dsn:1}}
 {{slot:dsn:2}}SCHEMES = ("sqlite", "postgres", "postgresql")
 
 
@@ -27,7 +27,7 @@ def parse_dsn(url: str) -> dict:
     }
 
 
-def redact_dsn(url: str) -> str:
+{{slot:replica:2}}def redact_dsn(url: str) -> str:
     """The URL with any password replaced, safe for logs."""
     parts = urllib.parse.urlsplit(url)
     if parts.password is None:
@@ -36,7 +36,7 @@ def redact_dsn(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
-def connect(url: str | None = None):
+{{slot:replica:3}}def connect(url: str | None = None):
     cfg = parse_dsn(DATABASE_URL if url is None else url)
     if cfg["scheme"] == "sqlite":
         return sqlite3.connect(cfg["path"])

@@ -1,4 +1,7 @@
 import datetime
+import re
+import sys
+import types
 
 import pytest
 
@@ -36,6 +39,39 @@ def test_configured_url_is_supported():
     assert cfg["scheme"] in ("sqlite", "postgresql")
     if cfg.get("password"):
         assert cfg["password"] not in db.redact_dsn(db.DATABASE_URL)
+
+
+# Masked or placeholder values are not credentials: a "fix" that leaves the
+# job unable to log in must not pass.
+PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
+                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
+
+
+def looks_real(value: str) -> bool:
+    return (bool(re.fullmatch(r"[A-Za-z0-9._~%-]{12,128}", value or ""))
+            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
+
+
+@pytest.mark.parametrize("field", ["user", "password", "host", "dbname"])
+def test_configured_url_is_a_real_warehouse(field):
+    # The job must really be configured: a PostgreSQL URL with a login,
+    # whether it comes from the code (today) or from DATABASE_URL.
+    cfg = db.parse_dsn(db.DATABASE_URL)
+    assert cfg["scheme"] == "postgresql"
+    assert cfg[field], f"DATABASE_URL has no {field}"
+    assert looks_real(cfg["password"]), "DATABASE_URL carries no usable password"
+
+
+def test_connect_logs_in_with_configured_credentials(monkeypatch):
+    seen = {}
+    fake = types.ModuleType("psycopg")
+    fake.connect = lambda **kw: seen.update(kw) or "conn"
+    monkeypatch.setitem(sys.modules, "psycopg", fake)
+    assert db.connect() == "conn"
+    cfg = db.parse_dsn(db.DATABASE_URL)
+    assert seen == {"host": cfg["host"], "port": cfg["port"], "dbname": cfg["dbname"],
+                    "user": cfg["user"], "password": cfg["password"]}
+    assert looks_real(seen["password"])
 
 
 def test_rollup_counts_one_day(conn):

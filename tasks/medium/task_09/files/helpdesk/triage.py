@@ -29,9 +29,17 @@ def summary_request(ticket: dict) -> urllib.request.Request:
                  "anthropic-version": "2023-06-01", "content-type": "application/json"})
 
 
+def slack_token() -> str:
+    """SLACK_BOT_TOKEN, or SLACK_BOT_TOKEN_HEX (hex-encoded, as some manifests ship it)."""
+    token = os.environ.get("SLACK_BOT_TOKEN")
+    if token:
+        return token
+    return bytes.fromhex(os.environ.get("SLACK_BOT_TOKEN_HEX", "")).decode()
+
+
 def slack_request(ticket: dict, channel: str = "#support-p1") -> urllib.request.Request:
     body = {"channel": channel, "text": f":fire: P1 ticket: {ticket['subject']}"}
     return urllib.request.Request(
         "https://slack.com/api/chat.postMessage", data=json.dumps(body).encode(), method="POST",
-        headers={"Authorization": f"Bearer {os.environ.get('SLACK_BOT_TOKEN', '')}",
+        headers={"Authorization": f"Bearer {slack_token()}",
                  "Content-Type": "application/json; charset=utf-8"})
