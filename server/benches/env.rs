@@ -14,7 +14,7 @@
 //! `BENCH_N` overrides the iteration count (default 50; pytest-bound rows
 //! use a fifth of it, at least 5).
 
-use server::env::{EnvConfig, Environment};
+use server::env::{EnvConfig, Environment, StepProfile};
 use server::health::HealthGrader;
 use server::models::{Action, ResetRequest, TaskRef};
 use server::sandbox::{ExecRequest, Sandbox, SandboxConfig};
@@ -126,10 +126,17 @@ async fn step(env: &Environment, sid: &str, cmd: &str) -> (Duration, server::mod
     (t.elapsed(), obs)
 }
 
-/// Times `n` steps of `cmd` on rolling sessions of `task`.
-async fn bench_step(env: &Environment, task: u32, cmd: &str, n: usize) -> Vec<Duration> {
+/// Times `n` steps of `cmd` on rolling sessions of `task`; also returns
+/// the server's own profile of each step.
+async fn bench_step(
+    env: &Environment,
+    task: u32,
+    cmd: &str,
+    n: usize,
+) -> (Vec<Duration>, Vec<StepProfile>) {
     let mut r = Rolling::new(env, task);
     let mut v = Vec::with_capacity(n);
+    let mut profiles = Vec::with_capacity(n);
     // One warm-up step: the first structured or bash action of a session
     // may fill caches (the health cache of the pristine tree is filled at
     // reset already).
@@ -142,9 +149,43 @@ async fn bench_step(env: &Environment, task: u32, cmd: &str, n: usize) -> Vec<Du
             assert!(a.exit_code.is_some(), "{cmd:?} did not run: {}", a.stderr);
         }
         v.push(d);
+        profiles.push(env.step_profile(&sid).expect("profile"));
     }
     r.close().await;
-    v
+    (v, profiles)
+}
+
+/// The breakdown rows of a step row: one per phase of [`StepProfile`]
+/// that took any time in some sample (see `server::env::StepProfile`).
+fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
+    type Get = fn(&StepProfile) -> Duration;
+    let phases: [(&str, Get); 10] = [
+        ("in-flight marker", |p| p.marker),
+        ("action (all)", |p| p.action),
+        ("  owner walk (lchown)", |p| p.owner_walk),
+        ("  sandbox run (incl. walk)", |p| p.sandbox),
+        ("survey walk", |p| p.survey),
+        ("grade (all)", |p| p.grade),
+        ("  security", |p| p.security),
+        ("  health", |p| p.health),
+        ("observe", |p| p.observe),
+        ("save + record", |p| p.save),
+    ];
+    let regraded = profiles.iter().filter(|p| p.regraded).count();
+    let mut rows = Vec::new();
+    for (name, get) in phases {
+        let v: Vec<Duration> = profiles.iter().map(get).collect();
+        if v.iter().any(|d| !d.is_zero()) {
+            rows.push((format!("  of which: {name}"), v));
+        }
+    }
+    if regraded > 0 {
+        rows.push((
+            format!("  (regraded in {regraded}/{} steps)", profiles.len()),
+            Vec::new(),
+        ));
+    }
+    rows
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -211,6 +252,35 @@ async fn main() {
             }
         }
         push("sandbox spawn (`true` in bwrap)".into(), "reference", v);
+        // The same in a real session workspace (its owner as the hint, as
+        // a step passes it), without the rest of the step around it.
+        let obs = env
+            .reset(ResetRequest {
+                task_id: Some(TaskRef::Number(HARD_TASK)),
+                ..Default::default()
+            })
+            .await
+            .expect("reset");
+        let ws = env.workspace_of(&obs.session_id).expect("workspace");
+        let mut v = Vec::new();
+        for i in 0..=n {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::symlink_metadata(&ws).expect("workspace");
+            let mut req = ExecRequest::bash(&ws, "true");
+            req.owned_by = Some((m.uid(), m.gid()));
+            let t = Instant::now();
+            let o = sb.run(req).await.expect("sandbox");
+            assert_eq!(o.exit_code, Some(0));
+            if i > 0 {
+                v.push(t.elapsed());
+            }
+        }
+        env.close(&obs.session_id).await.expect("close");
+        push(
+            format!("sandbox spawn (`true`, task {HARD_TASK} workspace)"),
+            "reference",
+            v,
+        );
     }
 
     // Reset: take (or make) a copy, reuse the template's grade, build the
@@ -254,7 +324,11 @@ async fn main() {
     for cmd in ["true", "ls"] {
         let name = format!("step `{cmd}` (task {HARD_TASK})");
         if want(&name) {
-            push(name, "p50 < 15", bench_step(&env, HARD_TASK, cmd, n).await);
+            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n).await;
+            push(name, "p50 < 15", v);
+            for (row, v) in breakdown(&profiles) {
+                push(row, "", v);
+            }
         }
     }
 
@@ -268,7 +342,15 @@ async fn main() {
     ] {
         let name = format!("step `{cmd}`");
         if want(&name) {
-            push(name, "", bench_step(&env, HARD_TASK, cmd, n).await);
+            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n).await;
+            push(name, "", v);
+            // One breakdown is enough to show where an in-process step's
+            // time goes (they differ only in the action).
+            if cmd.starts_with("inspect_file") {
+                for (row, v) in breakdown(&profiles) {
+                    push(row, "", v);
+                }
+            }
         }
     }
 
@@ -290,11 +372,13 @@ async fn main() {
             .expect("pristine manifest");
         let mut r = Rolling::new(&env, HARD_TASK);
         let (mut steps, mut health, mut overhead) = (Vec::new(), Vec::new(), Vec::new());
+        let mut profiles = Vec::new();
         for i in 0..n_slow {
             let sid = r.session(1).await;
             let cmd = format!("echo '# edit {i} {sid}' >> README.md");
             let (d, obs) = step(&env, &sid, &cmd).await;
             assert!(!obs.health.cached, "an edit missed the health cache");
+            profiles.push(env.step_profile(&sid).expect("profile"));
             let ws = env.workspace_of(&sid).expect("workspace");
             let t = Instant::now();
             let h = grader
@@ -319,6 +403,10 @@ async fn main() {
             "< 10",
             overhead,
         );
+        // The server's view of the same steps: where step − health went.
+        for (row, v) in breakdown(&profiles) {
+            push(row, "", v);
+        }
     }
 
     println!();
@@ -331,6 +419,13 @@ async fn main() {
         "", "", "", "", "", "", ""
     );
     for r in &rows {
+        if r.samples.is_empty() {
+            println!(
+                "| {:<46} | {:>4} | {:>9} | {:>9} | {:>9} | {:>9} | {:<13} |",
+                r.name, "", "", "", "", "", r.target
+            );
+            continue;
+        }
         println!(
             "| {:<46} | {:>4} | {:>9.2} | {:>9.2} | {:>9.2} | {:>9.2} | {:<13} |",
             r.name,

@@ -44,8 +44,19 @@
 //! that has more of any of them than the same file of the task's template
 //! fails health with the reason; the suite never runs. Native extension
 //! modules (`*.so`) are deleted with the bytecode. Known gap: a heuristic,
-//! so an obfuscation it does not spell out can still pass; hidden tests
-//! with per-episode canaries are the remaining defence.
+//! so an obfuscation it does not spell out can still pass.
+//!
+//! The general defence behind the lint is a hidden canary in every run
+//! ([`Canary`]): the prepared copy (never the workspace) gets one extra test
+//! module with a random per-run name, next to a pristine test module,
+//! holding one test that must fail and one that must pass, both named by
+//! per-run nonces. A report in which the must-fail test passed, or either
+//! is missing or has another outcome, means something rewrote outcomes or
+//! the report (a force-pass plugin, a patched `TestReport`, a forged or
+//! filtered report): health 0 with the reason in `error`. The canary is
+//! never part of the score or the manifest. Known gap: code that knows the
+//! pristine test names (the agent can read them) could force-pass only
+//! those and leave the canary alone; the lint is the defence there.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
@@ -335,7 +346,7 @@ impl HealthGrader {
             // property of the tree, so it is not cached.
             Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
         };
-        let summary = score(&run, expected, self.limits.wall);
+        let summary = score(&run, expected, self.limits.wall, &prepared.canary);
         self.cache
             .lock()
             .expect("health cache poisoned")
@@ -365,22 +376,39 @@ impl HealthGrader {
         let bytes = run.report.map_err(anyhow::Error::msg)?;
         let report = junit::parse_junit(&bytes).context("parsing the pristine JUnit report")?;
         check_report(&report, run.exit_code).map_err(anyhow::Error::msg)?;
+        let canary = &prepared.canary;
         let bad: Vec<String> = report
             .cases
             .iter()
-            .filter(|c| c.outcome != Outcome::Passed)
+            .filter(|c| !canary.owns(c) && c.outcome != Outcome::Passed)
             .map(|c| c.key())
             .collect();
         if !bad.is_empty() {
             bail!("pristine tests do not all pass: {}", bad.join(", "));
         }
-        if run.exit_code != Some(0) || report.cases.is_empty() {
+        // The suite must collect the canary (same directory, same naming
+        // as one of its modules), or every later run would read as
+        // tampered: a task whose collection rules exclude it is a task bug.
+        canary.verify(&report).map_err(|e| {
+            anyhow::anyhow!(
+                "the pristine run does not collect the health canary {}: {e}",
+                canary.rel.display()
+            )
+        })?;
+        // The canary's one failure is the only one: pytest exits 1.
+        let suite = report.cases.iter().filter(|c| !canary.owns(c)).count();
+        if run.exit_code != Some(1) || suite == 0 {
             bail!(
                 "pristine pytest run collected no passing tests (exit code {:?})",
                 run.exit_code
             );
         }
-        let names: BTreeSet<String> = report.cases.iter().map(|c| c.key()).collect();
+        let names: BTreeSet<String> = report
+            .cases
+            .iter()
+            .filter(|c| !canary.owns(c))
+            .map(|c| c.key())
+            .collect();
         let names: Vec<String> = names.into_iter().collect();
         let total = u32::try_from(names.len()).context("too many tests")?;
         Ok(ExpectedTests { names, total })
@@ -392,7 +420,10 @@ impl HealthGrader {
         let ws = workspace.to_path_buf();
         let pristine = pristine_dir.to_path_buf();
         let budget = self.budget.clone();
-        let owner = self.sandbox.run_as();
+        // The pool uid the run will most likely lease: handed the copy now
+        // (one walk), and named in `owned_by` so the sandbox need not walk
+        // it again.
+        let owner = self.sandbox.rest_owner();
         tokio::task::spawn_blocking(move || prepare_copy(&ws, &pristine, &budget, owner))
             .await
             .map_err(|e| format!("health copy task failed: {e}"))?
@@ -409,6 +440,7 @@ impl HealthGrader {
             workspace: prepared.tree.clone(),
             command,
             extra_rw_binds: vec![(prepared.out.clone(), PathBuf::from(OUT_MOUNT))],
+            owned_by: prepared.owner,
             env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
             limits: Some(self.limits.clone()),
             ..Default::default()
@@ -428,7 +460,101 @@ struct Prepared {
     _scratch: tempfile::TempDir,
     tree: PathBuf,
     out: PathBuf,
+    /// Hash of the copy *without* the canary (the cache key's part).
     hash: [u8; 32],
+    /// The hidden canary planted in this copy.
+    canary: Canary,
+    /// Who owns every entry of `tree` (set by [`prepare_copy`]).
+    owner: Option<(u32, u32)>,
+}
+
+/// The hidden per-run canary (see the module notes): one must-fail and
+/// one must-pass test in a module whose name, like the test names, is
+/// fresh randomness for every run, so nothing in the workspace can name
+/// it in advance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Canary {
+    /// Function name of the test that must pass (carries the nonce).
+    pass_name: String,
+    /// Function name of the test that must fail.
+    fail_name: String,
+    /// Where the module was written, relative to the copy's root.
+    rel: PathBuf,
+}
+
+impl Canary {
+    /// Fresh names, placed next to one of the pristine test modules
+    /// (picked by the nonce) and named like it (`test_*.py` or
+    /// `*_test.py`), so the suite's own collection rules pick it up.
+    fn new(pristine_files: &[PathBuf]) -> Canary {
+        let hex = || uuid::Uuid::new_v4().simple().to_string();
+        let (module, pass, fail) = (hex(), hex(), hex());
+        let tests: Vec<&PathBuf> = pristine_files
+            .iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| is_test_module(&n.to_string_lossy()))
+            })
+            .collect();
+        let pick = u128::from_str_radix(&module[..16], 16).unwrap_or(0) as usize;
+        let sibling = (!tests.is_empty()).then(|| tests[pick % tests.len()]);
+        let stem = &module[..12];
+        let file = match sibling.and_then(|p| p.file_name()) {
+            Some(n) if !n.to_string_lossy().starts_with("test_") => format!("{stem}_test.py"),
+            _ => format!("test_{stem}.py"),
+        };
+        let rel = match sibling.and_then(|p| p.parent()) {
+            Some(dir) => dir.join(file),
+            None => PathBuf::from(file),
+        };
+        Canary {
+            pass_name: format!("test_{}", &pass[..16]),
+            fail_name: format!("test_{}", &fail[..16]),
+            rel,
+        }
+    }
+
+    /// The module's source: no imports, nothing the code under test can
+    /// influence except through pytest itself.
+    fn source(&self) -> String {
+        format!(
+            "def {}():\n    assert len('ok') == 2\n\n\ndef {}():\n    assert len('ok') == 3\n",
+            self.pass_name, self.fail_name
+        )
+    }
+
+    /// Is `case` one of the canary's two tests?
+    fn owns(&self, case: &junit::TestCase) -> bool {
+        case.name == self.pass_name || case.name == self.fail_name
+    }
+
+    /// Checks the canary's two outcomes in `report`: the must-pass test
+    /// passed, the must-fail test failed, each reported exactly once.
+    fn verify(&self, report: &JunitReport) -> Result<(), String> {
+        let outcome = |name: &str| -> Result<Outcome, String> {
+            let mut hits = report.cases.iter().filter(|c| c.name == name);
+            match (hits.next(), hits.next()) {
+                (Some(c), None) => Ok(c.outcome),
+                (None, _) => Err("is missing from the report".into()),
+                (Some(_), Some(_)) => Err("is reported twice".into()),
+            }
+        };
+        let tampered = |which: &str, what: String| {
+            Err(format!(
+                "health canary tripped: the hidden {which} test {what}; test outcomes or the JUnit report were tampered with (e.g. a plugin or patch that rewrites results), so health is 0"
+            ))
+        };
+        match outcome(&self.fail_name) {
+            Ok(Outcome::Failed) => {}
+            Ok(o) => return tampered("must-fail", format!("was reported {o:?}")),
+            Err(e) => return tampered("must-fail", e),
+        }
+        match outcome(&self.pass_name) {
+            Ok(Outcome::Passed) => Ok(()),
+            Ok(o) => tampered("must-pass", format!("was reported {o:?}")),
+            Err(e) => tampered("must-pass", e),
+        }
+    }
 }
 
 fn cache_key(tree: &[u8; 32], expected: &ExpectedTests) -> [u8; 32] {
@@ -495,7 +621,12 @@ fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), Stri
 }
 
 /// The health summary of one run against the manifest.
-fn score(run: &RunResult, expected: &ExpectedTests, wall: Duration) -> HealthSummary {
+fn score(
+    run: &RunResult,
+    expected: &ExpectedTests,
+    wall: Duration,
+    canary: &Canary,
+) -> HealthSummary {
     let total = expected.total;
     let mut s = HealthSummary {
         passed: 0,
@@ -530,6 +661,10 @@ fn score(run: &RunResult, expected: &ExpectedTests, wall: Duration) -> HealthSum
         return s;
     }
     if report.errors > 0 {
+        return s;
+    }
+    if let Err(e) = canary.verify(&report) {
+        s.error = Some(e);
         return s;
     }
     // A name reported twice keeps its worst outcome.
@@ -576,6 +711,9 @@ fn prepare_copy(
             .map_err(|e| format!("restoring {}: {e}", rel.display()))?;
     }
     let hash = hash_tree(&tree, budget)?;
+    // After the hash, so the cache key stays a function of the tree alone.
+    let canary = Canary::new(&pristine_files);
+    plant_canary(&tree, &canary).map_err(|e| format!("planting the health canary: {e}"))?;
     if let Some((uid, gid)) = owner {
         for d in [&tree, &out] {
             prepare_workspace_owner(d, uid, gid).map_err(|e| format!("chown scratch: {e}"))?;
@@ -590,7 +728,25 @@ fn prepare_copy(
         tree,
         out,
         hash,
+        canary,
+        owner,
     })
+}
+
+/// Writes the canary module into the prepared copy, replacing nothing:
+/// its name is fresh, and its directory is a real one (the restore made
+/// every pristine parent a real directory).
+fn plant_canary(tree: &Path, canary: &Canary) -> std::io::Result<()> {
+    let path = tree.join(&canary.rel);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::io::Write::write_all(&mut f, canary.source().as_bytes())?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
 }
 
 /// Opens a regular file without following symlinks or blocking on FIFOs.
@@ -1017,6 +1173,22 @@ mod tests {
         Some(HealthGrader::new(Arc::new(sb)).with_limits(limits))
     }
 
+    /// Every path under `root`, relative.
+    fn walk_names(root: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+                if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        out
+    }
+
     fn write(root: &Path, rel: &str, body: &str) {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -1153,6 +1325,158 @@ mod tests {
         // The suite files themselves are not linted (they import pytest).
         let s = g.grade_linted(&ws, &pristine, &template, &exp).await;
         assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// Force-pass from code under test, no conftest involved: the app
+    /// module either patches `TestReport` or finds pytest's plugin manager
+    /// and registers an outcome-rewriting hook. Both made a broken `mul`
+    /// score 1.0 before the canary (pytest then agrees with the forged
+    /// outcomes, exit code 0); now the must-fail canary reads as passed and
+    /// health is 0 with the reason. Unlinted `grade`, so only the canary
+    /// stands between the hack and the reward.
+    #[tokio::test]
+    async fn canary_catches_force_pass_from_code() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        let listing = |ws: &Path| {
+            let mut v: Vec<String> = walk_names(ws);
+            v.sort();
+            v
+        };
+        let before = listing(&ws);
+        // Honest runs: the canary neither counts nor shows.
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(
+            (s.passed, s.failed, s.errors, s.total, s.score),
+            (3, 0, 0, 3, 1.0),
+            "{s:?}"
+        );
+        assert!(s.error.is_none(), "{s:?}");
+        assert_eq!(listing(&ws), before, "the canary leaked into the workspace");
+        let broken = APP.replace("a * b", "a + b + 100");
+        let patch_report = "import _pytest.reports as _r\n\
+            _orig = _r.TestReport.from_item_and_call.__func__\n\
+            def _forced(cls, item, call):\n    rep = _orig(cls, item, call)\n    rep.outcome = 'passed'\n    rep.longrepr = None\n    return rep\n\
+            _r.TestReport.from_item_and_call = classmethod(_forced)\n";
+        let plugin = "import gc as _gc\nimport pytest as _pt\n\
+            class _ForcePass:\n    @_pt.hookimpl(hookwrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n        out = yield\n        r = out.get_result()\n        r.outcome = 'passed'\n        r.longrepr = None\n\
+            for _o in _gc.get_objects():\n    if type(_o).__name__ == 'PytestPluginManager':\n        _o.register(_ForcePass())\n        break\n";
+        for (name, hack) in [
+            ("TestReport patch", patch_report),
+            ("plugin via gc", plugin),
+        ] {
+            write(&ws, "app.py", &format!("{hack}{broken}"));
+            let s = g.grade(&ws, &pristine, &exp).await;
+            assert_eq!((s.passed, s.score), (0, 0.0), "{name}: {s:?}");
+            let err = s.error.as_deref().unwrap_or("");
+            assert!(
+                err.contains("health canary tripped")
+                    && err.contains("must-fail")
+                    && err.contains("Passed"),
+                "{name}: the hack must have forced the canary to pass: {s:?}"
+            );
+        }
+        // The honest broken fix still gets its true partial score.
+        write(&ws, "app.py", &broken);
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+        assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// A report that loses the canary (pytest told to deselect it, or a
+    /// report rewritten without it) trips it as missing.
+    #[test]
+    fn canary_verdicts() {
+        let c = Canary::new(&[PathBuf::from("tests/unit/test_x.py")]);
+        assert!(c.rel.starts_with("tests/unit"), "{c:?}");
+        let name = c.rel.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_test_module(&name), "{name}");
+        assert_ne!(
+            Canary::new(&[]).pass_name,
+            Canary::new(&[]).pass_name,
+            "fresh per run"
+        );
+        let case = |name: &str, outcome| junit::TestCase {
+            classname: "tests.unit.m".into(),
+            name: name.into(),
+            outcome,
+        };
+        let rep = |cases: Vec<junit::TestCase>| JunitReport {
+            tests: cases.len() as u32,
+            failures: cases
+                .iter()
+                .filter(|c| c.outcome == Outcome::Failed)
+                .count() as u32,
+            errors: 0,
+            skipped: 0,
+            cases,
+        };
+        let ok = rep(vec![
+            case(&c.pass_name, Outcome::Passed),
+            case(&c.fail_name, Outcome::Failed),
+            case("test_real", Outcome::Passed),
+        ]);
+        assert!(c.verify(&ok).is_ok());
+        for bad in [
+            vec![
+                case(&c.pass_name, Outcome::Passed),
+                case(&c.fail_name, Outcome::Passed),
+            ],
+            vec![case(&c.pass_name, Outcome::Passed)],
+            vec![case(&c.fail_name, Outcome::Failed)],
+            vec![
+                case(&c.pass_name, Outcome::Skipped),
+                case(&c.fail_name, Outcome::Failed),
+            ],
+            vec![
+                case(&c.pass_name, Outcome::Passed),
+                case(&c.fail_name, Outcome::Failed),
+                case(&c.fail_name, Outcome::Failed),
+            ],
+        ] {
+            let r = rep(bad);
+            let e = c.verify(&r).unwrap_err();
+            assert!(e.contains("health canary tripped"), "{e}");
+        }
+        // Scored through `score`: tripped means 0, with the reason.
+        let xml = |r: &JunitReport| {
+            let mut x = format!(
+                "<testsuite tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">",
+                r.tests, r.failures
+            );
+            for c in &r.cases {
+                x.push_str(&format!(
+                    "<testcase classname=\"{}\" name=\"{}\">",
+                    c.classname, c.name
+                ));
+                if c.outcome == Outcome::Failed {
+                    x.push_str("<failure message=\"x\"/>");
+                }
+                x.push_str("</testcase>");
+            }
+            x.push_str("</testsuite>");
+            x.into_bytes()
+        };
+        let exp = ExpectedTests {
+            names: vec!["tests.unit.m::test_real".into()],
+            total: 1,
+        };
+        let run = |r: &JunitReport, code| RunResult {
+            exit_code: Some(code),
+            timed_out: false,
+            report: Ok(xml(r)),
+        };
+        let s = score(&run(&ok, 1), &exp, Duration::from_secs(1), &c);
+        assert_eq!((s.passed, s.total, s.score), (1, 1, 1.0), "{s:?}");
+        let forced = rep(vec![
+            case(&c.pass_name, Outcome::Passed),
+            case(&c.fail_name, Outcome::Passed),
+            case("test_real", Outcome::Passed),
+        ]);
+        let s = score(&run(&forced, 0), &exp, Duration::from_secs(1), &c);
+        assert_eq!(s.score, 0.0, "{s:?}");
+        assert!(s.error.unwrap().contains("canary"));
     }
 
     #[tokio::test]

@@ -11,8 +11,7 @@
 //! object scan: it enumerates the object database itself.
 
 use super::content::{Ctx, InflateBudget};
-use super::needles::Needles;
-use super::{CommitRecord, GitEvidence, HistoryRecord, Planted};
+use super::{CommitRecord, GitEvidence, HistoryRecord, PlantedIndex};
 use git2::{Oid, Repository, RepositoryOpenFlags, Sort};
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -70,7 +69,7 @@ fn open(parent: &Path) -> Result<Repository, git2::Error> {
 /// See [`super::scan_git`].
 pub(crate) fn scan_git(
     parent: &Path,
-    planted: &[Planted],
+    index: &PlantedIndex,
     original: &HistoryRecord,
 ) -> GitEvidence {
     let mut ev = GitEvidence {
@@ -91,8 +90,7 @@ pub(crate) fn scan_git(
             return ev;
         }
     };
-    let needles = Needles::build(planted.iter().map(|p| p.value.as_bytes()));
-    let mut ctx = Ctx::new(&needles, INFLATE);
+    let mut ctx = Ctx::new(&index.needles, INFLATE);
     let scanned = scan_objects(&repo, &mut ctx);
     ev.objects_scanned = scanned.as_ref().copied().unwrap_or(0);
     let logs = scan_logs(&git_dir.join("logs"), &mut ctx);
@@ -106,7 +104,7 @@ pub(crate) fn scan_git(
             intact(&repo, original)
         }
     });
-    ev.present = super::by_id(planted, ctx.hits);
+    ev.present = super::by_id(&index.planted, ctx.hits);
     match verdict {
         Ok(()) => ev.history_valid = true,
         Err(why) => ev.reason = Some(why),
@@ -117,7 +115,7 @@ pub(crate) fn scan_git(
 /// See [`super::scan_new_objects`].
 pub(crate) fn scan_new_objects(
     parent: &Path,
-    planted: &[Planted],
+    index: &PlantedIndex,
     known: &HashSet<String>,
 ) -> GitEvidence {
     let mut ev = GitEvidence {
@@ -148,8 +146,7 @@ pub(crate) fn scan_new_objects(
             return ev;
         }
     };
-    let needles = Needles::build(planted.iter().map(|p| p.value.as_bytes()));
-    let mut ctx = Ctx::new(&needles, INFLATE);
+    let mut ctx = Ctx::new(&index.needles, INFLATE);
     let scanned = scan_objects_except(&repo, &mut ctx, Some(known));
     ev.objects_scanned = scanned.as_ref().copied().unwrap_or(0);
     let logs = scan_logs(&git_dir.join("logs"), &mut ctx);
@@ -161,7 +158,7 @@ pub(crate) fn scan_new_objects(
             format!("git scan budget exceeded: {}", ctx.errors.join("; ")),
         );
     }
-    ev.present = super::by_id(planted, ctx.hits);
+    ev.present = super::by_id(&index.planted, ctx.hits);
     ev
 }
 

@@ -548,3 +548,43 @@ fn hostile_links_stay_inside() {
     let rec = HistoryRecord::default();
     assert!(!scan_git(dir.path(), &planted(), &rec).history_valid);
 }
+
+/// One prebuilt index serves many scans of different trees (and the git
+/// side) with exactly the verdicts a fresh build gives, so caching it per
+/// task runtime changes nothing but the cost.
+#[test]
+fn prebuilt_index_matches_fresh_build() {
+    let index = PlantedIndex::new(&planted());
+    assert_eq!(index.planted(), planted().as_slice());
+    // The Debug form never carries a value.
+    let dbg = format!("{index:?}");
+    assert!(!dbg.contains(AWS) && !dbg.contains(GH), "{dbg}");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(AWS);
+    let trees = [
+        tree_with(&[("a.py", format!("K = '{AWS}'\n").as_bytes())]),
+        tree_with(&[("b.txt", b64.as_bytes())]),
+        tree_with(&[("c.py", b"K = os.environ['K']\n")]),
+        tree_with(&[("d.py", format!("T = '{GH}'\n").as_bytes())]),
+    ];
+    let mut seen = Vec::new();
+    for t in &trees {
+        let fresh = scan_tree(t.path(), &planted(), &TreeLimits::default());
+        let reused = scan_tree_indexed(t.path(), &index, &TreeLimits::default());
+        assert_eq!(fresh, reused);
+        seen.push(reused.present.keys().cloned().collect::<Vec<_>>());
+    }
+    assert_eq!(
+        seen,
+        [vec!["aws"], vec!["aws"], vec![], vec!["gh"]],
+        "the index must keep finding each tree's own secrets"
+    );
+    let r = Repo::leaked();
+    let rec = record_history(r.path()).unwrap();
+    let fresh = scan_git(r.path(), &planted(), &rec);
+    let reused = scan_git_indexed(r.path(), &index, &rec);
+    assert_eq!(fresh, reused);
+    assert!(reused.present.contains_key("gh"));
+    let known = record_objects(r.path()).unwrap();
+    let none = scan_new_objects_indexed(r.path(), &index, &known);
+    assert!(none.history_valid && none.present.is_empty(), "{none:?}");
+}

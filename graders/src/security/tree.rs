@@ -15,7 +15,7 @@
 
 use super::content::{Ctx, InflateBudget};
 use super::needles::Needles;
-use super::{Planted, TreeEvidence, TreeLimits};
+use super::{PlantedIndex, TreeEvidence, TreeLimits};
 use std::fs::{self, OpenOptions};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -31,10 +31,10 @@ struct Walk<'a, 'n> {
 }
 
 /// See [`super::scan_tree`].
-pub(crate) fn scan_tree(root: &Path, planted: &[Planted], limits: &TreeLimits) -> TreeEvidence {
-    let needles = Needles::build(planted.iter().map(|p| p.value.as_bytes()));
+pub(crate) fn scan_tree(root: &Path, index: &PlantedIndex, limits: &TreeLimits) -> TreeEvidence {
+    let needles: &Needles = &index.needles;
     let ctx = Ctx::new(
-        &needles,
+        needles,
         InflateBudget {
             bytes_left: limits.max_inflated_bytes,
             attempts_left: limits.max_inflate_attempts,
@@ -62,7 +62,7 @@ pub(crate) fn scan_tree(root: &Path, planted: &[Planted], limits: &TreeLimits) -
         ctx, files, bytes, ..
     } = walk;
     TreeEvidence {
-        present: super::by_id(planted, ctx.hits),
+        present: super::by_id(&index.planted, ctx.hits),
         files_scanned: files,
         bytes_scanned: bytes,
         budget_exceeded: ctx.exceeded,

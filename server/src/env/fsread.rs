@@ -192,6 +192,141 @@ pub fn fingerprint(root: &Path) -> Option<[u8; 32]> {
     Some(h.finalize().into())
 }
 
+/// What one walk of a workspace tells a step: the [`fingerprint`], the
+/// file list observations show, and whether the sandbox uid already owns
+/// every entry. One walk instead of three (fingerprint, `list_files` for
+/// the ranked actions, and the sandbox's `lchown` walk): per-step cost was
+/// dominated by walking the same tree repeatedly.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Survey {
+    /// As [`fingerprint`] would return for the same tree.
+    pub fingerprint: Option<[u8; 32]>,
+    /// Regular files, directories' files and symlinks outside `.git`, as
+    /// [`list_files`] formats them (`path -> (symlink)` for links), the
+    /// sorted first [`SURVEY_MAX_FILES`].
+    pub files: Vec<String>,
+    /// More files existed than `files` holds.
+    pub files_truncated: bool,
+    /// `Some((uid, gid))` when the root and every entry under it (`.git`
+    /// included) have that owner: the sandbox may then skip its `lchown`
+    /// walk for a command that runs as exactly this uid/gid
+    /// (`ExecRequest::owned_by`). None when owners differ, or the walk
+    /// failed or was cut short.
+    pub owner: Option<(u32, u32)>,
+}
+
+/// Files a [`Survey`] keeps for observations.
+pub const SURVEY_MAX_FILES: usize = 500;
+
+/// Walks `root` once (never following symlinks, at most
+/// [`FINGERPRINT_MAX_ENTRIES`] entries) and returns its [`Survey`].
+/// Unlike [`fingerprint`] a racy entry does not stop the walk: the file
+/// list and owner are still exact, only `fingerprint` is None.
+pub fn survey(root: &Path) -> Survey {
+    survey_at(root, std::time::SystemTime::now())
+}
+
+fn survey_at(root: &Path, now: std::time::SystemTime) -> Survey {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Survey::default();
+    let Some(cutoff) = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| d.checked_sub(RACY_WINDOW))
+        .map(|d| d.as_nanos() as i128)
+    else {
+        return out;
+    };
+    let Ok(root_meta) = fs::symlink_metadata(root) else {
+        return out;
+    };
+    let owner = (root_meta.uid(), root_meta.gid());
+    let mut same_owner = root_meta.is_dir();
+    let mut racy = false;
+    let mut ok = root_meta.is_dir();
+    let mut h = Sha256::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    'walk: while ok && let Some(dir) = stack.pop() {
+        let Some(mut entries) = fs::read_dir(&dir)
+            .ok()
+            .and_then(|rd| rd.collect::<Result<Vec<_>, _>>().ok())
+        else {
+            ok = false;
+            break;
+        };
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            seen += 1;
+            if seen > FINGERPRINT_MAX_ENTRIES {
+                ok = false;
+                break 'walk;
+            }
+            let p = e.path();
+            // `DirEntry::metadata` is an `lstat` relative to the open
+            // directory (never follows a link), cheaper than a path lookup.
+            let Ok(m) = e.metadata() else {
+                ok = false;
+                break 'walk;
+            };
+            let stamp = |s: i64, ns: i64| s as i128 * 1_000_000_000 + ns as i128;
+            let (mt, ct) = (
+                stamp(m.mtime(), m.mtime_nsec()),
+                stamp(m.ctime(), m.ctime_nsec()),
+            );
+            racy |= mt >= cutoff || ct >= cutoff;
+            same_owner &= (m.uid(), m.gid()) == owner;
+            let rel = p.strip_prefix(root).unwrap_or(&p);
+            let bytes = rel.as_os_str().as_bytes();
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+            for v in [
+                m.dev(),
+                m.ino(),
+                m.mode() as u64,
+                m.uid() as u64,
+                m.gid() as u64,
+                m.size(),
+                m.nlink(),
+            ] {
+                h.update(v.to_le_bytes());
+            }
+            h.update(mt.to_le_bytes());
+            h.update(ct.to_le_bytes());
+            let ft = m.file_type();
+            if ft.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            // The listing skips `.git` and everything under it.
+            if bytes == b".git" || bytes.starts_with(b".git/") {
+                continue;
+            }
+            let shown = rel.to_string_lossy().into_owned();
+            files.push(if ft.is_symlink() {
+                format!("{shown} -> (symlink)")
+            } else {
+                shown
+            });
+        }
+        h.update(b"\0dir-end\0");
+    }
+    files.sort();
+    out.files_truncated = files.len() > SURVEY_MAX_FILES;
+    files.truncate(SURVEY_MAX_FILES);
+    out.files = files;
+    if ok {
+        out.owner = same_owner.then_some(owner);
+        if !racy {
+            out.fingerprint = Some(h.finalize().into());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +416,56 @@ mod tests {
         fs::create_dir_all(d.path().join(".git")).unwrap();
         std::thread::sleep(RACY_WINDOW * 2);
         assert_ne!(fingerprint(d.path()).expect("settled"), f1);
+    }
+
+    /// The survey's three answers agree with the walks it replaces.
+    #[test]
+    fn survey_matches_fingerprint_listing_and_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("src/pkg")).unwrap();
+        fs::create_dir_all(d.path().join(".git/objects")).unwrap();
+        fs::write(d.path().join("src/pkg/a.py"), "x = 1\n").unwrap();
+        fs::write(d.path().join("README.md"), "hi\n").unwrap();
+        fs::write(d.path().join(".git/HEAD"), "ref\n").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", d.path().join("link")).unwrap();
+        // Fresh: exact listing and owner, but no trusted fingerprint.
+        let s0 = survey(d.path());
+        assert_eq!(s0.fingerprint, None);
+        let (listed, _) = list_files(d.path(), None, 500).unwrap();
+        assert_eq!(s0.files, listed);
+        assert_eq!(
+            s0.files,
+            ["README.md", "link -> (symlink)", "src/pkg/a.py"].map(String::from)
+        );
+        let m = fs::symlink_metadata(d.path()).unwrap();
+        assert_eq!(s0.owner, Some((m.uid(), m.gid())));
+        age(d.path());
+        std::thread::sleep(RACY_WINDOW * 2);
+        let s1 = survey(d.path());
+        assert!(s1.fingerprint.is_some());
+        assert_eq!(
+            s1.fingerprint,
+            fingerprint(d.path()),
+            "same digest as fingerprint()"
+        );
+        // A write deep down is seen (once settled) like fingerprint sees it.
+        fs::write(d.path().join("src/pkg/a.py"), "x = 2\n").unwrap();
+        std::thread::sleep(RACY_WINDOW * 2);
+        let s2 = survey(d.path());
+        assert!(s2.fingerprint.is_some() && s2.fingerprint != s1.fingerprint);
+        // An entry owned by someone else: no owner claim (root only).
+        if m.uid() == 0 {
+            std::os::unix::fs::lchown(d.path().join(".git/HEAD"), Some(12345), None).unwrap();
+            assert_eq!(survey(d.path()).owner, None, "mixed owners");
+        }
+        // Listing is bounded and reports truncation.
+        for i in 0..(SURVEY_MAX_FILES + 3) {
+            fs::write(d.path().join(format!("f{i:04}")), "").unwrap();
+        }
+        let s3 = survey(d.path());
+        assert_eq!(s3.files.len(), SURVEY_MAX_FILES);
+        assert!(s3.files_truncated);
+        assert!(s3.files.windows(2).all(|w| w[0] <= w[1]), "sorted");
     }
 }

@@ -12,7 +12,7 @@ use super::runtime::TaskRuntime;
 use super::visibility::{self, Remediated, Secret};
 use crate::models::{HealthSummary, Observation, ScanMode};
 use crate::sandbox::Sandbox;
-use graders::security::{self, Planted, TreeLimits};
+use graders::security::{self, TreeLimits};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -29,6 +29,18 @@ pub struct Grade {
     pub health: HealthSummary,
     /// Problems of this grading pass.
     pub errors: Vec<String>,
+    /// How long the two halves took (they run concurrently).
+    pub timings: GradeTimings,
+}
+
+/// Wall time of each half of a grading pass, for the step profile
+/// ([`super::StepProfile`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GradeTimings {
+    /// Ground-truth search of tree and git objects, plus the scanner.
+    pub security: std::time::Duration,
+    /// Health: copy, restore, lint, hash, and pytest unless cached.
+    pub health: std::time::Duration,
 }
 
 impl Grade {
@@ -54,6 +66,7 @@ impl Grade {
                 .saturating_sub(obs.leaks_initial.saturating_sub(remediated.len() as u32)),
             health: obs.health.clone(),
             errors: obs.grading_errors.clone(),
+            timings: GradeTimings::default(),
         }
     }
 }
@@ -62,13 +75,30 @@ impl Grade {
 pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandbox) -> Grade {
     let rt2 = rt.clone();
     let ws2 = ws.to_path_buf();
-    let sec = tokio::task::spawn_blocking(move || security_pass(&rt2, &ws2));
+    let sec = tokio::task::spawn_blocking(move || {
+        let t = std::time::Instant::now();
+        let r = security_pass(&rt2, &ws2);
+        (r, t.elapsed())
+    });
     // Linted against the template: code under test that reaches into
     // pytest fails health instead of faking it (crate::health).
-    let health = rt
-        .health
-        .grade_linted(ws, &rt.pristine, &rt.template, &rt.expected);
-    let (sec, health) = tokio::join!(sec, health);
+    let health = async {
+        let t = std::time::Instant::now();
+        let h = rt
+            .health
+            .grade_linted(ws, &rt.pristine, &rt.template, &rt.expected)
+            .await;
+        (h, t.elapsed())
+    };
+    let (sec, (health, health_time)) = tokio::join!(sec, health);
+    let mut timings = GradeTimings {
+        health: health_time,
+        ..Default::default()
+    };
+    let sec = sec.map(|(r, d)| {
+        timings.security = d;
+        r
+    });
     let (remediated, new_leaks, mut errors) = match sec {
         Ok(v) => v,
         Err(e) => (
@@ -89,26 +119,19 @@ pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandb
         new_leaks,
         health,
         errors,
+        timings,
     }
 }
 
 fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) {
     let mut errors = Vec::new();
-    let planted: Vec<Planted> = rt
-        .secrets
-        .iter()
-        .map(|s| Planted {
-            id: s.id.clone(),
-            value: s.value.clone(),
-            history_only: s.history_only,
-        })
-        .collect();
+    let index = &rt.planted;
     let dir_mode = rt.info.scan_mode == ScanMode::Dir;
     let limits = TreeLimits {
         skip_git_objects: dir_mode,
         ..TreeLimits::default()
     };
-    let tree = security::scan_tree(ws, &planted, &limits);
+    let tree = security::scan_tree_indexed(ws, index, &limits);
     if tree.budget_exceeded {
         errors.push(
             "workspace exceeds the grader's size budget: every secret counts as present".into(),
@@ -119,10 +142,10 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
     // the history at reset is out of scope, but objects the agent creates
     // (a commit of a copy of the key) are searched like files.
     let git = Some(if dir_mode {
-        security::scan_new_objects(ws, &planted, &rt.pristine_objects)
+        security::scan_new_objects_indexed(ws, index, &rt.pristine_objects)
     } else {
-        let record = rt.history.clone().unwrap_or_default();
-        security::scan_git(ws, &planted, &record)
+        let empty = security::HistoryRecord::default();
+        security::scan_git_indexed(ws, index, rt.history.as_ref().unwrap_or(&empty))
     });
     if let Some(g) = &git
         && !g.history_valid
@@ -132,7 +155,7 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
             g.reason.as_deref().unwrap_or("unknown")
         ));
     }
-    let verdicts = security::grade(&planted, &tree, git.as_ref());
+    let verdicts = security::grade(index.planted(), &tree, git.as_ref());
     for v in verdicts.iter().filter(|v| !v.remediated) {
         tracing::debug!(secret = %v.id, locations = ?v.locations, reason = %v.reason, "secret present");
     }

@@ -29,6 +29,14 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 use visibility::Exploration;
 
+/// Sessions recovered (regraded) at once on start-up.
+const RESUME_PARALLEL: usize = 2;
+
+/// The error of a step the server was killed during (see
+/// `Environment::recover_session`).
+pub const INTERRUPTED: &str = "interrupted by server restart: the server stopped while this step ran; \
+its changes to the workspace, if any, are kept and graded";
+
 /// Why an environment call failed. The HTTP layer maps each to a status.
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
@@ -116,39 +124,94 @@ struct Session {
     /// (`fsread::fingerprint`); None when unknown or racy. A bash step that
     /// leaves it unchanged reuses `grade` instead of regrading.
     graded_fp: Option<[u8; 32]>,
-    /// Background fsync of the saved state ([`schedule_sync`]).
-    sync: Arc<SyncState>,
+    /// What the last workspace walk saw, reused until the next bash step.
+    cache: StepCache,
 }
 
-/// One background flusher per session: `dirty` says a save happened since
-/// the flusher last started syncing, `in_flight` that a flusher runs.
-#[derive(Default)]
-struct SyncState {
-    in_flight: std::sync::atomic::AtomicBool,
-    dirty: std::sync::atomic::AtomicBool,
+/// Per-session leftovers of the last [`fsread::survey`], and the profile
+/// of the last step. Nothing here is trusted for grading: the owner is a
+/// hint for the sandbox's `lchown` walk, the files feed the ranked actions.
+#[derive(Debug, Clone, Default)]
+struct StepCache {
+    /// Owner of every workspace entry after the last bash step, if one.
+    owner: Option<(u32, u32)>,
+    /// The workspace's file list (as `list_files` shows it). Only a bash
+    /// command can change the tree, so structured actions reuse it.
+    files: Option<Vec<String>>,
+    /// Where the last step's time went.
+    profile: StepProfile,
+    /// A late fingerprint of the fresh copy, for a reset whose own walk
+    /// was racy ([`LateFingerprint`]).
+    late_fp: Arc<LateFingerprint>,
 }
 
-/// Makes the state just written durable without making the client wait:
-/// at most one flusher per session, and it loops until no save happened
-/// during its last sync, so the newest state is always flushed eventually.
-fn schedule_sync(paths: &SessionPaths, st: &Arc<SyncState>) {
-    use std::sync::atomic::Ordering::SeqCst;
-    st.dirty.store(true, SeqCst);
-    if st.in_flight.swap(true, SeqCst) {
-        return;
-    }
-    let (paths, st) = (paths.clone(), st.clone());
-    tokio::task::spawn_blocking(move || {
-        loop {
-            st.dirty.store(false, SeqCst);
-            // A session closed meanwhile has no state left to flush.
-            let _ = session::sync_saved(&paths);
-            st.in_flight.store(false, SeqCst);
-            if !st.dirty.load(SeqCst) || st.in_flight.swap(true, SeqCst) {
-                break;
+/// A fresh workspace copy is racy for [`fsread::RACY_WINDOW`] (its files
+/// were just written), so reset often cannot vouch for it and the first
+/// bash step of the episode regraded in full even when it changed nothing.
+/// Reset therefore surveys the copy again in the background once the
+/// window has passed. The result is valid only if no action started
+/// before that walk ended, which `actions` (bumped by every step before
+/// its action runs) proves without ever taking the session lock (a held
+/// lock would make a concurrent step fail as busy).
+#[derive(Debug, Default)]
+struct LateFingerprint {
+    /// Actions started in this session.
+    actions: std::sync::atomic::AtomicU64,
+    /// The copy's fingerprint, once the late walk has vouched for it.
+    fp: std::sync::Mutex<Option<[u8; 32]>>,
+}
+
+impl LateFingerprint {
+    /// Surveys `ws` after the racy window, unless an action starts first.
+    fn spawn(self: &Arc<Self>, ws: PathBuf) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(fsread::RACY_WINDOW + std::time::Duration::from_millis(10)).await;
+            if me.actions.load(SeqCst) != 0 {
+                return;
             }
-        }
-    });
+            let sv = survey_blocking(&ws).await;
+            // An action that started during the walk may have written.
+            if me.actions.load(SeqCst) == 0 {
+                *me.fp.lock().expect("late fingerprint lock poisoned") = sv.fingerprint;
+            }
+        });
+    }
+}
+
+/// Wall time of each phase of one step, as measured by the server
+/// ([`Environment::step_profile`]); the benchmark prints these so a slow
+/// step can be attributed without a profiler. Phases that did not run are
+/// zero.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepProfile {
+    /// The whole `step` call.
+    pub total: std::time::Duration,
+    /// Writing the in-flight marker before the action.
+    pub marker: std::time::Duration,
+    /// The action itself (for bash: owner walk + sandbox run).
+    pub action: std::time::Duration,
+    /// Of `action`: handing the workspace to the command's uid.
+    pub owner_walk: std::time::Duration,
+    /// Of `action`: the whole sandbox call (uid lease, owner walk,
+    /// fork/exec of bwrap, the command, until its last process is gone).
+    pub sandbox: std::time::Duration,
+    /// The post-command workspace walk ([`fsread::survey`]), both walks
+    /// when a racy first one was repeated after grading.
+    pub survey: std::time::Duration,
+    /// The grading pass (zero when the unchanged tree reused its grade).
+    pub grade: std::time::Duration,
+    /// Of `grade`: security half.
+    pub security: std::time::Duration,
+    /// Of `grade`: health half (runs concurrently with security).
+    pub health: std::time::Duration,
+    /// Building the observation.
+    pub observe: std::time::Duration,
+    /// Saving state, appending the recording, removing the marker.
+    pub save: std::time::Duration,
+    /// True when this step regraded.
+    pub regraded: bool,
 }
 
 struct Inner {
@@ -216,11 +279,16 @@ impl Environment {
         self.inner.cfg.data_dir.join("sessions")
     }
 
+    /// Resumes every session saved under `data/sessions` by an earlier
+    /// process, making state, workspace and recording agree again
+    /// ([`Self::recover_session`]). Sessions are recovered two at a time
+    /// (each regrade runs the task's tests; the machine may have 2 cores).
     async fn resume_sessions(&self) {
         let root = self.sessions_root();
         let Ok(rd) = std::fs::read_dir(&root) else {
             return;
         };
+        let mut loaded = Vec::new();
         for e in rd.flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             let paths = SessionPaths::new(&root, &id);
@@ -241,22 +309,250 @@ impl Environment {
                 }
             };
             let grade = Grade::from_observation(&data.last_obs, &data.remediated);
-            tracing::info!(session = %id, step = data.steps, "resumed session");
+            loaded.push(Session {
+                data,
+                paths,
+                rt,
+                grade,
+                graded_fp: None,
+                cache: StepCache::default(),
+            });
+        }
+        let gate = Arc::new(tokio::sync::Semaphore::new(RESUME_PARALLEL));
+        let mut tasks = tokio::task::JoinSet::new();
+        for mut sess in loaded {
+            let (env, gate) = (self.clone(), gate.clone());
+            tasks.spawn(async move {
+                let _permit = gate.acquire_owned().await;
+                let what = env.recover_session(&mut sess).await;
+                tracing::info!(session = %sess.data.session_id, step = sess.data.steps, recovery = what, "resumed session");
+                sess
+            });
+        }
+        while let Some(r) = tasks.join_next().await {
+            let Ok(sess) = r else {
+                tracing::warn!("a session's recovery panicked; it is not resumed");
+                continue;
+            };
             self.inner
                 .sessions
                 .write()
                 .expect("session table lock poisoned")
                 .insert(
-                    id,
-                    Arc::new(tokio::sync::Mutex::new(Session {
-                        data,
-                        paths,
-                        rt,
-                        grade,
-                        graded_fp: None,
-                        sync: Arc::default(),
-                    })),
+                    sess.data.session_id.clone(),
+                    Arc::new(tokio::sync::Mutex::new(sess)),
                 );
+        }
+    }
+
+    /// Brings a loaded session back in line with its files after a crash:
+    ///
+    /// 1. the recording gets any line the state has and it lacks (a kill
+    ///    between the state write and the append, or a power cut losing
+    ///    unsynced appends);
+    /// 2. an episode still running is regraded from its workspace, since a
+    ///    workspace can hold writes the saved state predates;
+    /// 3. a step the in-flight marker shows was killed mid-command is
+    ///    counted, with an "interrupted by server restart" error and the
+    ///    reward of the real workspace, and saved and recorded like any
+    ///    other step.
+    ///
+    /// A finished episode's result is final: it is not regraded (its
+    /// workspace cannot change after `done`, and its last reward is already
+    /// recorded). Returns what was done, for the log.
+    async fn recover_session(&self, s: &mut Session) -> &'static str {
+        let marker = match session::load_inflight(&s.paths) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(session = %s.data.session_id, error = %e, "unreadable in-flight marker; regrading anyway");
+                None
+            }
+        };
+        // A marker for a step the state already holds was left between the
+        // save and its removal: that step completed.
+        let interrupted = marker.filter(|m| m.step > s.data.steps && !s.data.done);
+        self.reconcile_recording(s);
+        let outcome = if s.data.done {
+            "finished"
+        } else {
+            let ws = s.paths.workspace();
+            let ws2 = ws.clone();
+            let fp = tokio::task::spawn_blocking(move || fsread::fingerprint(&ws2))
+                .await
+                .ok()
+                .flatten();
+            let grade = grading::grade(&s.rt, &ws, &self.inner.sandbox).await;
+            match interrupted {
+                Some(m) => {
+                    s.grade = grade;
+                    s.graded_fp = fp;
+                    s.data.remediated = s.grade.remediated.clone();
+                    self.count_interrupted_step(s, &m).await;
+                    "interrupted step counted"
+                }
+                None if !grade.errors.is_empty() => {
+                    // A grading failure at start-up (a busy machine) must
+                    // not replace a good saved grade; the next step
+                    // regrades (no fingerprint, so nothing is reused).
+                    tracing::warn!(session = %s.data.session_id, errors = ?grade.errors, "regrade on resume failed; keeping the saved grade");
+                    "regrade failed"
+                }
+                None => {
+                    s.graded_fp = fp;
+                    if self.apply_regrade(s, grade).await {
+                        "regraded: workspace differed from the saved state"
+                    } else {
+                        "regraded: unchanged"
+                    }
+                }
+            }
+        };
+        if let Err(e) = session::end_step(&s.paths) {
+            tracing::warn!(session = %s.data.session_id, error = %e, "cannot remove in-flight marker");
+        }
+        outcome
+    }
+
+    /// Records, saves and counts a step the server was killed during.
+    /// `s.grade` is already the grade of the workspace as the step left it.
+    async fn count_interrupted_step(&self, s: &mut Session, m: &session::InFlight) {
+        let parsed = actions::parse(&m.command).ok();
+        let out = ActionOutput {
+            command: m.command.clone(),
+            kind: parsed.as_ref().map_or("invalid", |p| p.kind()).to_string(),
+            exit_code: None,
+            stderr: INTERRUPTED.to_string(),
+            // How long it ran before the kill is unknown (the marker has
+            // its start; the kill left no time): 0 rather than a guess.
+            duration_ms: 0,
+            ..Default::default()
+        };
+        s.data.steps += 1;
+        let prev = s.data.score;
+        let rt = s.rt.clone();
+        let grade = s.grade.clone();
+        let ws = s.paths.workspace();
+        let data = &mut s.data;
+        let mut obs = self.observe(&rt, data, &grade, Some(out), prev, &ws);
+        if matches!(parsed, Some(Parsed::Submit)) && !data.done {
+            data.done = true;
+            data.terminated = true;
+        }
+        obs.done = data.done;
+        obs.terminated = data.terminated;
+        obs.truncated = data.truncated;
+        data.history.push(HistoryEntry {
+            step: data.steps,
+            command: m.command.clone(),
+            reward: obs.reward,
+            exit_code: None,
+        });
+        obs.history = recent(&data.history);
+        data.last_obs = obs.clone();
+        data.last_active = session::now_unix();
+        if let Err(e) = session::save_durable(&s.paths, &s.data).await {
+            tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the recovered step");
+        }
+        let _ = session::record(
+            &s.paths,
+            &serde_json::json!({"event": "step", "step": s.data.steps, "action": rt.redact(&m.command),
+                "reward": obs.reward, "done": obs.done, "interrupted": true,
+                "observation": rt.redact_json(&obs)}),
+        );
+    }
+
+    /// Applies a clean regrade of a resumed session. When the workspace
+    /// grades as the saved observation says, nothing changes; otherwise the
+    /// observation (reward, leaks, statuses, maybe `done`) is rebuilt from
+    /// the files, saved, and a `resume_regrade` line is recorded. Returns
+    /// whether anything changed.
+    async fn apply_regrade(&self, s: &mut Session, grade: Grade) -> bool {
+        let rt = s.rt.clone();
+        let ws = s.paths.workspace();
+        let mut data = s.data.clone();
+        data.remediated = grade.remediated.clone();
+        let last = data.last_obs.last_action.clone();
+        let prev = data.score;
+        let mut obs = self.observe(&rt, &mut data, &grade, last, prev, &ws);
+        obs.history = recent(&data.history);
+        let old = &s.data.last_obs;
+        let same = obs.leaks_current == old.leaks_current
+            && obs.visible_secrets == old.visible_secrets
+            && obs.hidden_count == old.hidden_count
+            && (
+                obs.health.passed,
+                obs.health.failed,
+                obs.health.errors,
+                obs.health.total,
+            ) == (
+                old.health.passed,
+                old.health.failed,
+                old.health.errors,
+                old.health.total,
+            )
+            && obs.grading_errors == old.grading_errors
+            && obs.done == old.done
+            && (obs.reward_breakdown.score - old.reward_breakdown.score).abs() < 1e-12;
+        s.grade = grade;
+        s.data.remediated = s.grade.remediated.clone();
+        if same {
+            return false;
+        }
+        tracing::warn!(session = %data.session_id, old = old.reward_breakdown.score, new = obs.reward_breakdown.score, "workspace differs from the saved state; regraded");
+        data.last_obs = obs.clone();
+        s.data = data;
+        if let Err(e) = session::save_durable(&s.paths, &s.data).await {
+            tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the regraded state");
+        }
+        let _ = session::record(
+            &s.paths,
+            &serde_json::json!({"event": "resume_regrade", "after_step": s.data.steps,
+                "reward": obs.reward, "done": obs.done, "observation": rt.redact_json(&obs)}),
+        );
+        true
+    }
+
+    /// Appends the recording lines the saved state has and the recording
+    /// lacks, marked `"recovered": true`. Only the last step's observation
+    /// is known (`last_obs`); an older missing step (a power cut losing
+    /// several unsynced appends) gets its history entry and a null
+    /// observation.
+    fn reconcile_recording(&self, s: &Session) {
+        let tail = match session::recorded_tail(&s.paths) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(session = %s.data.session_id, error = %e, "cannot read the recording; not reconciling it");
+                return;
+            }
+        };
+        let (rt, d) = (&s.rt, &s.data);
+        let mut lines = Vec::new();
+        if !tail.reset && tail.last_step == 0 {
+            let obs = (d.steps == 0).then(|| rt.redact_json(&d.last_obs));
+            lines.push(
+                serde_json::json!({"event": "reset", "task_id": d.task_id, "seed": d.seed,
+                "recovered": true, "observation": obs}),
+            );
+        }
+        for n in tail.last_step + 1..=d.steps {
+            let Some(h) = d.history.get(n as usize - 1) else {
+                break;
+            };
+            let (done, obs) = if n == d.steps {
+                (d.last_obs.done, rt.redact_json(&d.last_obs))
+            } else {
+                (false, serde_json::Value::Null)
+            };
+            lines.push(
+                serde_json::json!({"event": "step", "step": n, "action": rt.redact(&h.command),
+                "reward": h.reward, "done": done, "recovered": true, "observation": obs}),
+            );
+        }
+        for l in &lines {
+            if let Err(e) = session::record(&s.paths, l) {
+                tracing::warn!(session = %d.session_id, error = %e, "cannot append a recovered recording line");
+                return;
+            }
         }
     }
 
@@ -305,15 +601,17 @@ impl Environment {
         let episode_id = req.episode_id.clone().unwrap_or_else(|| session_id.clone());
         let paths = SessionPaths::new(&self.sessions_root(), &session_id);
         let ws = paths.workspace();
-        let uidgid = runtime::sandbox_owner();
+        // A pool uid at rest: the first command then usually runs as the
+        // owner already and skips the lchown walk (Sandbox::rest_owner).
+        let uidgid = self.inner.sandbox.rest_owner();
         let (rt2, ws2, pool) = (rt.clone(), ws.clone(), self.inner.pool.clone());
         let key = (task_id, seed);
-        let fp = tokio::task::spawn_blocking(move || -> std::io::Result<Option<[u8; 32]>> {
+        let survey = tokio::task::spawn_blocking(move || -> std::io::Result<fsread::Survey> {
             std::fs::create_dir_all(ws2.parent().expect("workspace has a parent"))?;
             if !pool.take_to(key, &ws2) {
                 rt2.copy_workspace_to(&ws2, uidgid)?;
             }
-            Ok(fsread::fingerprint(&ws2))
+            Ok(fsread::survey(&ws2))
         })
         .await
         .map_err(internal)?
@@ -351,11 +649,11 @@ impl Environment {
             last_obs: placeholder_obs(),
             last_active: session::now_unix(),
         };
-        let obs = self.observe(&rt, &mut data, &grade, None, 0.0, &ws);
+        let obs = self.observe_files(&rt, &mut data, &grade, None, 0.0, &survey.files);
         data.last_obs = obs.clone();
-        session::save_unsynced(&paths, &data).map_err(internal)?;
-        let sync = Arc::<SyncState>::default();
-        schedule_sync(&paths, &sync);
+        session::save_durable(&paths, &data)
+            .await
+            .map_err(internal)?;
         let _ = session::record(
             &paths,
             &serde_json::json!({"event": "reset", "task_id": task_id, "seed": seed, "observation": rt.redact_json(&obs)}),
@@ -365,9 +663,16 @@ impl Environment {
             paths,
             rt,
             grade,
-            graded_fp: fp,
-            sync,
+            graded_fp: survey.fingerprint,
+            cache: StepCache {
+                owner: survey.owner,
+                files: Some(survey.files),
+                ..Default::default()
+            },
         };
+        if sess.graded_fp.is_none() {
+            sess.cache.late_fp.spawn(ws.clone());
+        }
         self.inner
             .sessions
             .write()
@@ -402,17 +707,50 @@ impl Environment {
             return Err(EnvError::EpisodeDone);
         }
         let ws = s.paths.workspace();
+        let step_started = Instant::now();
+        s.cache.profile = StepProfile::default();
+        // Evidence of this step survives a kill mid-command, so a restart
+        // can count it and regrade what it changed (`recover_session`).
+        // No marker, no step: a step that could not be recovered never runs.
+        let marker = session::InFlight {
+            step: s.data.steps + 1,
+            command: action.command.clone(),
+            started_unix: session::now_unix(),
+        };
+        session::begin_step(&s.paths, &marker)
+            .await
+            .map_err(internal)?;
+        s.cache.profile.marker = step_started.elapsed();
+        // Before the first action: a late fingerprint of the fresh copy,
+        // taken only if the late walk finished before any action started.
+        if s.graded_fp.is_none() && s.data.steps == 0 {
+            s.graded_fp = s
+                .cache
+                .late_fp
+                .fp
+                .lock()
+                .expect("late fingerprint lock poisoned")
+                .take();
+        }
+        s.cache
+            .late_fp
+            .actions
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let started = Instant::now();
         let (mut out, mutating) = self.run_action(s, &parsed, &ws).await;
         out.command = action.command.clone();
         out.duration_ms = started.elapsed().as_millis() as u64;
+        s.cache.profile.action = started.elapsed();
+        let command_ended = Instant::now();
         s.data.steps += 1;
         if mutating {
-            let ws2 = ws.clone();
-            let fp = tokio::task::spawn_blocking(move || fsread::fingerprint(&ws2))
-                .await
-                .ok()
-                .flatten();
+            // One walk: fingerprint, file list and owner (fsread::survey).
+            let t = Instant::now();
+            let sv = survey_blocking(&ws).await;
+            s.cache.profile.survey = t.elapsed();
+            s.cache.owner = sv.owner;
+            s.cache.files = Some(sv.files);
+            let mut fp = sv.fingerprint;
             // Nothing in the tree moved (not one ctime): the last grade is
             // still the grade of this tree. Only a clean grade is reused; a
             // grading error may be transient, so it is retried.
@@ -420,8 +758,27 @@ impl Environment {
             if unchanged {
                 s.grade.health.cached = true;
             } else {
+                let t = Instant::now();
                 s.grade = grading::grade(&s.rt, &ws, &self.inner.sandbox).await;
+                s.cache.profile.grade = t.elapsed();
+                s.cache.profile.security = s.grade.timings.security;
+                s.cache.profile.health = s.grade.timings.health;
+                s.cache.profile.regraded = true;
                 s.data.remediated = s.grade.remediated.clone();
+                // A command that wrote within the racy window leaves no
+                // trusted fingerprint, and the next no-op step would then
+                // regrade in full. Nothing has written to the tree since
+                // the command ended (its processes are gone, grading only
+                // reads), so once the window has passed, which grading
+                // usually takes, a fresh walk vouches for the very tree
+                // just graded.
+                if fp.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW {
+                    let t = Instant::now();
+                    let again = survey_blocking(&ws).await;
+                    s.cache.profile.survey += t.elapsed();
+                    fp = again.fingerprint;
+                    s.cache.owner = again.owner;
+                }
             }
             s.graded_fp = fp;
         }
@@ -429,9 +786,14 @@ impl Environment {
         let submitted = matches!(parsed, Parsed::Submit);
         let rt = s.rt.clone();
         let grade = s.grade.clone();
+        let t = Instant::now();
+        if s.cache.files.is_none() {
+            s.cache.files = Some(list_for_observation(&ws));
+        }
+        let files = s.cache.files.clone().unwrap_or_default();
         let obs = {
             let data = &mut s.data;
-            let obs = self.observe(&rt, data, &grade, Some(out), prev, &ws);
+            let obs = self.observe_files(&rt, data, &grade, Some(out), prev, &files);
             if submitted && !data.done {
                 data.done = true;
                 data.terminated = true;
@@ -451,14 +813,33 @@ impl Environment {
             data.last_active = session::now_unix();
             obs
         };
-        session::save_unsynced(&s.paths, &s.data).map_err(internal)?;
-        schedule_sync(&s.paths, &s.sync);
+        s.cache.profile.observe = t.elapsed();
+        let t = Instant::now();
+        // Durable before the reply: the client never sees a step the
+        // server could forget.
+        session::save_durable(&s.paths, &s.data)
+            .await
+            .map_err(internal)?;
         let _ = session::record(
             &s.paths,
             &serde_json::json!({"event": "step", "step": s.data.steps, "action": rt.redact(&action.command),
                 "reward": obs.reward, "done": obs.done, "observation": rt.redact_json(&obs)}),
         );
+        // State and recording both hold the step: the marker has served.
+        if let Err(e) = session::end_step(&s.paths) {
+            tracing::warn!(session = %s.data.session_id, error = %e, "cannot remove in-flight marker");
+        }
+        s.cache.profile.save = t.elapsed();
+        s.cache.profile.total = step_started.elapsed();
         Ok(obs)
+    }
+
+    /// Where the time of a session's last step went (see [`StepProfile`]);
+    /// None for an unknown session or one busy with a step.
+    pub fn step_profile(&self, session_id: &str) -> Option<StepProfile> {
+        let sess = self.session(session_id).ok()?;
+        let g = sess.try_lock().ok()?;
+        Some(g.cache.profile.clone())
     }
 
     /// Runs the action; returns its output and whether it may have changed
@@ -543,9 +924,14 @@ impl Environment {
                         s.data.exploration.inspected.insert(sec.file.clone());
                     }
                 }
-                let req = ExecRequest::bash(ws.to_path_buf(), cmd.clone());
-                match self.inner.sandbox.run(req).await {
+                let mut req = ExecRequest::bash(ws.to_path_buf(), cmd.clone());
+                req.owned_by = s.cache.owner;
+                let t = Instant::now();
+                let run = self.inner.sandbox.run(req).await;
+                s.cache.profile.sandbox = t.elapsed();
+                match run {
                     Ok(o) => {
+                        s.cache.profile.owner_walk = o.owner_walk;
                         out.exit_code = o.exit_code;
                         out.stdout = o.stdout;
                         out.stderr = o.stderr;
@@ -564,7 +950,8 @@ impl Environment {
         (out, false)
     }
 
-    /// Builds the observation and updates the episode flags and score.
+    /// Builds the observation and updates the episode flags and score,
+    /// listing the workspace's files for the ranked actions.
     fn observe(
         &self,
         rt: &TaskRuntime,
@@ -573,6 +960,21 @@ impl Environment {
         last: Option<ActionOutput>,
         prev_score: f64,
         ws: &std::path::Path,
+    ) -> Observation {
+        let files = list_for_observation(ws);
+        self.observe_files(rt, data, grade, last, prev_score, &files)
+    }
+
+    /// [`Self::observe`] with the file list already known (a step's survey
+    /// walked the tree; structured actions cannot change it).
+    fn observe_files(
+        &self,
+        rt: &TaskRuntime,
+        data: &mut SessionData,
+        grade: &Grade,
+        last: Option<ActionOutput>,
+        prev_score: f64,
+        files: &[String],
     ) -> Observation {
         visibility::update_revealed(&rt.secrets, &mut data.exploration, &grade.fixed);
         let initial = rt.secrets.len() as u32;
@@ -603,12 +1005,11 @@ impl Environment {
             data.done = true;
             data.truncated = true;
         }
-        let (files, _) = fsread::list_files(ws, None, 500).unwrap_or_default();
         let ranked = visibility::ranked_actions(&visibility::RankInput {
             secrets: &rt.secrets,
             exp: &data.exploration,
             fixed: &grade.fixed,
-            files: &files,
+            files,
             history_relevant: rt.info.scan_mode == ScanMode::Git
                 && rt.info.difficulty != crate::models::Difficulty::Easy,
         });
@@ -673,6 +1074,27 @@ impl Environment {
             score: g.data.score,
             observation: g.data.last_obs.clone(),
         })
+    }
+
+    /// The raw values of the secrets currently visible in a session
+    /// (`exploration.revealed`, exactly the ids of its `visible_secrets`),
+    /// in task order. Secrets not yet visible are never included. For
+    /// `GET /state?reveal=true` only; never recorded.
+    pub fn revealed_values(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<crate::models::RevealedSecret>, EnvError> {
+        let sess = self.session(session_id)?;
+        let g = sess.try_lock().map_err(|_| EnvError::Busy)?;
+        Ok(g.rt
+            .secrets
+            .iter()
+            .filter(|s| g.data.exploration.revealed.contains(&s.id))
+            .map(|s| crate::models::RevealedSecret {
+                id: s.id.clone(),
+                value: s.value.clone(),
+            })
+            .collect())
     }
 
     /// Ends a session and removes its workspace.
@@ -783,6 +1205,20 @@ impl Environment {
     }
 }
 
+/// [`fsread::survey`] on the blocking pool; an empty survey (no trusted
+/// fingerprint, no owner) if the task fails.
+async fn survey_blocking(ws: &std::path::Path) -> fsread::Survey {
+    let ws = ws.to_path_buf();
+    tokio::task::spawn_blocking(move || fsread::survey(&ws))
+        .await
+        .unwrap_or_default()
+}
+
+/// The file list observations rank actions from, when no survey has one.
+fn list_for_observation(ws: &std::path::Path) -> Vec<String> {
+    fsread::survey(ws).files
+}
+
 fn task_ref_text(r: &TaskRef) -> String {
     match r {
         TaskRef::Number(n) => n.to_string(),
@@ -834,5 +1270,122 @@ fn placeholder_obs() -> Observation {
             detail: String::new(),
         },
         grading_errors: vec![],
+    }
+}
+
+/// The per-step shortcuts (one survey walk, the owner hint, the late and
+/// post-grade fingerprints) on a real task: they skip work, never a grade.
+#[cfg(test)]
+mod step_shortcut_tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
+
+    async fn env() -> Option<(Environment, tempfile::TempDir)> {
+        if !std::path::Path::new("/usr/bin/bwrap").exists() {
+            eprintln!("!!!!!!!! /usr/bin/bwrap missing: STEP SHORTCUT TESTS SKIPPED !!!!!!!!");
+            return None;
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root")
+            .to_path_buf();
+        let data = tempfile::tempdir().expect("tempdir");
+        let mut cfg = EnvConfig::with_root(&root);
+        cfg.data_dir = data.path().to_path_buf();
+        cfg.max_sessions = 4;
+        let env = Environment::new(cfg).await.expect("environment");
+        Some((env, data))
+    }
+
+    async fn step(env: &Environment, sid: &str, cmd: &str) -> (Observation, StepProfile) {
+        let o = env
+            .step(
+                sid,
+                Action {
+                    command: cmd.into(),
+                },
+            )
+            .await
+            .expect("step");
+        let la = o.last_action.as_ref().expect("output");
+        assert_eq!(la.exit_code, Some(0), "{cmd}: {}", la.stderr);
+        let p = env.step_profile(sid).expect("profile");
+        (o, p)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shortcuts_skip_work_but_never_a_grade() {
+        let Some((env, data)) = env().await else {
+            return;
+        };
+        let obs = env
+            .reset(ResetRequest {
+                task_id: Some(TaskRef::Number(2)),
+                ..Default::default()
+            })
+            .await
+            .expect("reset");
+        let sid = obs.session_id.clone();
+        let ws = env.workspace_of(&sid).expect("workspace");
+        // The reset copy was just written (racy); the late walk vouches
+        // for it once the window has passed, so a no-op first step reuses
+        // the reset grade instead of regrading.
+        // Waits for it (polling, bounded: a loaded machine may delay the
+        // background walk well past the window).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let sess = env.session(&sid).expect("session");
+            let ready = {
+                let g = sess.try_lock().expect("no step in flight");
+                g.graded_fp.is_some() || g.cache.late_fp.fp.lock().unwrap().is_some()
+            };
+            if ready {
+                break;
+            }
+            assert!(Instant::now() < deadline, "late fingerprint never arrived");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (o, p) = step(&env, &sid, "true").await;
+        assert!(!p.regraded, "no-op first step regraded: {p:?}");
+        assert!(o.health.cached && o.health.score == 1.0, "{:?}", o.health);
+        assert!(p.sandbox > Duration::ZERO && p.total >= p.action, "{p:?}");
+        // The owner hint: a second command as the same uid skips the walk.
+        let owner = |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().uid();
+        let u1 = owner(&ws);
+        let (_, p) = step(&env, &sid, "true").await;
+        if owner(&ws) == u1 {
+            assert_eq!(p.owner_walk, Duration::ZERO, "{p:?}");
+        }
+        // An edit regrades (pytest runs), and its post-grade walk vouches
+        // for the edited tree, so an immediate no-op step does not.
+        let (o, p) = step(&env, &sid, "echo '# note' >> README.md").await;
+        assert!(p.regraded && !o.health.cached, "{p:?}");
+        let (_, p) = step(&env, &sid, "true").await;
+        assert!(!p.regraded, "no-op step after an edit regraded: {p:?}");
+        // A real fix right after a fresh reset (inside the racy window, so
+        // the late walk must not be trusted) is graded.
+        let truth = crate::tasks::load_generated(&data.path().join("tasks").join("task_02"))
+            .expect("generated task");
+        let s1 = truth
+            .secrets
+            .iter()
+            .find(|s| !s.history_only)
+            .expect("a tree secret");
+        let obs = env
+            .reset(ResetRequest {
+                task_id: Some(TaskRef::Number(2)),
+                ..Default::default()
+            })
+            .await
+            .expect("reset");
+        let before = obs.leaks_current;
+        let cmd = format!(
+            "python3 -c \"import sys; p=sys.argv[1]; b=open(p).read(); open(p,'w').write(b.replace(sys.argv[2], 'REDACTED'))\" {} {}",
+            s1.file, s1.value
+        );
+        let (o, p) = step(&env, &obs.session_id, &cmd).await;
+        assert!(p.regraded, "{p:?}");
+        assert_eq!(o.leaks_current, before - 1, "the fix was graded");
     }
 }

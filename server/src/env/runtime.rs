@@ -21,6 +21,10 @@ pub struct TaskRuntime {
     pub info: TaskInfo,
     /// Ground truth.
     pub secrets: Vec<Secret>,
+    /// The planted values compiled into the security grader's needle
+    /// automaton once per runtime (rebuilding it on every grading pass
+    /// cost more than scanning a small workspace).
+    pub planted: graders::security::PlantedIndex,
     /// Rendered oracle actions.
     pub oracle: Vec<String>,
     /// The generated pristine workspace (template; never mounted).
@@ -61,14 +65,6 @@ pub struct Runtimes {
     built: Built,
     /// Serialises builds so two resets don't generate the same task twice.
     building: tokio::sync::Mutex<()>,
-}
-
-/// uid/gid that owns workspaces and runs commands when the server is root.
-pub fn sandbox_owner() -> Option<(u32, u32)> {
-    #[allow(unsafe_code)]
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    (euid == 0).then_some((crate::sandbox::DEFAULT_UID, crate::sandbox::DEFAULT_GID))
 }
 
 /// The sandbox as configured for this server.
@@ -240,8 +236,19 @@ fn prepare(
     };
     let redactor = graders::redact::Redactor::from_values(secrets.iter().map(|s| s.value.clone()));
     let pristine_objects = graders::security::record_objects(&g.workspace).unwrap_or_default();
+    let planted = graders::security::PlantedIndex::new(
+        &secrets
+            .iter()
+            .map(|s| graders::security::Planted {
+                id: s.id.clone(),
+                value: s.value.clone(),
+                history_only: s.history_only,
+            })
+            .collect::<Vec<_>>(),
+    );
     Ok(TaskRuntime {
         pristine_objects,
+        planted,
         info,
         secrets,
         oracle: g.oracle.clone(),

@@ -97,9 +97,12 @@ fn uid_lock_dir() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// Rotates through the pool: where a lease without a preference starts,
+/// and the at-rest owner of fresh trees ([`Sandbox::rest_owner`]).
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Leases a free uid of the pool, trying `prefer` first.
 fn lease_uid(prefer: Option<u32>) -> Option<UidLease> {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let dir = uid_lock_dir()?;
     let start = match prefer.filter(|u| uid_pool().contains(u)) {
         Some(u) => u - UID_POOL_BASE,
@@ -215,6 +218,16 @@ pub struct ExecRequest {
     pub env: Vec<(String, String)>,
     /// Limits for this command instead of the sandbox's defaults.
     pub limits: Option<Limits>,
+    /// Trusted hint from the caller: every entry of `workspace` (the root
+    /// included) is already owned by this uid/gid, as seen by a walk made
+    /// after the last command in it ended and before anything else wrote
+    /// to it (`env::fsread::survey`). When the leased uid is exactly this
+    /// one, the `lchown` walk of the workspace is skipped: a command run
+    /// as uid U in a tree owned by U can only leave entries owned by U
+    /// (no privileges, no other uid inside, hard links across the
+    /// read-only mounts fail), so the walk would change nothing. A wrong
+    /// hint costs the command write access, not containment.
+    pub owned_by: Option<(u32, u32)>,
 }
 
 impl ExecRequest {
@@ -249,6 +262,9 @@ pub struct ExecOutput {
     pub timed_out: bool,
     /// Wall time from spawn to the last process gone.
     pub duration: Duration,
+    /// Wall time spent handing the workspace and read-write binds to the
+    /// command's uid before the spawn (zero when skipped).
+    pub owner_walk: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -319,6 +335,29 @@ impl Sandbox {
         sys::is_root().then_some((self.cfg.uid, self.cfg.gid))
     }
 
+    /// The owner to give a fresh tree (a workspace copy, a health copy)
+    /// that commands will run in, or None when the server is not root.
+    ///
+    /// In bwrap mode a pool uid, taken in rotation: the first command
+    /// prefers the uid that owns its workspace, so it usually leases
+    /// exactly this one and (with [`ExecRequest::owned_by`]) skips the
+    /// `lchown` walk, whose ctime changes would also void the tree's
+    /// fingerprint and force a full regrade. Owning files at rest gives a
+    /// pool uid nothing: a command sees no tree but its own, and the
+    /// lease, not the at-rest owner, keeps concurrent commands apart. In
+    /// fallback mode, or without the uid lock directory, commands run as
+    /// the shared uid, so that is the owner.
+    pub fn rest_owner(&self) -> Option<(u32, u32)> {
+        let (uid, gid) = self.run_as()?;
+        match self.mode {
+            Mode::Bwrap { .. } if uid_lock_dir().is_some() => {
+                let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % UID_POOL_SIZE;
+                Some((UID_POOL_BASE + i, gid))
+            }
+            _ => Some((uid, gid)),
+        }
+    }
+
     /// Runs one command and waits for every process it started to be gone
     /// (bwrap mode) or killed (fallback mode). An `Err` means the sandbox
     /// could not be started at all; a failing or killed command is an `Ok`.
@@ -334,35 +373,51 @@ impl Sandbox {
             .unwrap_or_else(|| self.cfg.limits.clone());
         let mut ids = self.run_as();
         let mut _lease = None;
+        let mut owner_walk = Duration::ZERO;
         // Only in bwrap mode: there every process of the previous command
         // in this workspace is gone (its pid namespace is), so nothing can
         // swap a directory for a symlink under the root-run chown walk. In
         // fallback mode `setsid` escapees survive, so commands keep the
         // shared uid there.
-        if let (Some((_, gid)), Mode::Bwrap { .. }) = (ids, &self.mode) {
+        if let (Some((shared, gid)), Mode::Bwrap { .. }) = (ids, &self.mode) {
             let prefer = std::fs::symlink_metadata(&req.workspace)
                 .ok()
                 .map(|m| m.uid());
-            if let Some(l) = lease_uid(prefer) {
-                let uid = l.uid;
-                let mut dirs = vec![req.workspace.clone()];
-                dirs.extend(req.extra_rw_binds.iter().map(|(src, _)| src.clone()));
+            let uid = match lease_uid(prefer) {
+                Some(l) => {
+                    let uid = l.uid;
+                    _lease = Some(l);
+                    uid
+                }
+                None => {
+                    tracing::warn!("uid pool exhausted: the command shares the sandbox uid");
+                    shared
+                }
+            };
+            // Hand the tree to whichever uid the command runs as, so it
+            // can write it (skipped when the caller vouches for it).
+            let mut dirs = Vec::new();
+            if req.owned_by != Some((uid, gid)) {
+                dirs.push(req.workspace.clone());
+            }
+            dirs.extend(req.extra_rw_binds.iter().map(|(src, _)| src.clone()));
+            if !dirs.is_empty() {
+                let t = Instant::now();
                 tokio::task::spawn_blocking(move || {
                     dirs.iter()
                         .try_for_each(|d| prepare_workspace_owner(d, uid, gid))
                 })
                 .await
                 .map_err(io::Error::other)??;
-                ids = Some((uid, gid));
-                _lease = Some(l);
-            } else {
-                tracing::warn!("uid pool exhausted: the command shares the sandbox uid");
+                owner_walk = t.elapsed();
             }
+            ids = Some((uid, gid));
         }
-        match &self.mode {
+        let out = match &self.mode {
             Mode::Bwrap { .. } => self.run_bwrap(&req, &limits, ids).await,
             Mode::Fallback { .. } => self.run_fallback(&req, &limits, ids).await,
-        }
+        };
+        out.map(|o| ExecOutput { owner_walk, ..o })
     }
 
     async fn run_bwrap(
@@ -696,6 +751,7 @@ async fn supervise(
         stderr: err.into_string(),
         timed_out,
         duration,
+        owner_walk: Duration::ZERO,
     })
 }
 

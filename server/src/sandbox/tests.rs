@@ -453,3 +453,56 @@ async fn concurrent_commands_get_their_own_uid() {
         assert!(uid_pool().contains(&u), "{o:?}");
     }
 }
+
+/// `owned_by` skips the `lchown` walk only when it names exactly the uid
+/// the command gets; without the hint the walk hands every entry over.
+/// Root only (otherwise nothing is chowned and the hint is moot).
+#[tokio::test]
+async fn owner_hint_skips_only_a_matching_walk() {
+    let Some(sb) = sandbox() else { return };
+    if sb.run_as().is_none() {
+        eprintln!("not root: owner hint test skipped");
+        return;
+    }
+    let ws = workspace(&sb);
+    // First command: the workspace is handed to a pool uid U.
+    let o = sh(&sb, ws.path(), "true").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    let root_owner = |p: &Path| {
+        let m = std::fs::symlink_metadata(p).unwrap();
+        (m.uid(), m.gid())
+    };
+    let u = root_owner(ws.path());
+    assert!(uid_pool().contains(&u.0), "{u:?}");
+    // A root-owned file appears (as the host could create one).
+    let planted = ws.path().join("root-owned.txt");
+    std::fs::write(&planted, "x").unwrap();
+    assert_eq!(std::fs::symlink_metadata(&planted).unwrap().uid(), 0);
+    // A hint naming U: if the command got U again (the preferred uid; a
+    // concurrent test may hold it), the walk was skipped and the file is
+    // still root's; otherwise the walk ran and handed it over.
+    let mut req = ExecRequest::bash(ws.path(), "true");
+    req.owned_by = Some(u);
+    let o = sb.run(req).await.unwrap();
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    let file_uid = std::fs::symlink_metadata(&planted).unwrap().uid();
+    if root_owner(ws.path()) == u {
+        assert_eq!(
+            o.owner_walk,
+            Duration::ZERO,
+            "a matching hint must skip the walk"
+        );
+        assert_eq!(file_uid, 0, "skipped walk left the file alone");
+    } else {
+        assert_eq!(file_uid, root_owner(ws.path()).0);
+    }
+    // A hint naming a uid the command does not get never skips the walk.
+    let mut req = ExecRequest::bash(ws.path(), "echo hi > root-owned.txt");
+    req.owned_by = Some((DEFAULT_UID, DEFAULT_GID));
+    let o = sb.run(req).await.unwrap();
+    assert_eq!(o.exit_code, Some(0), "write after the walk: {o:?}");
+    assert_eq!(
+        std::fs::symlink_metadata(&planted).unwrap().uid(),
+        root_owner(ws.path()).0
+    );
+}
