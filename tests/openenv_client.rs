@@ -11,11 +11,8 @@
 use crate::util;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-/// Longest wait for `/health` after spawning (startup may generate tasks).
-const STARTUP: Duration = Duration::from_secs(240);
 
 /// The tool venv with openenv 0.10.0; panics with the fix when it is missing.
 pub(crate) fn openenv_venv() -> PathBuf {
@@ -28,112 +25,23 @@ pub(crate) fn openenv_venv() -> PathBuf {
     v
 }
 
-/// A free local TCP port (bound then released; a race is possible but rare).
-pub(crate) fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().expect("local addr").port()
-}
+// The child-process wrapper lives in `util` (shared with `restart`);
+// `packaging` takes `bin` from here.
+pub(crate) use crate::util::bin;
+use crate::util::{ServerProc, tail};
 
-/// The `secaudit` binary Cargo built for these tests.
-pub(crate) fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_secaudit"))
-}
-
-/// A `secaudit serve` child process with its own data dir; killed on drop.
-pub(crate) struct ServerProc {
-    child: Child,
-    /// `http://127.0.0.1:PORT`.
-    pub url: String,
-    log: PathBuf,
-    _data: tempfile::TempDir,
-}
-
-impl ServerProc {
-    /// Spawns `secaudit serve` on a free port over the repository's tasks
-    /// and waits (bounded) until `/health` says healthy.
-    pub(crate) async fn start() -> ServerProc {
-        let data = tempfile::tempdir().expect("tempdir");
-        let port = free_port();
-        let log = data.path().with_extension("serve.log");
-        let out = std::fs::File::create(&log).expect("log file");
-        let err = out.try_clone().expect("log file");
-        let root = util::root();
-        let child = Command::new(bin())
-            .args([
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--tasks-dir",
-            ])
-            .arg(root.join("tasks"))
-            .arg("--data-dir")
-            .arg(data.path())
-            .arg("--venv")
-            .arg(
-                std::env::var_os("SECAUDIT_VENV").map_or_else(|| root.join(".venv"), PathBuf::from),
-            )
-            .current_dir(&root)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("spawn secaudit serve");
-        let mut s = ServerProc {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-            _data: data,
-        };
-        s.wait_healthy().await;
-        s
-    }
-
-    async fn wait_healthy(&mut self) {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(2))
-            .build()
-            .expect("client");
-        let deadline = Instant::now() + STARTUP;
-        while Instant::now() < deadline {
-            if let Some(st) = self.child.try_wait().expect("try_wait") {
-                panic!("secaudit serve exited early ({st}):\n{}", self.log_tail());
-            }
-            if let Ok(r) = http.get(format!("{}/health", self.url)).send().await
-                && r.status().is_success()
-                && let Ok(v) = r.json::<Value>().await
-                && v["status"] == "healthy"
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        panic!(
-            "secaudit serve not healthy at {} within {STARTUP:?}:\n{}",
-            self.url,
-            self.log_tail()
-        );
-    }
-
-    /// The last lines of the server's log, for failure messages.
-    pub(crate) fn log_tail(&self) -> String {
-        tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 40)
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
-/// The last `n` lines of `s`.
-pub(crate) fn tail(s: &str, n: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+/// A `serve` child on its own data dir whose `/health` says `healthy`
+/// (sandbox available): `openenv validate` and the episodes need it.
+async fn start_healthy() -> ServerProc {
+    let srv = ServerProc::start().await;
+    let h: Value = reqwest::get(format!("{}/health", srv.url))
+        .await
+        .expect("GET /health")
+        .json()
+        .await
+        .expect("health JSON");
+    assert_eq!(h["status"], "healthy", "{h}\n{}", srv.log_tail());
+    srv
 }
 
 /// What a bounded child process produced.
@@ -189,7 +97,7 @@ fn task1_oracle(tasks_dir: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_openenv_validate_and_generic_client_solve_task_1() {
     let venv = openenv_venv();
-    let srv = ServerProc::start().await;
+    let srv = start_healthy().await;
 
     // (a) `openenv validate --url`: the six criteria of the running-server check.
     let url = srv.url.clone();
@@ -280,7 +188,7 @@ async fn real_openenv_validate_and_generic_client_solve_task_1() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_http_api_episode_like_the_baseline_agent() {
-    let srv = ServerProc::start().await;
+    let srv = start_healthy().await;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()
@@ -345,6 +253,10 @@ async fn seed_http_api_episode_like_the_baseline_agent() {
     assert_eq!(r.status(), 200);
     let state: Value = r.json().await.expect("state JSON");
     assert_eq!(state["step_count"], 2, "{state}");
+    assert!(
+        state.get("revealed").is_none(),
+        "raw values only on explicit ?reveal=true: {state}"
+    );
 
     // A step without a session and a malformed action are client errors, not 5xx.
     let (st, e) = post("/step", json!({"action": "ls"})).await;

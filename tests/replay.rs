@@ -32,6 +32,10 @@ const STRUCTURED_PROBES: &[&str] = &["list_files", "run_scanner"];
 /// - in `last_action.stdout`/`stderr`, the elapsed time that pytest
 ///   (`in 0.12s`) and git-filter-repo (`after 0.31 seconds`) print: wall
 ///   time again, printed by the tools themselves.
+/// - carriage-return progress (git-filter-repo's `\rParsed N commits`):
+///   how many intermediate counts get printed depends on timing, so only
+///   what a terminal would end up showing is kept (the text after the
+///   last `\r` of each line).
 ///
 /// The episode id is set explicitly at reset, so it needs no normalising.
 fn normalise(mut obs: Value) -> Value {
@@ -41,11 +45,24 @@ fn normalise(mut obs: Value) -> Value {
         last["duration_ms"] = Value::Null;
         for k in ["stdout", "stderr"] {
             if let Some(s) = last[k].as_str() {
-                last[k] = Value::String(time.replace_all(s, "<time>").into_owned());
+                let shown = terminal_view(s);
+                last[k] = Value::String(time.replace_all(&shown, "<time>").into_owned());
             }
         }
     }
     obs
+}
+
+/// Each line as a terminal shows it: the text after its last `\r` (a
+/// trailing `\r` of a CRLF ending does not count).
+fn terminal_view(s: &str) -> String {
+    s.split('\n')
+        .map(|line| {
+            let body = line.strip_suffix('\r').unwrap_or(line);
+            body.rsplit('\r').next().unwrap_or(body)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs reset plus `actions` (each followed by the probes) and returns every

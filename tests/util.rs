@@ -23,6 +23,17 @@ pub async fn env_with(max_sessions: usize) -> (Environment, tempfile::TempDir) {
     (env, data)
 }
 
+/// An environment over the real tasks on an existing data dir, so a test
+/// can drop it and start another on the same sessions (restart in
+/// process).
+pub async fn env_at(data: &std::path::Path, max_sessions: usize) -> Environment {
+    let mut cfg = EnvConfig::with_root(&root());
+    cfg.data_dir = data.to_path_buf();
+    cfg.max_sessions = max_sessions;
+    cfg.venv = venv();
+    Environment::new(cfg).await.expect("environment")
+}
+
 /// Resets a canonical task.
 pub async fn reset(env: &Environment, task: u32) -> Observation {
     env.reset(ResetRequest {
@@ -69,4 +80,244 @@ pub async fn serve_state(
         axum::serve(listener, app).await.expect("serve");
     });
     (addr, h)
+}
+
+/// The `secaudit` binary Cargo built for these tests.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_secaudit"))
+}
+
+/// A free local TCP port (bound then released; a race is possible but rare).
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local addr").port()
+}
+
+/// The last `n` lines of `s`.
+pub fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The project venv the sandbox mounts (`SECAUDIT_VENV` overrides).
+pub fn venv() -> PathBuf {
+    std::env::var_os("SECAUDIT_VENV").map_or_else(|| root().join(".venv"), PathBuf::from)
+}
+
+/// Longest wait for `/health` after spawning `serve` (a first start on an
+/// empty data dir generates every task).
+pub const SERVE_STARTUP: std::time::Duration = std::time::Duration::from_secs(240);
+
+/// Every variable `serve` reads. Removed from the child's environment so
+/// the test runner's own environment cannot change the configuration; a
+/// test sets what it means to through [`ServeOpts::env`].
+pub const SERVE_VARS: [&str; 8] = [
+    "PORT",
+    "SECAUDIT_HOST",
+    "SECAUDIT_DATA_DIR",
+    "SECAUDIT_TASKS_DIR",
+    "SECAUDIT_VENV",
+    "MAX_CONCURRENT_ENVS",
+    "SESSION_IDLE_TIMEOUT_S",
+    "SECAUDIT_LOG_FORMAT",
+];
+
+/// How a `secaudit serve` child is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServeConfig {
+    /// `--host --port --data-dir --tasks-dir --venv --max-sessions`.
+    Flags,
+    /// The same settings through environment variables only (`PORT`,
+    /// `SECAUDIT_*`, `MAX_CONCURRENT_ENVS`).
+    EnvVars,
+}
+
+/// Options of [`ServerProc::start_with`].
+#[derive(Debug, Clone)]
+pub struct ServeOpts {
+    /// Data dir; `None` makes a temporary one owned (and removed) by the
+    /// server. Pass the same path to several starts to keep sessions
+    /// across restarts.
+    pub data: Option<PathBuf>,
+    /// Log file (stdout and stderr, appended, so one log can span
+    /// restarts); `None` puts it next to the data dir and removes it on
+    /// drop.
+    pub log: Option<PathBuf>,
+    /// Flags or environment variables.
+    pub config: ServeConfig,
+    /// `--max-sessions` / `MAX_CONCURRENT_ENVS`; `None` keeps the default.
+    pub max_sessions: Option<usize>,
+    /// Extra environment variables for the child (set after
+    /// [`SERVE_VARS`] are cleared).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for ServeOpts {
+    fn default() -> Self {
+        Self {
+            data: None,
+            log: None,
+            config: ServeConfig::Flags,
+            max_sessions: None,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// A `secaudit serve` child process on a free port; killed on drop.
+pub struct ServerProc {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    log: PathBuf,
+    remove_log: bool,
+    _own_data: Option<tempfile::TempDir>,
+}
+
+impl ServerProc {
+    /// Default options: own temporary data dir, configured by flags.
+    pub async fn start() -> ServerProc {
+        Self::start_with(ServeOpts::default()).await
+    }
+
+    /// Spawns `secaudit serve` over the repository's tasks and waits
+    /// (bounded by [`SERVE_STARTUP`]) until `/health` answers 2xx.
+    pub async fn start_with(opts: ServeOpts) -> ServerProc {
+        let own = match &opts.data {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().expect("tempdir")),
+        };
+        let data = opts
+            .data
+            .clone()
+            .unwrap_or_else(|| own.as_ref().unwrap().path().to_path_buf());
+        let remove_log = opts.log.is_none();
+        let log = opts
+            .log
+            .clone()
+            .unwrap_or_else(|| data.with_extension("serve.log"));
+        let port = free_port();
+        let root = root();
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("log file");
+        let err = out.try_clone().expect("log file");
+        let mut cmd = std::process::Command::new(bin());
+        cmd.arg("serve");
+        for v in SERVE_VARS {
+            cmd.env_remove(v);
+        }
+        let max = opts.max_sessions.map(|m| m.to_string());
+        match opts.config {
+            ServeConfig::Flags => {
+                cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                    .arg("--data-dir")
+                    .arg(&data)
+                    .arg("--tasks-dir")
+                    .arg(root.join("tasks"))
+                    .arg("--venv")
+                    .arg(venv());
+                if let Some(m) = &max {
+                    cmd.args(["--max-sessions", m]);
+                }
+            }
+            ServeConfig::EnvVars => {
+                cmd.env("SECAUDIT_HOST", "127.0.0.1")
+                    .env("PORT", port.to_string())
+                    .env("SECAUDIT_DATA_DIR", &data)
+                    .env("SECAUDIT_TASKS_DIR", root.join("tasks"))
+                    .env("SECAUDIT_VENV", venv());
+                if let Some(m) = &max {
+                    cmd.env("MAX_CONCURRENT_ENVS", m);
+                }
+            }
+        }
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .current_dir(&root)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("spawn secaudit serve");
+        let mut s = ServerProc {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+            remove_log,
+            _own_data: own,
+        };
+        s.wait_healthy().await;
+        s
+    }
+
+    async fn wait_healthy(&mut self) {
+        let http = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(2))
+            .build()
+            .expect("client");
+        let deadline = std::time::Instant::now() + SERVE_STARTUP;
+        while std::time::Instant::now() < deadline {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                panic!("secaudit serve exited early ({st}):\n{}", self.log_tail());
+            }
+            if let Ok(r) = http.get(format!("{}/health", self.url)).send().await
+                && r.status().is_success()
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        panic!(
+            "secaudit serve not up at {} within {SERVE_STARTUP:?}:\n{}",
+            self.url,
+            self.log_tail()
+        );
+    }
+
+    /// The last lines of the server's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 40)
+    }
+
+    /// Sends `signal` (by name, through kill(1)) and waits, bounded by 30 s,
+    /// for the exit; returns the status and how long it took.
+    pub async fn signal_and_wait(
+        &mut self,
+        signal: &str,
+    ) -> (std::process::ExitStatus, std::time::Duration) {
+        const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+        let pid = self.child.id().to_string();
+        let t = std::time::Instant::now();
+        let st = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .expect("run kill");
+        assert!(st.success(), "kill -{signal} {pid}");
+        loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return (st, t.elapsed());
+            }
+            assert!(
+                t.elapsed() < EXIT_WAIT,
+                "no exit within {EXIT_WAIT:?} of SIG{signal}:\n{}",
+                self.log_tail()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if self.remove_log {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
 }

@@ -56,8 +56,12 @@ async fn debug_page_runs_an_episode_in_chromium() {
         std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(CHROMEDRIVER).exists(),
         "Chromium/ChromeDriver missing: run scripts/setup.sh (apt packages chromium, chromium-driver)"
     );
-    let (env, _data) = util::env_with(8).await;
+    let (env, data) = util::env_with(8).await;
     let oracle = env.oracle(1, None).await.expect("oracle");
+    let values: Vec<String> = truth(data.path(), 1)
+        .iter()
+        .map(|s| s.value.clone())
+        .collect();
     let (addr, _server) = util::serve(env).await;
 
     let port = {
@@ -114,6 +118,30 @@ async fn debug_page_runs_an_episode_in_chromium() {
     wait_text(&c, "#m-steps", |t| t == "0/10").await;
     assert_eq!(text_of(&c, "#m-reward").await, "0.000");
 
+    // Per-row reveal: masked until clicked, then the raw value (fetched
+    // through GET /state?reveal=true), masked again on "hide".
+    let masked = text_of(&c, "code.val[data-id='s1']").await;
+    assert!(masked.contains('*'), "masked by default: {masked:?}");
+    assert!(
+        !masked.contains(&values[0]),
+        "no raw value before the click"
+    );
+    c.find(Locator::Css("button.reveal[data-id='s1']"))
+        .await
+        .expect("reveal button of s1")
+        .click()
+        .await
+        .unwrap();
+    let raw = wait_text(&c, "code.val[data-id='s1']", |t| !t.contains('*')).await;
+    assert_eq!(raw, values[0], "the click shows s1's raw value");
+    c.find(Locator::Css("button.unreveal[data-id='s1']"))
+        .await
+        .expect("hide button of s1")
+        .click()
+        .await
+        .unwrap();
+    assert_eq!(text_of(&c, "code.val[data-id='s1']").await, masked);
+
     let cmd = c.find(Locator::Id("cmd")).await.unwrap();
     cmd.send_keys("ls -la\u{E007}").await.unwrap(); // U+E007 = Enter
     wait_text(&c, "#m-steps", |t| t == "1/10").await;
@@ -145,4 +173,165 @@ async fn debug_page_runs_an_episode_in_chromium() {
     let out = util::root().join("target").join("web-debug-page.png");
     std::fs::write(&out, png).expect("save screenshot");
     c.close().await.ok();
+}
+
+/// One planted secret of a generated task's ground truth.
+struct Planted {
+    id: String,
+    tier: String,
+    value: String,
+}
+
+/// The planted secrets of canonical task `task`, from the ground truth the
+/// environment generated into its data dir.
+fn truth(data: &std::path::Path, task: u32) -> Vec<Planted> {
+    let p = data.join(format!("tasks/task_{task:02}/truth.json"));
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&p).expect("truth.json")).expect("JSON");
+    t["secrets"]
+        .as_array()
+        .expect("secrets")
+        .iter()
+        .map(|s| Planted {
+            id: s["id"].as_str().expect("id").into(),
+            tier: s["tier"].as_str().expect("tier").into(),
+            value: s["value"].as_str().expect("value").into(),
+        })
+        .collect()
+}
+
+/// `GET /state?reveal=true` over HTTP on task 7 (two hidden-tier secrets):
+/// raw values come only on the explicit opt-in, exactly for the secrets in
+/// `visible_secrets`, and no value of a secret still hidden appears
+/// anywhere in the reply, before or after exploration reveals more.
+/// Without the opt-in (or with `reveal=false`) there is no `revealed` key,
+/// a malformed flag is a 400, and nothing raw reaches the recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_reveal_returns_only_visible_raw_values() {
+    let (env, data) = util::env_with(4).await;
+    let planted = truth(data.path(), 7);
+    assert!(planted.iter().filter(|s| s.tier == "hidden").count() >= 2);
+    let (addr, _server) = util::serve(env).await;
+    let base = format!("http://{addr}");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let r: serde_json::Value = http
+        .post(format!("{base}/reset"))
+        .json(&serde_json::json!({"task_id": 7}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sid = r["session_id"].as_str().expect("session_id").to_string();
+    let get = |q: String| {
+        let req = http.get(format!("{base}/state?session_id={sid}{q}"));
+        async move {
+            let r = req.send().await.expect("GET /state");
+            let status = r.status();
+            (status, r.text().await.expect("body"))
+        }
+    };
+    for q in ["", "&reveal=false"] {
+        let (st, body) = get(q.to_string()).await;
+        assert_eq!(st, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(v.get("revealed").is_none(), "{q:?}: no raw values unasked");
+        for s in &planted {
+            assert!(
+                !body.contains(&s.value),
+                "{q:?}: raw value of {} in {body}",
+                s.id
+            );
+        }
+    }
+    let (st, body) = get("&reveal=yes".into()).await;
+    assert_eq!(st, 400, "a malformed flag is rejected: {body}");
+
+    let check = |body: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        let visible: Vec<String> = v["observation"]["visible_secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect();
+        let revealed = v["revealed"].as_array().expect("revealed on opt-in");
+        let ids: Vec<String> = revealed
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ids, visible, "exactly the visible secrets are revealed");
+        for s in &planted {
+            let shown = revealed.iter().find(|r| r["id"] == s.id.as_str());
+            if visible.contains(&s.id) {
+                assert_eq!(shown.unwrap()["value"], s.value.as_str(), "{}", s.id);
+            } else {
+                assert!(
+                    !body.contains(&s.value),
+                    "value of not-yet-visible {} ({}) revealed",
+                    s.id,
+                    s.tier
+                );
+            }
+        }
+        visible
+    };
+    let (st, body) = get("&reveal=true".into()).await;
+    assert_eq!(st, 200, "{body}");
+    let first = check(&body);
+    assert!(!first.is_empty(), "task 7 starts with a visible secret");
+    assert!(first.len() < planted.len(), "and with some still hidden");
+
+    let hidden: Vec<&Planted> = planted.iter().filter(|s| s.tier == "hidden").collect();
+    for s in &hidden {
+        assert!(!first.contains(&s.id), "{} is not visible at reset", s.id);
+    }
+
+    // `run_scanner` reveals nothing; `scan_history` makes task 7's
+    // history-only (hidden-tier) secrets visible, and only then are their
+    // values revealed. Whatever is still not visible stays unrevealed.
+    let mut seen = Vec::new();
+    for a in ["run_scanner", "scan_history"] {
+        let r = http
+            .post(format!("{base}/step"))
+            .json(&serde_json::json!({"session_id": sid, "action": a}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{a}");
+        let (st, body) = get("&reveal=true".into()).await;
+        assert_eq!(st, 200, "{body}");
+        seen.push(check(&body));
+    }
+    assert_eq!(seen[0], first, "run_scanner reveals nothing");
+    for s in &hidden {
+        assert!(
+            seen[1].contains(&s.id),
+            "scan_history makes {} visible",
+            s.id
+        );
+    }
+    assert!(
+        seen[1].len() < planted.len(),
+        "the deep secret is still hidden"
+    );
+
+    let rec = std::fs::read_to_string(
+        data.path()
+            .join("sessions")
+            .join(&sid)
+            .join("recording.jsonl"),
+    )
+    .expect("recording");
+    for s in &planted {
+        assert!(
+            !rec.contains(&s.value),
+            "recording holds {}'s raw value",
+            s.id
+        );
+    }
 }

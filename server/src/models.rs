@@ -333,6 +333,19 @@ pub struct State {
     pub observation: Observation,
 }
 
+/// The raw value of a currently visible secret, returned only on explicit
+/// request (`GET /state?session_id=...&reveal=true`, key `revealed`) for
+/// the debug page's per-row reveal. Never part of an observation, so never
+/// in a recording, a log or anything an agent receives unasked; secrets
+/// the agent has not yet made visible are never revealed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RevealedSecret {
+    /// Secret id (as in `visible_secrets`).
+    pub id: String,
+    /// The exact planted value.
+    pub value: String,
+}
+
 /// Task metadata as listed by `/tasks` (no ground truth).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskInfo {

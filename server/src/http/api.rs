@@ -150,17 +150,35 @@ pub(crate) async fn step(
     Ok(Json(envelope(&obs)))
 }
 
-/// `GET /state?session_id=...`: the session object.
+/// `GET /state` query: `session_id`, and `reveal=true` to opt in to raw
+/// values.
+#[derive(Debug, Deserialize)]
+pub(crate) struct StateQuery {
+    session_id: Option<String>,
+    #[serde(default)]
+    reveal: bool,
+}
+
+/// `GET /state?session_id=...[&reveal=true]`: the session object. With
+/// `reveal=true` it also carries `revealed`: `[{id, value}]`, the raw
+/// values of the secrets currently visible (never of one still hidden),
+/// for the debug page's per-row reveal. Opt-in so no client gets raw
+/// values by accident; the reply is not logged or recorded.
 pub(crate) async fn state(
     State(st): State<AppState>,
-    q: Result<Query<SessionQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<crate::models::State>, ApiError> {
+    q: Result<Query<StateQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let session = q
         .session_id
         .filter(|s| !s.is_empty())
         .ok_or(ApiError::MissingSession)?;
-    Ok(Json(st.env.state(&session)?))
+    let state = st.env.state(&session)?;
+    let mut v = serde_json::to_value(&state).map_err(|e| ApiError::Internal(e.to_string()))?;
+    if q.reveal {
+        v["revealed"] = json!(st.env.revealed_values(&session)?);
+    }
+    Ok(Json(v))
 }
 
 /// `GET /tasks`: every task, without ground truth.

@@ -5,7 +5,9 @@
 //! (no sandbox, no workspaces) while the server uses the real thing.
 
 use crate::env::{EnvError, Environment};
-use crate::models::{Action, Observation, ResetRequest, SandboxInfo, State, TaskInfo};
+use crate::models::{
+    Action, Observation, ResetRequest, RevealedSecret, SandboxInfo, State, TaskInfo,
+};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -26,6 +28,15 @@ pub trait EnvBackend: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Observation, EnvError>>;
     /// The session object.
     fn state(&self, session_id: &str) -> Result<State, EnvError>;
+    /// Raw values of a session's currently visible secrets
+    /// (`GET /state?reveal=true`). A backend without ground truth reveals
+    /// nothing and says so.
+    fn revealed_values(&self, session_id: &str) -> Result<Vec<RevealedSecret>, EnvError> {
+        let _ = session_id;
+        Err(EnvError::Internal(
+            "this backend cannot reveal secret values".into(),
+        ))
+    }
     /// Ends a session and frees its workspace.
     fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>>;
     /// All tasks, without ground truth.
@@ -49,6 +60,9 @@ impl EnvBackend for Environment {
     }
     fn state(&self, session_id: &str) -> Result<State, EnvError> {
         Environment::state(self, session_id)
+    }
+    fn revealed_values(&self, session_id: &str) -> Result<Vec<RevealedSecret>, EnvError> {
+        Environment::revealed_values(self, session_id)
     }
     fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>> {
         Box::pin(Environment::close(self, session_id))

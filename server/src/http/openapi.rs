@@ -188,6 +188,10 @@ pub(crate) fn document() -> Value {
         if r.path == "/state" {
             op["parameters"] = json!([{
                 "name": "session_id", "in": "query", "required": true, "schema": { "type": "string" }
+            }, {
+                "name": "reveal", "in": "query", "required": false,
+                "schema": { "type": "boolean", "default": false },
+                "description": "true adds `revealed`: [{id, value}], the raw values of the currently visible secrets only"
             }]);
         }
         if r.path == "/session/{id}" {
