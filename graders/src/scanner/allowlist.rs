@@ -299,23 +299,6 @@ impl Compiler {
     }
 }
 
-/// Shannon entropy in bits per character (as gitleaks computes it).
-fn entropy(s: &str) -> f64 {
-    let mut counts = [0u32; 256];
-    for &c in s.as_bytes() {
-        counts[c as usize] += 1;
-    }
-    let n = s.len() as f64;
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum()
-}
-
 impl Allowlist {
     /// Reads a `.gitleaks.toml` (at most 1 MiB) from a caller-given path.
     pub fn from_toml_file(path: &Path) -> Result<Self, AllowlistError> {
@@ -528,7 +511,7 @@ impl Allowlist {
                 if m.is_empty() || whole > MAX_CUSTOM_SPAN {
                     continue;
                 }
-                if r.entropy > 0.0 && entropy(m.as_str()) <= r.entropy {
+                if r.entropy > 0.0 && super::random::entropy(m.as_str().as_bytes()) <= r.entropy {
                     continue;
                 }
                 if super::mask::is_masked_or_placeholder(m.as_str()) {

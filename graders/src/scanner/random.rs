@@ -307,8 +307,9 @@ fn segment_is_random(seg: &str, sha_ctx: impl Fn(usize, usize) -> bool) -> bool 
     false
 }
 
-/// Shannon entropy in bits per character.
-fn entropy(s: &[u8]) -> f64 {
+/// Shannon entropy in bits per character (as gitleaks computes it; custom
+/// allowlist rules share it).
+pub(super) fn entropy(s: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
     for &c in s {
         counts[c as usize] += 1;

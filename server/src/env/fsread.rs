@@ -137,59 +137,9 @@ pub const RACY_WINDOW: std::time::Duration = std::time::Duration::from_millis(50
 /// Never follows symlinks (entries are `lstat`ed; a link is hashed as a
 /// link, its target is never read).
 pub fn fingerprint(root: &Path) -> Option<[u8; 32]> {
-    use sha2::{Digest, Sha256};
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
-    let start = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    let cutoff = start.checked_sub(RACY_WINDOW)?.as_nanos() as i128;
-    let mut h = Sha256::new();
-    let mut stack = vec![root.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<_> = fs::read_dir(&dir).ok()?.collect::<Result<_, _>>().ok()?;
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            seen += 1;
-            if seen > FINGERPRINT_MAX_ENTRIES {
-                return None;
-            }
-            let p = e.path();
-            let m = fs::symlink_metadata(&p).ok()?;
-            let stamp = |s: i64, ns: i64| s as i128 * 1_000_000_000 + ns as i128;
-            let (mt, ct) = (
-                stamp(m.mtime(), m.mtime_nsec()),
-                stamp(m.ctime(), m.ctime_nsec()),
-            );
-            if mt >= cutoff || ct >= cutoff {
-                return None;
-            }
-            let rel = p.strip_prefix(root).unwrap_or(&p);
-            h.update((rel.as_os_str().len() as u64).to_le_bytes());
-            h.update(rel.as_os_str().as_bytes());
-            for v in [
-                m.dev(),
-                m.ino(),
-                m.mode() as u64,
-                m.uid() as u64,
-                m.gid() as u64,
-                m.size(),
-                m.nlink(),
-            ] {
-                h.update(v.to_le_bytes());
-            }
-            h.update(mt.to_le_bytes());
-            h.update(ct.to_le_bytes());
-            if m.file_type().is_dir() {
-                stack.push(p);
-            }
-        }
-        // Separates directories so moving an entry between siblings with
-        // equal stats cannot produce the same byte stream.
-        h.update(b"\0dir-end\0");
-    }
-    Some(h.finalize().into())
+    // One walk implements both: the digest a step's survey computes is
+    // the one resume compares against.
+    survey(root).fingerprint
 }
 
 /// What one walk of a workspace tells a step: the [`fingerprint`], the
@@ -199,7 +149,7 @@ pub fn fingerprint(root: &Path) -> Option<[u8; 32]> {
 /// dominated by walking the same tree repeatedly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Survey {
-    /// As [`fingerprint`] would return for the same tree.
+    /// The tree's [`fingerprint`].
     pub fingerprint: Option<[u8; 32]>,
     /// Regular files, directories' files and symlinks outside `.git`, as
     /// [`list_files`] formats them (`path -> (symlink)` for links), the
@@ -220,8 +170,8 @@ pub const SURVEY_MAX_FILES: usize = 500;
 
 /// Walks `root` once (never following symlinks, at most
 /// [`FINGERPRINT_MAX_ENTRIES`] entries) and returns its [`Survey`].
-/// Unlike [`fingerprint`] a racy entry does not stop the walk: the file
-/// list and owner are still exact, only `fingerprint` is None.
+/// A racy entry does not stop the walk: the file list and owner are still
+/// exact, only `fingerprint` is None.
 pub fn survey(root: &Path) -> Survey {
     survey_at(root, std::time::SystemTime::now())
 }
@@ -444,11 +394,7 @@ mod tests {
         std::thread::sleep(RACY_WINDOW * 2);
         let s1 = survey(d.path());
         assert!(s1.fingerprint.is_some());
-        assert_eq!(
-            s1.fingerprint,
-            fingerprint(d.path()),
-            "same digest as fingerprint()"
-        );
+        assert_eq!(s1.fingerprint, survey(d.path()).fingerprint, "stable");
         // A write deep down is seen (once settled) like fingerprint sees it.
         fs::write(d.path().join("src/pkg/a.py"), "x = 2\n").unwrap();
         std::thread::sleep(RACY_WINDOW * 2);
