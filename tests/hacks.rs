@@ -41,6 +41,12 @@ const BREAK_T1: &str =
 /// the episode ends.
 async fn episode(env: &Environment, task: u32, cmds: &[String]) -> Vec<Observation> {
     let first = util::reset(env, task).await;
+    steps_from(env, first, cmds).await
+}
+
+/// `first` (a reset's observation), then one observation per command of
+/// `cmds` run in its session until the episode ends.
+async fn steps_from(env: &Environment, first: Observation, cmds: &[String]) -> Vec<Observation> {
     let sid = first.session_id.clone();
     let mut all = vec![first];
     for c in cmds {
@@ -1002,13 +1008,7 @@ async fn seeded_episode(
 ) -> Vec<Observation> {
     let first = seeded_reset(env, task, seed).await;
     let sid = first.session_id.clone();
-    let mut all = vec![first];
-    for c in cmds {
-        if all.last().is_some_and(|o| o.done) {
-            break;
-        }
-        all.push(util::step(env, &sid, c).await);
-    }
+    let all = steps_from(env, first, cmds).await;
     let _ = env.close(&sid).await;
     all
 }

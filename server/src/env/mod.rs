@@ -432,24 +432,9 @@ impl Environment {
         let rt = s.rt.clone();
         let grade = s.grade.clone();
         let ws = s.paths.workspace();
-        let data = &mut s.data;
-        let mut obs = self.observe(&rt, data, &grade, Some(out), prev, &ws);
-        if matches!(parsed, Some(Parsed::Submit)) && !data.done {
-            data.done = true;
-            data.terminated = true;
-        }
-        obs.done = data.done;
-        obs.terminated = data.terminated;
-        obs.truncated = data.truncated;
-        data.history.push(HistoryEntry {
-            step: data.steps,
-            command: m.command.clone(),
-            reward: obs.reward,
-            exit_code: None,
-        });
-        obs.history = recent(&data.history);
-        data.last_obs = obs.clone();
-        data.last_active = session::now_unix();
+        let obs = self.observe(&rt, &mut s.data, &grade, Some(out), prev, &ws);
+        let submitted = matches!(parsed, Some(Parsed::Submit));
+        let obs = settle_step(&mut s.data, obs, &m.command, submitted);
         if let Err(e) = session::save_durable(&s.paths, &s.data).await {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the recovered step");
         }
@@ -791,28 +776,8 @@ impl Environment {
             s.cache.files = Some(list_for_observation(&ws));
         }
         let files = s.cache.files.clone().unwrap_or_default();
-        let obs = {
-            let data = &mut s.data;
-            let obs = self.observe_files(&rt, data, &grade, Some(out), prev, &files);
-            if submitted && !data.done {
-                data.done = true;
-                data.terminated = true;
-            }
-            let mut obs = obs;
-            obs.done = data.done;
-            obs.terminated = data.terminated;
-            obs.truncated = data.truncated;
-            data.history.push(HistoryEntry {
-                step: data.steps,
-                command: action.command.clone(),
-                reward: obs.reward,
-                exit_code: obs.last_action.as_ref().and_then(|a| a.exit_code),
-            });
-            obs.history = recent(&data.history);
-            data.last_obs = obs.clone();
-            data.last_active = session::now_unix();
-            obs
-        };
+        let obs = self.observe_files(&rt, &mut s.data, &grade, Some(out), prev, &files);
+        let obs = settle_step(&mut s.data, obs, &action.command, submitted);
         s.cache.profile.observe = t.elapsed();
         let t = Instant::now();
         // Durable before the reply: the client never sees a step the
@@ -1229,6 +1194,36 @@ fn task_ref_text(r: &TaskRef) -> String {
 fn normalise(p: &str) -> String {
     let p = p.trim().trim_start_matches("./");
     p.strip_prefix("/workspace/").unwrap_or(p).to_string()
+}
+
+/// The bookkeeping that ends a step, the same for a step that ran and for
+/// one recovered after the server was killed during it: a `submit` ends
+/// the episode, the observation takes the episode flags, the step joins
+/// the history (with the command's exit code, none for a killed one), and
+/// the observation becomes the session's last.
+fn settle_step(
+    data: &mut SessionData,
+    mut obs: Observation,
+    command: &str,
+    submitted: bool,
+) -> Observation {
+    if submitted && !data.done {
+        data.done = true;
+        data.terminated = true;
+    }
+    obs.done = data.done;
+    obs.terminated = data.terminated;
+    obs.truncated = data.truncated;
+    data.history.push(HistoryEntry {
+        step: data.steps,
+        command: command.to_string(),
+        reward: obs.reward,
+        exit_code: obs.last_action.as_ref().and_then(|a| a.exit_code),
+    });
+    obs.history = recent(&data.history);
+    data.last_obs = obs.clone();
+    data.last_active = session::now_unix();
+    obs
 }
 
 fn recent(h: &[HistoryEntry]) -> Vec<HistoryEntry> {
