@@ -1341,9 +1341,16 @@ mod step_shortcut_tests {
             assert!(Instant::now() < deadline, "late fingerprint never arrived");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // A step regrades exactly when the sandbox had to hand the tree to
+        // another uid: the lchown walk moves every ctime, so the tree's
+        // fingerprint changes (conservatively, a regrade). The leased uid
+        // is usually the tree's owner, but not when a concurrent command
+        // (other tests share the uid pool) holds that one.
+        let walked = |p: &StepProfile| p.owner_walk > Duration::ZERO;
         let (o, p) = step(&env, &sid, "true").await;
-        assert!(!p.regraded, "no-op first step regraded: {p:?}");
-        assert!(o.health.cached && o.health.score == 1.0, "{:?}", o.health);
+        assert_eq!(p.regraded, walked(&p), "no-op first step: {p:?}");
+        assert!(o.health.score == 1.0, "{:?}", o.health);
+        assert!(o.health.cached || walked(&p), "{:?}", o.health);
         assert!(p.sandbox > Duration::ZERO && p.total >= p.action, "{p:?}");
         // The owner hint: a second command as the same uid skips the walk.
         let owner = |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().uid();
@@ -1357,7 +1364,7 @@ mod step_shortcut_tests {
         let (o, p) = step(&env, &sid, "echo '# note' >> README.md").await;
         assert!(p.regraded && !o.health.cached, "{p:?}");
         let (_, p) = step(&env, &sid, "true").await;
-        assert!(!p.regraded, "no-op step after an edit regraded: {p:?}");
+        assert_eq!(p.regraded, walked(&p), "no-op step after an edit: {p:?}");
         // A real fix right after a fresh reset (inside the racy window, so
         // the late walk must not be trusted) is graded.
         let truth = crate::tasks::load_generated(&data.path().join("tasks").join("task_02"))
