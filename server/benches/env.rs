@@ -126,13 +126,15 @@ async fn step(env: &Environment, sid: &str, cmd: &str) -> (Duration, server::mod
     (t.elapsed(), obs)
 }
 
-/// Times `n` steps of `cmd` on rolling sessions of `task`; also returns
-/// the server's own profile of each step.
+/// Times `n` steps of `cmd` on rolling sessions of `task`, each after an
+/// untimed pause of `think` (an agent reading the observation; zero for
+/// back-to-back steps); also returns the server's own profile of each step.
 async fn bench_step(
     env: &Environment,
     task: u32,
     cmd: &str,
     n: usize,
+    think: Duration,
 ) -> (Vec<Duration>, Vec<StepProfile>) {
     let mut r = Rolling::new(env, task);
     let mut v = Vec::with_capacity(n);
@@ -144,6 +146,9 @@ async fn bench_step(
     step(env, &sid, cmd).await;
     for _ in 0..n {
         let sid = r.session(1).await;
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+        }
         let (d, obs) = step(env, &sid, cmd).await;
         if let Some(a) = &obs.last_action {
             assert!(a.exit_code.is_some(), "{cmd:?} did not run: {}", a.stderr);
@@ -159,7 +164,7 @@ async fn bench_step(
 /// that took any time in some sample (see `server::env::StepProfile`).
 fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
     type Get = fn(&StepProfile) -> Duration;
-    let phases: [(&str, Get); 10] = [
+    let phases: [(&str, Get); 11] = [
         ("in-flight marker", |p| p.marker),
         ("action (all)", |p| p.action),
         ("  owner walk (lchown)", |p| p.owner_walk),
@@ -170,6 +175,7 @@ fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
         ("  health", |p| p.health),
         ("observe", |p| p.observe),
         ("save + record", |p| p.save),
+        ("next sandbox (prewarm spawn)", |p| p.prewarm),
     ];
     let regraded = profiles.iter().filter(|p| p.regraded).count();
     let mut rows = Vec::new();
@@ -182,6 +188,13 @@ fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
     if regraded > 0 {
         rows.push((
             format!("  (regraded in {regraded}/{} steps)", profiles.len()),
+            Vec::new(),
+        ));
+    }
+    let warm = profiles.iter().filter(|p| p.warm).count();
+    if warm > 0 {
+        rows.push((
+            format!("  (prewarmed sandbox in {warm}/{} steps)", profiles.len()),
             Vec::new(),
         ));
     }
@@ -252,6 +265,21 @@ async fn main() {
             }
         }
         push("sandbox spawn (`true` in bwrap)".into(), "reference", v);
+        // The same command delivered to a sandbox prewarmed 50 ms earlier
+        // (untimed): what a step pays when its sandbox is ready.
+        let mut v = Vec::new();
+        for i in 0..=n {
+            let req = ExecRequest::bash(ws.path(), "true");
+            let warm = sb.prewarm(&req);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let t = Instant::now();
+            let o = sb.run_warm(warm, req).await.expect("sandbox");
+            assert!(o.exit_code == Some(0) && o.warm, "{o:?}");
+            if i > 0 {
+                v.push(t.elapsed());
+            }
+        }
+        push("sandbox prewarmed (`true`, ready)".into(), "reference", v);
         // The same in a real session workspace (its owner as the hint, as
         // a step passes it), without the rest of the step around it.
         let obs = env
@@ -320,11 +348,19 @@ async fn main() {
         push(name, if task == HARD_TASK { "p50 < 20" } else { "" }, v);
     }
 
-    // Steps whose command changes nothing.
-    for cmd in ["true", "ls"] {
-        let name = format!("step `{cmd}` (task {HARD_TASK})");
+    // Steps whose command changes nothing: after a 50 ms pause (an
+    // agent reads the observation first; LLM agents take seconds), which
+    // lets the prewarmed sandbox finish its set-up, and back-to-back, the
+    // worst case, where the step waits for the rest of that set-up.
+    for (cmd, think) in [("true", 50), ("ls", 50), ("true", 0)] {
+        let name = if think > 0 {
+            format!("step `{cmd}` (task {HARD_TASK}, {think} ms think)")
+        } else {
+            format!("step `{cmd}` (task {HARD_TASK}, back-to-back)")
+        };
         if want(&name) {
-            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n).await;
+            let think = Duration::from_millis(think);
+            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n, think).await;
             push(name, "p50 < 15", v);
             for (row, v) in breakdown(&profiles) {
                 push(row, "", v);
@@ -342,7 +378,7 @@ async fn main() {
     ] {
         let name = format!("step `{cmd}`");
         if want(&name) {
-            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n).await;
+            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n, Duration::ZERO).await;
             push(name, "", v);
             // One breakdown is enough to show where an in-process step's
             // time goes (they differ only in the action).
@@ -355,6 +391,8 @@ async fn main() {
     }
 
     // A step that edits a file: the tree changes, so health reruns pytest.
+    // The separate pytest run after each step is also the next step's
+    // think time (its sandbox is prewarmed by then).
     // The pytest part is timed separately on the very tree the step left
     // behind, with a separate grader (cold cache) and the same pristine
     // suite, so step − health is the environment's own overhead.

@@ -126,7 +126,16 @@ struct Session {
     graded_fp: Option<[u8; 32]>,
     /// What the last workspace walk saw, reused until the next bash step.
     cache: StepCache,
+    /// A sandbox started for the next bash command ([`Sandbox::prewarm`]),
+    /// so a step pays only for delivering its command. Started after a
+    /// step (and at reset) while the episode goes on; dropped, which kills
+    /// it, with the session or after [`WARM_IDLE`].
+    warm: Option<crate::sandbox::Warm>,
 }
+
+/// How long a session's prewarmed sandbox may wait for a command before
+/// the idle reaper drops it (it holds a uid and four small processes).
+const WARM_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Per-session leftovers of the last [`fsread::survey`], and the profile
 /// of the last step. Nothing here is trusted for grading: the owner is a
@@ -212,6 +221,11 @@ pub struct StepProfile {
     pub save: std::time::Duration,
     /// True when this step regraded.
     pub regraded: bool,
+    /// True when the command ran in a sandbox prewarmed for it.
+    pub warm: bool,
+    /// Starting the sandbox for the next command (the spawn only; its
+    /// set-up runs concurrently, off the step).
+    pub prewarm: std::time::Duration,
 }
 
 struct Inner {
@@ -316,6 +330,7 @@ impl Environment {
                 grade,
                 graded_fp: None,
                 cache: StepCache::default(),
+                warm: None,
             });
         }
         let gate = Arc::new(tokio::sync::Semaphore::new(RESUME_PARALLEL));
@@ -643,6 +658,7 @@ impl Environment {
             &paths,
             &serde_json::json!({"event": "reset", "task_id": task_id, "seed": seed, "observation": rt.redact_json(&obs)}),
         );
+        let warm = self.prewarm(&ws);
         let sess = Session {
             data,
             paths,
@@ -654,6 +670,7 @@ impl Environment {
                 files: Some(survey.files),
                 ..Default::default()
             },
+            warm,
         };
         if sess.graded_fp.is_none() {
             sess.cache.late_fp.spawn(ws.clone());
@@ -795,8 +812,23 @@ impl Environment {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot remove in-flight marker");
         }
         s.cache.profile.save = t.elapsed();
+        // The next command's sandbox starts now, while the agent reads
+        // this observation. Structured actions keep the one they found.
+        if s.data.done {
+            s.warm = None;
+        } else if s.warm.is_none() {
+            let t = Instant::now();
+            s.warm = self.prewarm(&ws);
+            s.cache.profile.prewarm = t.elapsed();
+        }
         s.cache.profile.total = step_started.elapsed();
         Ok(obs)
+    }
+
+    /// A sandbox for the session's next bash command (exactly the request
+    /// a bash step makes, but for the command).
+    fn prewarm(&self, ws: &std::path::Path) -> Option<crate::sandbox::Warm> {
+        self.inner.sandbox.prewarm(&ExecRequest::bash(ws, ""))
     }
 
     /// Where the time of a session's last step went (see [`StepProfile`]);
@@ -892,11 +924,12 @@ impl Environment {
                 let mut req = ExecRequest::bash(ws.to_path_buf(), cmd.clone());
                 req.owned_by = s.cache.owner;
                 let t = Instant::now();
-                let run = self.inner.sandbox.run(req).await;
+                let run = self.inner.sandbox.run_warm(s.warm.take(), req).await;
                 s.cache.profile.sandbox = t.elapsed();
                 match run {
                     Ok(o) => {
                         s.cache.profile.owner_walk = o.owner_walk;
+                        s.cache.profile.warm = o.warm;
                         out.exit_code = o.exit_code;
                         out.stdout = o.stdout;
                         out.stderr = o.stderr;
@@ -1076,7 +1109,8 @@ impl Environment {
             ));
         };
         // Wait for an in-flight step to finish before deleting its files.
-        let g = sess.lock().await;
+        let mut g = sess.lock().await;
+        g.warm = None;
         let dir = g.paths.dir.clone();
         drop(g);
         tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
@@ -1085,7 +1119,8 @@ impl Environment {
             .map_err(internal)
     }
 
-    /// Closes sessions idle for longer than the configured timeout.
+    /// Closes sessions idle for longer than the configured timeout, and
+    /// drops prewarmed sandboxes idle for longer than [`WARM_IDLE`].
     pub async fn expire_idle(&self) -> usize {
         let now = session::now_unix();
         let timeout = self.inner.cfg.session_idle_timeout_s;
@@ -1098,7 +1133,12 @@ impl Environment {
             t.iter()
                 .filter(|(_, s)| {
                     s.try_lock()
-                        .map(|g| now.saturating_sub(g.data.last_active) > timeout)
+                        .map(|mut g| {
+                            if g.warm.as_ref().is_some_and(|w| w.age() > WARM_IDLE) {
+                                g.warm = None;
+                            }
+                            now.saturating_sub(g.data.last_active) > timeout
+                        })
                         .unwrap_or(false)
                 })
                 .map(|(k, _)| k.clone())

@@ -71,6 +71,7 @@ pub fn uid_pool() -> std::ops::Range<u32> {
 
 /// A uid held for one command: the `flock` on its lock file is released
 /// when this is dropped (or the process dies).
+#[derive(Debug)]
 struct UidLease {
     uid: u32,
     _lock: std::fs::File,
@@ -265,6 +266,9 @@ pub struct ExecOutput {
     /// Wall time spent handing the workspace and read-write binds to the
     /// command's uid before the spawn (zero when skipped).
     pub owner_walk: Duration,
+    /// True when the command ran in a sandbox started ahead of it
+    /// ([`Sandbox::run_warm`]).
+    pub warm: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -394,23 +398,7 @@ impl Sandbox {
                     shared
                 }
             };
-            // Hand the tree to whichever uid the command runs as, so it
-            // can write it (skipped when the caller vouches for it).
-            let mut dirs = Vec::new();
-            if req.owned_by != Some((uid, gid)) {
-                dirs.push(req.workspace.clone());
-            }
-            dirs.extend(req.extra_rw_binds.iter().map(|(src, _)| src.clone()));
-            if !dirs.is_empty() {
-                let t = Instant::now();
-                tokio::task::spawn_blocking(move || {
-                    dirs.iter()
-                        .try_for_each(|d| prepare_workspace_owner(d, uid, gid))
-                })
-                .await
-                .map_err(io::Error::other)??;
-                owner_walk = t.elapsed();
-            }
+            owner_walk = hand_over(&req, uid, gid).await?;
             ids = Some((uid, gid));
         }
         let out = match &self.mode {
@@ -418,6 +406,126 @@ impl Sandbox {
             Mode::Fallback { .. } => self.run_fallback(&req, &limits, ids).await,
         };
         out.map(|o| ExecOutput { owner_walk, ..o })
+    }
+
+    /// Starts a sandbox for a command not known yet: a [`Warm`] built
+    /// for `template` (everything but its command), so a later
+    /// [`Sandbox::run_warm`] pays for the namespaces, mounts and process
+    /// start-up here, off the step's critical path. None in fallback mode
+    /// (nothing to save there) or when the spawn fails (the command then
+    /// starts cold).
+    ///
+    /// Containment is the same as a cold run: the warm sandbox is a fresh
+    /// bwrap with the same flags, used for exactly one command, and until
+    /// the command arrives only the waiting script runs in it (nothing of
+    /// the agent's). Call it, like [`Sandbox::run`], from an async task on
+    /// the runtime (PR_SET_PDEATHSIG, see the module notes), and only when
+    /// no command runs in the workspace (the lease prefers its owner).
+    pub fn prewarm(&self, template: &ExecRequest) -> Option<Warm> {
+        if !self.is_contained() {
+            return None;
+        }
+        match self.spawn_warm(template) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot prewarm a sandbox; the next command starts cold");
+                None
+            }
+        }
+    }
+
+    fn spawn_warm(&self, template: &ExecRequest) -> io::Result<Warm> {
+        let limits = template
+            .limits
+            .clone()
+            .unwrap_or_else(|| self.cfg.limits.clone());
+        let root = std::fs::symlink_metadata(&template.workspace)?;
+        let mut ids = self.run_as();
+        let mut lease = None;
+        if let Some((shared, gid)) = ids {
+            let uid = match lease_uid(Some(root.uid())) {
+                Some(l) => {
+                    let uid = l.uid;
+                    lease = Some(l);
+                    uid
+                }
+                None => shared,
+            };
+            ids = Some((uid, gid));
+        }
+        let (info_r, info_w) = sys::pipe()?;
+        let (cmd_r, cmd_w) = sys::pipe()?;
+        let mut cmd = std::process::Command::new(&self.cfg.bwrap);
+        cmd.args(bwrap_args(
+            &self.cfg,
+            template,
+            &limits,
+            Some(info_w.as_raw_fd()),
+            Payload::Await(cmd_r.as_raw_fd()),
+        ));
+        self.child_setup(&limits, &[info_w.as_raw_fd(), cmd_r.as_raw_fd()], ids)
+            .install(&mut cmd);
+        cmd.env_clear().process_group(0);
+        let child = spawn(cmd);
+        drop(info_w);
+        drop(cmd_r);
+        let child = child?;
+        let info = tokio::task::spawn_blocking(move || read_info_pid(info_r));
+        Ok(Warm {
+            key: WarmKey::of(template, &root),
+            limits,
+            child,
+            cmd_w,
+            info,
+            ids,
+            _lease: lease,
+            born: Instant::now(),
+        })
+    }
+
+    /// Runs `req` in `warm` when it was built for this request (same
+    /// workspace directory, binds, environment and limits) and is still
+    /// alive; otherwise drops it and runs `req` cold ([`Sandbox::run`]).
+    /// The result is the same either way, [`ExecOutput::warm`] says which
+    /// ran; the wall limit counts from the command's delivery.
+    pub async fn run_warm(&self, warm: Option<Warm>, req: ExecRequest) -> io::Result<ExecOutput> {
+        let Some(mut w) = warm else {
+            return self.run(req).await;
+        };
+        let fits = !req.command.contains('\0')
+            && std::fs::symlink_metadata(&req.workspace)
+                .is_ok_and(|m| w.key == WarmKey::of(&req, &m))
+            && matches!(w.child.try_wait(), Ok(None));
+        if !fits {
+            drop(w);
+            return self.run(req).await;
+        }
+        let mut owner_walk = Duration::ZERO;
+        if let Some((uid, gid)) = w.ids {
+            owner_walk = hand_over(&req, uid, gid).await?;
+        }
+        // The script reads to EOF; a pipe holds 64 KiB or less, so the
+        // write may block until it does: off the runtime.
+        let mut payload = req.command.clone().into_bytes();
+        payload.extend_from_slice(COMMAND_END.as_bytes());
+        let cmd_w = w.cmd_w;
+        let sent = tokio::task::spawn_blocking(move || {
+            use std::io::Write;
+            std::fs::File::from(cmd_w).write_all(&payload)
+        })
+        .await
+        .map_err(io::Error::other)?;
+        if let Err(e) = sent {
+            // Nothing ran: without the whole command the script exits.
+            tracing::debug!(error = %e, "warm sandbox did not take its command; running it cold");
+            return self.run(req).await;
+        }
+        let out = supervise(w.child, &w.limits, Some(w.info)).await;
+        out.map(|o| ExecOutput {
+            owner_walk,
+            warm: true,
+            ..o
+        })
     }
 
     async fn run_bwrap(
@@ -428,8 +536,14 @@ impl Sandbox {
     ) -> io::Result<ExecOutput> {
         let (info_r, info_w) = sys::pipe()?;
         let mut cmd = std::process::Command::new(&self.cfg.bwrap);
-        cmd.args(bwrap_args(&self.cfg, req, limits, Some(info_w.as_raw_fd())));
-        self.child_setup(limits, Some(info_w.as_raw_fd()), ids)
+        cmd.args(bwrap_args(
+            &self.cfg,
+            req,
+            limits,
+            Some(info_w.as_raw_fd()),
+            Payload::Command(&req.command),
+        ));
+        self.child_setup(limits, &[info_w.as_raw_fd()], ids)
             .install(&mut cmd);
         cmd.env_clear().process_group(0);
         let child = spawn(cmd);
@@ -464,7 +578,7 @@ impl Sandbox {
         for (k, v) in &req.env {
             cmd.env(k, v);
         }
-        self.child_setup(limits, None, ids).install(&mut cmd);
+        self.child_setup(limits, &[], ids).install(&mut cmd);
         cmd.process_group(0);
         let child = spawn(cmd)?;
         let out = supervise(child, limits, None).await;
@@ -475,9 +589,11 @@ impl Sandbox {
     fn child_setup(
         &self,
         limits: &Limits,
-        keep_fd: Option<i32>,
+        keep_fds: &[i32],
         drop_to: Option<(u32, u32)>,
     ) -> sys::ChildSetup {
+        let mut keep_fds = keep_fds.to_vec();
+        keep_fds.sort_unstable();
         sys::ChildSetup {
             rlimits: vec![
                 sys::Rlimit {
@@ -506,9 +622,82 @@ impl Sandbox {
                 },
             ],
             drop_to,
-            keep_fd,
+            keep_fds,
             max_fd: sys::max_fd(),
             parent_pid: std::process::id() as libc::pid_t,
+        }
+    }
+}
+
+/// Hands the workspace (unless the caller vouches it is owned already,
+/// [`ExecRequest::owned_by`]) and the read-write binds to the uid a
+/// command runs as, so it can write them. Returns the time it took.
+async fn hand_over(req: &ExecRequest, uid: u32, gid: u32) -> io::Result<Duration> {
+    let mut dirs = Vec::new();
+    if req.owned_by != Some((uid, gid)) {
+        dirs.push(req.workspace.clone());
+    }
+    dirs.extend(req.extra_rw_binds.iter().map(|(src, _)| src.clone()));
+    if dirs.is_empty() {
+        return Ok(Duration::ZERO);
+    }
+    let t = Instant::now();
+    tokio::task::spawn_blocking(move || {
+        dirs.iter()
+            .try_for_each(|d| prepare_workspace_owner(d, uid, gid))
+    })
+    .await
+    .map_err(io::Error::other)??;
+    Ok(t.elapsed())
+}
+
+/// A sandbox started before its command ([`Sandbox::prewarm`]): bwrap
+/// with the full flag set, its namespaces and mounts made, bash waiting
+/// on a pipe for the one command it will run. Dropping it unused kills
+/// it (the outer bwrap gets SIGKILL, its init dies with it, and the pid
+/// namespace with everything in it) and frees its uid.
+#[derive(Debug)]
+pub struct Warm {
+    key: WarmKey,
+    limits: Limits,
+    child: tokio::process::Child,
+    cmd_w: OwnedFd,
+    info: tokio::task::JoinHandle<Option<i32>>,
+    ids: Option<(u32, u32)>,
+    _lease: Option<UidLease>,
+    born: Instant,
+}
+
+impl Warm {
+    /// How long ago it was started (idle warm sandboxes are dropped by
+    /// their owner after a while; each holds a few processes and a uid).
+    pub fn age(&self) -> Duration {
+        self.born.elapsed()
+    }
+}
+
+/// Everything a warm sandbox was built for: a request it serves must
+/// match, down to the workspace directory's identity (a directory
+/// replaced at the same path is not the one bound).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WarmKey {
+    workspace: PathBuf,
+    root: (u64, u64),
+    extra_ro_binds: Vec<(PathBuf, PathBuf)>,
+    extra_rw_binds: Vec<(PathBuf, PathBuf)>,
+    env: Vec<(String, String)>,
+    limits: Option<Limits>,
+}
+
+impl WarmKey {
+    fn of(req: &ExecRequest, root: &std::fs::Metadata) -> WarmKey {
+        WarmKey {
+            workspace: req.workspace.clone(),
+            root: (root.dev(), root.ino()),
+            extra_ro_binds: req.extra_ro_binds.clone(),
+            extra_rw_binds: req.extra_rw_binds.clone(),
+            env: req.env.clone(),
+            limits: req.limits.clone(),
         }
     }
 }
@@ -555,6 +744,7 @@ fn bwrap_args(
     req: &ExecRequest,
     limits: &Limits,
     info_fd: Option<i32>,
+    payload: Payload<'_>,
 ) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
@@ -633,10 +823,52 @@ fn bwrap_args(
     }
     a.push("--".into());
     a.push("/usr/bin/bash".into());
-    a.push("-lc".into());
-    a.push(req.command.clone().into());
+    match payload {
+        Payload::Command(c) => {
+            a.push("-lc".into());
+            a.push(c.into());
+        }
+        Payload::Await(fd) => {
+            a.push("-c".into());
+            a.push(await_script(fd).into());
+        }
+    }
     a
 }
+
+/// What the sandbox's bash runs.
+#[derive(Debug, Clone, Copy)]
+enum Payload<'a> {
+    /// `bash -lc COMMAND`.
+    Command(&'a str),
+    /// A warm sandbox: wait for the command on this fd, then exec
+    /// `bash -lc COMMAND` ([`await_script`]).
+    Await(i32),
+}
+
+/// The waiting script of a warm sandbox: reads the whole command from
+/// `fd` up to EOF, closes the fd, and replaces itself with exactly the
+/// process a cold sandbox starts (`/usr/bin/bash -lc COMMAND`, pid 2
+/// under bwrap's init, same environment: the script exports nothing).
+/// The sender appends [`COMMAND_END`] and the script `y`, so trailing
+/// newlines survive `$(...)`, and a sender that closed early (a warm
+/// sandbox dropped unused) runs nothing: exit 125. The command never
+/// contains NUL ([`Sandbox::run_warm`]).
+///
+/// `cat` on the inherited fd rather than bash's own `$(< /dev/fd/N)`
+/// (0.4 ms faster): reopening the pipe through /proc is a permission
+/// check against its owner, root, and the script runs unprivileged.
+/// Nor `read -d ''`: bash reads a pipe a byte per syscall.
+fn await_script(fd: i32) -> String {
+    format!(
+        "c=\"$(/usr/bin/cat <&{fd}; printf y)\"; exec {fd}<&-; case \"$c\" in *{COMMAND_END}y) ;; \
+         *) echo 'secaudit: warm sandbox got no command' >&2; exit 125;; esac; \
+         exec /usr/bin/bash -lc \"${{c%{COMMAND_END}y}}\""
+    )
+}
+
+/// Sentinel after a command sent to a warm sandbox ([`await_script`]).
+const COMMAND_END: &str = "x";
 
 /// Spawns with stdin `/dev/null` and piped, capped stdout/stderr.
 fn spawn(cmd: std::process::Command) -> io::Result<tokio::process::Child> {
@@ -752,13 +984,34 @@ async fn supervise(
         timed_out,
         duration,
         owner_walk: Duration::ZERO,
+        warm: false,
     })
 }
 
-/// Polls until `pid` is gone or a zombie (bounded: 5 s). A zombie pid 1 of
-/// a pid namespace has already outlived every other member.
+/// Waits until `pid` is gone or a zombie (bounded: 5 s, then SIGKILL). A
+/// zombie pid 1 of a pid namespace has already outlived every other
+/// member. bwrap's outer process exits as soon as the command does, while
+/// its init is still tearing the namespace down, so this wait is on every
+/// command's path: a pidfd wakes it the moment the process exits, where
+/// polling `/proc` cost half a 2 ms tick on average. Polling remains for
+/// kernels without pidfds (before 5.3).
 async fn wait_gone(pid: i32) {
     let deadline = Instant::now() + Duration::from_secs(5);
+    match sys::pidfd_open(pid) {
+        Ok(fd) => {
+            if let Ok(afd) = sys::async_pidfd(fd) {
+                if tokio::time::timeout_at(deadline.into(), afd.readable())
+                    .await
+                    .is_err()
+                {
+                    sys::kill(pid);
+                }
+                return;
+            }
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return,
+        Err(_) => {}
+    }
     loop {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return,
@@ -899,9 +1152,15 @@ fn probe(cfg: &SandboxConfig) -> Result<String, String> {
     };
     let req = ExecRequest::bash(ws.path(), "true");
     let mut cmd = std::process::Command::new(&cfg.bwrap);
-    cmd.args(bwrap_args(cfg, &req, &limits, None));
+    cmd.args(bwrap_args(
+        cfg,
+        &req,
+        &limits,
+        None,
+        Payload::Command(&req.command),
+    ));
     sandbox
-        .child_setup(&limits, None, sandbox.run_as())
+        .child_setup(&limits, &[], sandbox.run_as())
         .install(&mut cmd);
     cmd.env_clear()
         .process_group(0)

@@ -29,9 +29,10 @@ pub(super) struct ChildSetup {
     /// RLIMIT_NPROC is not enforced for root and root-owned bwrap keeps
     /// host-root file access to bound paths).
     pub drop_to: Option<(u32, u32)>,
-    /// An fd to pass to the child (bwrap's `--info-fd`); every other fd
-    /// above 2 is made close-on-exec.
-    pub keep_fd: Option<RawFd>,
+    /// Fds to pass to the child (bwrap's `--info-fd`, a warm sandbox's
+    /// command pipe), ascending; every other fd above 2 is made
+    /// close-on-exec.
+    pub keep_fds: Vec<RawFd>,
     /// Highest fd to sweep if `close_range` is unavailable.
     pub max_fd: i32,
     /// The parent's pid, to detect a parent that died before
@@ -54,19 +55,19 @@ impl ChildSetup {
     fn apply(&self) -> io::Result<()> {
         // fd hygiene: mark every inherited fd ≥ 3 close-on-exec. CLOEXEC
         // rather than close, so std's own exec-error pipe keeps working.
-        match self.keep_fd {
-            Some(fd) => {
-                // SAFETY: plain fcntl on an fd number.
-                if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                if fd > 3 {
-                    cloexec_range(3, (fd - 1) as u32, self.max_fd)?;
-                }
-                cloexec_range((fd + 1) as u32, u32::MAX, self.max_fd)?;
+        let mut next: u32 = 3;
+        for &fd in &self.keep_fds {
+            // SAFETY: plain fcntl on an fd number.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                return Err(io::Error::last_os_error());
             }
-            None => cloexec_range(3, u32::MAX, self.max_fd)?,
+            let fd = fd as u32;
+            if fd > next {
+                cloexec_range(next, fd - 1, self.max_fd)?;
+            }
+            next = next.max(fd + 1);
         }
+        cloexec_range(next, u32::MAX, self.max_fd)?;
         for l in &self.rlimits {
             let lim = libc::rlimit {
                 rlim_cur: l.value,
@@ -170,6 +171,30 @@ pub(super) fn killpg(pgid: i32) {
             libc::killpg(pgid, libc::SIGKILL);
         }
     }
+}
+
+/// A pidfd for `pid` (Linux 5.3+), close-on-exec; readable once the
+/// process has exited.
+pub(super) fn pidfd_open(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags, no pointers.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the syscall just returned this fd; we own it.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Registers a pidfd with the tokio reactor (readable once the process
+/// has exited).
+pub(super) fn async_pidfd(
+    fd: std::os::fd::OwnedFd,
+) -> io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
+    // SAFETY: the AsyncFd owns the OwnedFd, which stays open and the same
+    // fd until the AsyncFd is dropped.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// A close-on-exec pipe: (read end, write end).

@@ -45,11 +45,59 @@ fn short(wall_ms: u64) -> Limits {
     }
 }
 
-async fn sh(sb: &Sandbox, ws: &Path, cmd: &str) -> ExecOutput {
+/// How a test command starts: a cold sandbox, or one prewarmed for it
+/// ([`Sandbox::prewarm`]). Every containment property must hold both ways.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    Cold,
+    Warm,
+}
+
+async fn run(sb: &Sandbox, start: Start, req: ExecRequest) -> ExecOutput {
+    match start {
+        Start::Cold => sb.run(req).await.unwrap(),
+        Start::Warm => {
+            let warm = sb.prewarm(&req).expect("bwrap mode prewarms");
+            let o = sb.run_warm(Some(warm), req).await.unwrap();
+            assert!(o.warm, "the prewarmed sandbox ran it: {o:?}");
+            o
+        }
+    }
+}
+
+async fn sh(sb: &Sandbox, start: Start, ws: &Path, cmd: &str) -> ExecOutput {
     let mut req = ExecRequest::bash(ws, cmd);
     req.limits = Some(short(20_000));
-    sb.run(req).await.unwrap()
+    run(sb, start, req).await
 }
+
+/// Each containment test, once per [`Start`].
+macro_rules! both_starts {
+    ($($name:ident),* $(,)?) => {
+        mod cold {
+            $(#[tokio::test] async fn $name() { super::$name(super::Start::Cold).await })*
+        }
+        mod warm {
+            $(#[tokio::test] async fn $name() { super::$name(super::Start::Warm).await })*
+        }
+    };
+}
+
+both_starts!(
+    no_network,
+    filesystem_confined,
+    private_tmp_per_call,
+    env_is_allowlisted,
+    no_inherited_fds,
+    no_privileges,
+    timeout_kills_everything,
+    background_children_die_at_exit,
+    fork_bomb_bounded,
+    file_size_limited,
+    output_flood_capped,
+    git_and_python_work,
+    exit_codes_pass_through,
+);
 
 /// Host pids whose command line contains `token`.
 fn host_procs(token: &str) -> Vec<String> {
@@ -77,8 +125,7 @@ async fn probe_reports_version() {
     assert!(info.detail.starts_with("bubblewrap"), "{}", info.detail);
 }
 
-#[tokio::test]
-async fn no_network() {
+async fn no_network(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     // A host listener on loopback must not be reachable: the sandbox has
@@ -88,14 +135,13 @@ async fn no_network() {
     let cmd = format!(
         "python3 - <<'PY'\nimport socket\nfor addr in [('127.0.0.1', {port}), ('1.1.1.1', 80)]:\n    s = socket.socket(); s.settimeout(2)\n    try:\n        s.connect(addr); print('CONNECTED', addr)\n    except OSError as e:\n        print('refused', addr, e.errno)\nPY\nls /sys/class/net 2>/dev/null || cat /proc/net/dev"
     );
-    let o = sh(&sb, ws.path(), &cmd).await;
+    let o = sh(&sb, start, ws.path(), &cmd).await;
     assert!(!o.stdout.contains("CONNECTED"), "{o:?}");
     assert_eq!(o.stdout.matches("refused").count(), 2, "{o:?}");
     assert!(!o.stdout.contains("eth"), "only lo expected: {}", o.stdout);
 }
 
-#[tokio::test]
-async fn filesystem_confined() {
+async fn filesystem_confined(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let marker = tempfile::Builder::new()
@@ -111,7 +157,7 @@ async fn filesystem_confined() {
         m = marker.path().display(),
         venv = venv().display()
     );
-    let o = sh(&sb, ws.path(), &cmd).await;
+    let o = sh(&sb, start, ws.path(), &cmd).await;
     assert!(o.stdout.contains("Read-only file system"), "{o:?}");
     assert!(
         o.stdout.contains("usr=1") && o.stdout.contains("venv=1"),
@@ -140,12 +186,12 @@ async fn filesystem_confined() {
     }
 }
 
-#[tokio::test]
-async fn private_tmp_per_call() {
+async fn private_tmp_per_call(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let o = sh(
         &sb,
+        start,
         ws.path(),
         "echo x > /tmp/persist && echo x > ~/.bashrc && echo wrote",
     )
@@ -153,6 +199,7 @@ async fn private_tmp_per_call() {
     assert!(o.stdout.contains("wrote"), "{o:?}");
     let o = sh(
         &sb,
+        start,
         ws.path(),
         "ls -A /tmp /tmp/home; test -e /tmp/persist && echo LEAKED",
     )
@@ -164,11 +211,10 @@ async fn private_tmp_per_call() {
     assert!(!o.stdout.contains(".bashrc"), "{o:?}");
 }
 
-#[tokio::test]
-async fn env_is_allowlisted() {
+async fn env_is_allowlisted(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
-    let o = sh(&sb, ws.path(), "env").await;
+    let o = sh(&sb, start, ws.path(), "env").await;
     let allowed: BTreeSet<String> = base_env(sb.config())
         .into_iter()
         .map(|(k, _)| k)
@@ -201,13 +247,12 @@ async fn env_is_allowlisted() {
     );
 }
 
-#[tokio::test]
-async fn no_inherited_fds() {
+async fn no_inherited_fds(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     // A host fd without CLOEXEC, as a careless dependency would leave it.
     let fd = sys::open_inheritable(Path::new("/etc/hostname")).unwrap();
-    let o = sh(&sb, ws.path(), "ls /proc/self/fd").await;
+    let o = sh(&sb, start, ws.path(), "ls /proc/self/fd").await;
     let fds: BTreeSet<i32> = o
         .stdout
         .split_whitespace()
@@ -227,12 +272,12 @@ fn unsafe_free_owned(fd: i32) -> OwnedFd {
     sys::own_fd(fd)
 }
 
-#[tokio::test]
-async fn no_privileges() {
+async fn no_privileges(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let o = sh(
         &sb,
+        start,
         ws.path(),
         "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status; id -u; unshare -U true 2>/dev/null && echo USERNS_OK; \
          cat /dev/stdin; echo stdin_done",
@@ -254,8 +299,7 @@ async fn no_privileges() {
     assert_ne!(uid, 0);
 }
 
-#[tokio::test]
-async fn timeout_kills_everything() {
+async fn timeout_kills_everything(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let token = "1013.25";
@@ -266,7 +310,7 @@ async fn timeout_kills_everything() {
         ),
     );
     req.limits = Some(short(800));
-    let o = sb.run(req).await.unwrap();
+    let o = run(&sb, start, req).await;
     assert!(o.timed_out, "{o:?}");
     assert!(o.duration < Duration::from_secs(5), "{o:?}");
     assert_eq!(o.exit_code, None);
@@ -275,13 +319,13 @@ async fn timeout_kills_everything() {
     assert!(left.is_empty(), "survivors: {left:?}");
 }
 
-#[tokio::test]
-async fn background_children_die_at_exit() {
+async fn background_children_die_at_exit(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let token = "1017.5";
     let o = sh(
         &sb,
+        start,
         ws.path(),
         &format!("setsid sleep {token} & nohup sleep {token} & disown; echo started"),
     )
@@ -292,8 +336,7 @@ async fn background_children_die_at_exit() {
     assert!(left.is_empty(), "survivors: {left:?}");
 }
 
-#[tokio::test]
-async fn fork_bomb_bounded() {
+async fn fork_bomb_bounded(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let mut req = ExecRequest::bash(
@@ -304,7 +347,7 @@ async fn fork_bomb_bounded() {
         nproc: 64,
         ..short(10_000)
     });
-    let o = sb.run(req).await.unwrap();
+    let o = run(&sb, start, req).await;
     let all = format!("{}{}", o.stdout, o.stderr);
     assert!(
         all.contains("Resource temporarily unavailable") || all.contains("fork"),
@@ -312,8 +355,7 @@ async fn fork_bomb_bounded() {
     );
 }
 
-#[tokio::test]
-async fn file_size_limited() {
+async fn file_size_limited(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let mut req = ExecRequest::bash(ws.path(), "head -c 200000000 /dev/zero > big; echo rc=$?");
@@ -321,7 +363,7 @@ async fn file_size_limited() {
         fsize_bytes: 10 << 20,
         ..short(20_000)
     });
-    let o = sb.run(req).await.unwrap();
+    let o = run(&sb, start, req).await;
     assert!(!o.stdout.contains("rc=0"), "{o:?}");
     assert_eq!(
         std::fs::metadata(ws.path().join("big")).unwrap().len(),
@@ -329,12 +371,12 @@ async fn file_size_limited() {
     );
 }
 
-#[tokio::test]
-async fn output_flood_capped() {
+async fn output_flood_capped(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let o = sh(
         &sb,
+        start,
         ws.path(),
         "yes | head -c 50000000; echo tail-marker >&2",
     )
@@ -354,12 +396,12 @@ async fn output_flood_capped() {
     assert_eq!(o.exit_code, Some(0));
 }
 
-#[tokio::test]
-async fn git_and_python_work() {
+async fn git_and_python_work(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
     let o = sh(
         &sb,
+        start,
         ws.path(),
         "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first && git log --format=%s%x20%an; \
          python3 -c 'print(6*7)'; python -c 'import pytest; print(\"pytest\", pytest.__version__)'; awk 'BEGIN{print \"awk-ok\"}'",
@@ -372,13 +414,12 @@ async fn git_and_python_work() {
     assert_eq!(o.exit_code, Some(0), "{o:?}");
 }
 
-#[tokio::test]
-async fn exit_codes_pass_through() {
+async fn exit_codes_pass_through(start: Start) {
     let Some(sb) = sandbox() else { return };
     let ws = workspace(&sb);
-    let o = sh(&sb, ws.path(), "exit 7").await;
+    let o = sh(&sb, start, ws.path(), "exit 7").await;
     assert_eq!((o.exit_code, o.signal, o.timed_out), (Some(7), None, false));
-    let o = sh(&sb, ws.path(), "kill -9 $$").await;
+    let o = sh(&sb, start, ws.path(), "kill -9 $$").await;
     assert_eq!(o.exit_code, Some(128 + 9), "{o:?}");
 }
 
@@ -388,7 +429,7 @@ async fn fallback_runs_uncontained_but_bounded() {
     assert!(!sb.info().available);
     assert!(sb.info().detail.contains("test"));
     let ws = workspace(&sb);
-    let o = sh(&sb, ws.path(), "echo $HOME; pwd; env | wc -l").await;
+    let o = sh(&sb, Start::Cold, ws.path(), "echo $HOME; pwd; env | wc -l").await;
     assert_eq!(o.exit_code, Some(0), "{o:?}");
     assert!(o.stdout.contains(&ws.path().display().to_string()), "{o:?}");
     let mut req = ExecRequest::bash(ws.path(), "sleep 1021.5");
@@ -466,7 +507,7 @@ async fn owner_hint_skips_only_a_matching_walk() {
     }
     let ws = workspace(&sb);
     // First command: the workspace is handed to a pool uid U.
-    let o = sh(&sb, ws.path(), "true").await;
+    let o = sh(&sb, Start::Cold, ws.path(), "true").await;
     assert_eq!(o.exit_code, Some(0), "{o:?}");
     let root_owner = |p: &Path| {
         let m = std::fs::symlink_metadata(p).unwrap();
@@ -505,4 +546,140 @@ async fn owner_hint_skips_only_a_matching_walk() {
         std::fs::symlink_metadata(&planted).unwrap().uid(),
         root_owner(ws.path()).0
     );
+}
+
+/// What a command can observe of its own start: a warm sandbox must be
+/// indistinguishable from a cold one, down to the exact command string
+/// (trailing newlines, the sentinel's own letters at the end).
+#[tokio::test]
+async fn warm_start_is_indistinguishable() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let probe = "env | sort; echo \"$0|$$|$PPID|$-|$SHLVL\"; ls /proc/self/fd; ulimit -a; umask; id; pwd; \
+                 ps -o ppid=,comm= -e; trap -p; echo xy";
+    let cold = sh(&sb, Start::Cold, ws.path(), probe).await;
+    let warm = sh(&sb, Start::Warm, ws.path(), probe).await;
+    assert_eq!(cold.exit_code, Some(0), "{cold:?}");
+    // The per-command uid may differ (a concurrent test may hold the
+    // preferred one); nothing else may.
+    let strip_uid = |o: &ExecOutput| {
+        o.stdout
+            .lines()
+            .filter(|l| !l.starts_with("uid="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip_uid(&cold), strip_uid(&warm));
+    assert_eq!(
+        (cold.stderr.as_str(), cold.exit_code),
+        (warm.stderr.as_str(), warm.exit_code)
+    );
+    for cmd in [
+        "printf '%s' \"$BASH_EXECUTION_STRING\" | wc -c\n\n\n",
+        "printf '%s' \"$BASH_EXECUTION_STRING\" | wc -c # ends in the sentinel x",
+        "printf '%s' \"$BASH_EXECUTION_STRING\" | wc -c # xy",
+        "printf '%s' \"$BASH_EXECUTION_STRING\" | wc -c # 'quotes' \"and\" $(not run) \\",
+    ] {
+        let o = sh(&sb, Start::Warm, ws.path(), cmd).await;
+        assert_eq!(o.stdout.trim(), cmd.len().to_string(), "{cmd:?}: {o:?}");
+    }
+}
+
+/// Host processes whose command line mentions `token` (bwrap included).
+fn host_procs_any(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(token) {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+/// A warm sandbox dropped unused leaves no process behind and ran nothing.
+#[tokio::test]
+async fn unused_warm_sandbox_dies_and_runs_nothing() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let token = ws.path().display().to_string();
+    let w = sb.prewarm(&ExecRequest::bash(ws.path(), "")).unwrap();
+    // Wait until it is up (its bwrap is visible), then drop it.
+    let up = Instant::now();
+    while host_procs_any(&token).is_empty() && up.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!host_procs_any(&token).is_empty(), "never started");
+    drop(w);
+    let t = Instant::now();
+    while !host_procs_any(&token).is_empty() && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        host_procs_any(&token).is_empty(),
+        "{:?}",
+        host_procs_any(&token)
+    );
+    assert_eq!(std::fs::read_dir(ws.path()).unwrap().count(), 0);
+}
+
+/// A warm sandbox serves only the request it was built for, and only while
+/// alive; otherwise the command runs cold, with the same result.
+#[tokio::test]
+async fn mismatched_or_dead_warm_sandbox_runs_cold() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let cmd = "echo \"v=$V\" > out.txt; cat out.txt";
+    let mut want = ExecRequest::bash(ws.path(), cmd);
+    want.env = vec![("V".into(), "2".into())];
+    // Different environment.
+    let mut other = want.clone();
+    other.env = vec![("V".into(), "1".into())];
+    let o = sb.run_warm(sb.prewarm(&other), want.clone()).await.unwrap();
+    assert!(!o.warm, "{o:?}");
+    assert_eq!(o.stdout, "v=2\n", "{o:?}");
+    // Different limits.
+    let mut other = want.clone();
+    other.limits = Some(short(5_000));
+    let o = sb.run_warm(sb.prewarm(&other), want.clone()).await.unwrap();
+    assert!(!o.warm && o.stdout == "v=2\n", "{o:?}");
+    // Killed before use.
+    let mut w = sb.prewarm(&want).unwrap();
+    w.child.start_kill().unwrap();
+    let _ = w.child.wait().await;
+    let o = sb.run_warm(Some(w), want.clone()).await.unwrap();
+    assert!(!o.warm && o.stdout == "v=2\n", "{o:?}");
+    // The workspace directory replaced at the same path: the bound one is
+    // gone, so the command must not run there.
+    let w = sb.prewarm(&want).unwrap();
+    let old = ws.path().with_extension("old");
+    std::fs::rename(ws.path(), &old).unwrap();
+    std::fs::create_dir(ws.path()).unwrap();
+    if let Some((u, g)) = sb.run_as() {
+        prepare_workspace_owner(ws.path(), u, g).unwrap();
+    }
+    let o = sb.run_warm(Some(w), want.clone()).await.unwrap();
+    assert!(!o.warm && o.stdout == "v=2\n", "{o:?}");
+    assert!(ws.path().join("out.txt").exists());
+    let _ = std::fs::remove_dir_all(&old);
+    // And a matching, live one is used.
+    let o = sb.run_warm(sb.prewarm(&want), want).await.unwrap();
+    assert!(o.warm && o.stdout == "v=2\n", "{o:?}");
+}
+
+/// The wall limit counts from the command's delivery, not from the
+/// prewarm: a sandbox that waited longer than the limit still runs its
+/// command in full.
+#[tokio::test]
+async fn warm_wall_limit_counts_from_delivery() {
+    let Some(sb) = sandbox() else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(ws.path(), "sleep 0.2; echo done");
+    req.limits = Some(short(2_000));
+    let w = sb.prewarm(&req).unwrap();
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let o = sb.run_warm(Some(w), req).await.unwrap();
+    assert!(o.warm && !o.timed_out && o.stdout == "done\n", "{o:?}");
 }
