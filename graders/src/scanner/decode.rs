@@ -19,6 +19,19 @@ const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
 static STD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, LENIENT);
 static URL: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, LENIENT);
 
+/// Bytes of a base64 (standard or URL-safe) or hex run, as a table: the
+/// scan tests every byte of the text.
+static RUN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        i += 1;
+    }
+    t
+};
+
 /// An encoded run and its printable decoding.
 pub(crate) struct Decoded {
     pub start: usize,
@@ -46,12 +59,12 @@ pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
     let mut i = 0;
     while i < n && *budget > 0 {
         let c = b[i];
-        if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')) {
+        if !RUN_BYTE[usize::from(c)] {
             i += 1;
             continue;
         }
         let s = i;
-        while i < n && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'+' | b'/' | b'-' | b'_')) {
+        while i < n && RUN_BYTE[usize::from(b[i])] {
             i += 1;
         }
         let mut e = i;

@@ -39,7 +39,7 @@ const MAX_ODB_OBJECTS: usize = 2_000_000;
 /// blobs. Use one cache per [`super::ScanConfig`].
 #[derive(Clone, Default)]
 pub struct BlobCache {
-    inner: Arc<Mutex<HashMap<String, Arc<Vec<Finding>>>>>,
+    inner: Arc<Mutex<HashMap<Key, Arc<Vec<Finding>>>>>,
     snapshots: Arc<Mutex<HashMap<PathBuf, Arc<Snapshot>>>>,
 }
 
@@ -62,7 +62,7 @@ impl BlobCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    fn get(&self, k: &str) -> Option<Arc<Vec<Finding>>> {
+    fn get(&self, k: &Key) -> Option<Arc<Vec<Finding>>> {
         self.inner.lock().ok()?.get(k).cloned()
     }
     fn snapshot(&self, repo: &Path) -> Option<Arc<Snapshot>> {
@@ -76,7 +76,7 @@ impl BlobCache {
             m.insert(repo, s);
         }
     }
-    fn put(&self, k: String, v: Arc<Vec<Finding>>) {
+    fn put(&self, k: Key, v: Arc<Vec<Finding>>) {
         if let Ok(mut m) = self.inner.lock() {
             if m.len() >= MAX_CACHE {
                 m.clear();
@@ -84,6 +84,18 @@ impl BlobCache {
             m.insert(k, v);
         }
     }
+}
+
+/// What a cached result depends on: the object, the name rules see (the
+/// path for messages, the file name for blobs) and, for an added-lines
+/// scan, the parent version it was taken against — so such a result is
+/// never taken for a whole-blob one, or another parent's.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    oid: Oid,
+    name: Box<str>,
+    parent: Option<Oid>,
+    message: bool,
 }
 
 /// Result of [`Scanner::scan_history`].
@@ -112,17 +124,21 @@ struct Job {
     oid: Oid,
     /// Message bytes for commit/tag messages; `None` for blobs.
     text: Option<Vec<u8>>,
-    path: String,
-    key: String,
+    path: Arc<str>,
+    key: Key,
     /// The blob at the same path in the commit's first parent, when it
     /// differs: only lines not in it are scanned.
     parent: Option<Oid>,
 }
 
+/// A commit listed by the revwalk: (commit, its message if unseen, its
+/// tree, its first parent's tree).
+type Listed = (Oid, Option<Vec<u8>>, Oid, Option<Oid>);
+
 /// What the walk met, in walk order: findings come from the cache or a job.
 struct Item {
-    path: String,
-    commit: Option<String>,
+    path: Arc<str>,
+    commit: Option<Arc<str>>,
     found: Source,
 }
 
@@ -183,20 +199,25 @@ impl Walk<'_> {
         oid: Oid,
         text: Option<Vec<u8>>,
         path: &str,
-        commit: Option<&str>,
+        commit: Option<&Arc<str>>,
         parent: Option<Oid>,
     ) {
-        // Added-lines results are keyed by the parent version too, so they
-        // are never taken for a whole-blob result (or another parent's).
         let key = if text.is_some() {
-            format!("{oid}|{path}")
+            Key {
+                oid,
+                name: path.into(),
+                parent: None,
+                message: true,
+            }
         } else {
-            let base = path.rsplit('/').next().unwrap_or(path);
-            match parent {
-                Some(p) => format!("{oid}|{base}|{p}"),
-                None => format!("{oid}|{base}"),
+            Key {
+                oid,
+                name: path.rsplit('/').next().unwrap_or(path).into(),
+                parent,
+                message: false,
             }
         };
+        let path: Arc<str> = path.into();
         let found = if let Some(f) = self.cache.get(&key) {
             if text.is_none() {
                 self.res.blobs_cached += 1;
@@ -207,15 +228,15 @@ impl Walk<'_> {
             self.jobs.push(Job {
                 oid,
                 text,
-                path: path.to_string(),
+                path: path.clone(),
                 key,
                 parent,
             });
             Source::Job(j)
         };
         self.items.push(Item {
-            path: path.to_string(),
-            commit: commit.map(str::to_string),
+            path,
+            commit: commit.cloned(),
             found,
         });
     }
@@ -329,10 +350,11 @@ impl Scanner {
                     _ => break,
                 }
             }
-            let target = (obj.kind() == Some(ObjectType::Commit)).then(|| obj.id().to_string());
+            let target: Option<Arc<str>> =
+                (obj.kind() == Some(ObjectType::Commit)).then(|| obj.id().to_string().into());
             for (tid, msg) in tags {
                 if w.seen_blobs.insert(tid) {
-                    w.add(tid, Some(msg), "tag message", target.as_deref(), None);
+                    w.add(tid, Some(msg), "tag message", target.as_ref(), None);
                 }
             }
             match obj.kind() {
@@ -346,35 +368,58 @@ impl Scanner {
             }
         }
         // A cold walk reads every tree: take them from the packs in one
-        // pass. A rescan reads only a few new trees: git2 is cheaper.
+        // pass, on another thread while this one lists the commits (with
+        // libgit2). A rescan reads only a few new trees: git2 is cheaper.
+        let commondir = repo.commondir().to_path_buf();
+        let cold = base.is_none();
+        let (packed, commits) = std::thread::scope(|sc| {
+            let h = cold.then(|| {
+                sc.spawn(|| pack::Packs::open(&commondir).all_trees(MAX_TREE_BYTES, workers()))
+            });
+            let mut commits: Vec<Listed> = Vec::new();
+            // Trees of the commits listed so far: a parent comes before
+            // its children in this order, so it is rarely read twice.
+            let mut tree_of: HashMap<Oid, Oid> = HashMap::new();
+            for oid in walk {
+                let Ok(oid) = oid else { continue };
+                let Ok(commit) = repo.find_commit(oid) else {
+                    continue;
+                };
+                let msg = w
+                    .seen_blobs
+                    .insert(oid)
+                    .then(|| commit.message_bytes().to_vec());
+                let tid = commit.tree_id();
+                let ptree = commit.parent_ids().next().and_then(|p| {
+                    tree_of
+                        .get(&p)
+                        .copied()
+                        .or_else(|| repo.find_commit(p).ok().map(|c| c.tree_id()))
+                });
+                tree_of.insert(oid, tid);
+                commits.push((oid, msg, tid, ptree));
+            }
+            let packed = match h.map(|h| h.join()) {
+                Some(Ok(t)) => t,
+                Some(Err(p)) => std::panic::resume_unwind(p),
+                None => HashMap::new(),
+            };
+            (packed, commits)
+        });
         let trees = Trees {
             odb: repo.odb()?,
-            packed: if base.is_none() {
-                pack::Packs::open(repo.commondir()).all_trees(MAX_TREE_BYTES)
-            } else {
-                HashMap::new()
-            },
+            packed,
         };
-        for oid in walk {
-            let Ok(oid) = oid else { continue };
-            let Ok(commit) = repo.find_commit(oid) else {
-                continue;
-            };
+        for (oid, msg, tid, ptree) in commits {
             w.res.commits += 1;
-            let cid = oid.to_string();
-            if w.seen_blobs.insert(oid) {
-                let msg = commit.message_bytes().to_vec();
+            let cid: Arc<str> = oid.to_string().into();
+            if let Some(msg) = msg {
                 w.add(oid, Some(msg), "commit message", Some(&cid), None);
             }
-            let tid = commit.tree_id();
             if w.seen_trees.insert(tid)
                 && let Some(raw) = trees.get(tid)
             {
-                let praw = commit
-                    .parent_ids()
-                    .next()
-                    .and_then(|p| repo.find_commit(p).ok())
-                    .and_then(|p| trees.get(p.tree_id()));
+                let praw = ptree.and_then(|p| trees.get(p));
                 walk_tree(&mut w, &trees, &raw, praw.as_deref(), "", Some(&cid), 0);
             }
         }
@@ -405,7 +450,15 @@ impl Scanner {
                 }
             }
         }
-        let results = self.run_jobs(&repo, &w.jobs, cache, &mut w.res);
+        // Freeing the trees (tens of MB on a big history) overlaps the
+        // scan instead of delaying it.
+        let packed = trees.packed;
+        let results = std::thread::scope(|sc| {
+            if !packed.is_empty() {
+                sc.spawn(move || drop(packed));
+            }
+            self.run_jobs(&repo, &w.jobs, cache, &mut w.res)
+        });
         let mut findings = base
             .as_ref()
             .map(|b| b.findings.clone())
@@ -422,8 +475,8 @@ impl Scanner {
                 .iter()
                 .map(|f| {
                     let mut f = f.clone();
-                    f.file.clone_from(&it.path);
-                    f.commit.clone_from(&it.commit);
+                    f.file = it.path.to_string();
+                    f.commit = it.commit.as_deref().map(str::to_string);
                     f
                 })
                 .collect();
@@ -453,11 +506,14 @@ impl Scanner {
         Ok(w.res)
     }
 
-    /// Scans the jobs: blobs are read from the packs in pack order (each
-    /// entry inflated once), a blob with a parent version is handed to a
-    /// worker once that version's line set is known, and whatever the packs
-    /// did not give is read with git2 afterwards, in walk order. `None` for
-    /// a job the byte budget stopped or whose blob could not be read.
+    /// Scans the jobs: blobs are read from the packs (each entry inflated
+    /// once; on several threads, each taking whole delta trees and scanning
+    /// what it reads, see [`Scanner::par_packs`]), a blob with a parent
+    /// version is scanned once that version's line set is known, and
+    /// whatever the packs did not give is read with git2 afterwards, in
+    /// walk order, and scanned by workers. `None` for a job the byte budget
+    /// stopped or whose blob could not be read. Results do not depend on
+    /// the thread count or the order the threads finish in.
     fn run_jobs(
         &self,
         repo: &Repository,
@@ -468,20 +524,27 @@ impl Scanner {
         let hasher = std::hash::RandomState::new();
         let mut results: Vec<Option<Arc<Vec<Finding>>>> = vec![None; jobs.len()];
         let blob_jobs = jobs.iter().filter(|j| j.text.is_none()).count();
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, MAX_WORKERS);
+        let workers = workers();
         let mut sched = Sched::new(self, jobs, &hasher);
         if workers <= 1 || blob_jobs < PARALLEL_MIN_JOBS {
             let mut out = Vec::new();
-            sched.run(repo, &mut |t: Task| {
-                out.push(self.scan_task(jobs, t, &hasher))
-            });
+            let mut send = |t: Task| out.push(self.scan_task(jobs, t, &hasher));
+            sched.send_messages(&mut send);
+            sched.run_packs(repo, &mut send);
+            sched.run_git2(repo, &mut send);
             for (j, f) in out {
                 cache.put(jobs[j].key.clone(), f.clone());
                 results[j] = Some(f);
             }
         } else {
+            let sched_mx = Mutex::new(sched);
+            for (j, f) in self.par_packs(repo, jobs, &sched_mx, workers, &hasher) {
+                cache.put(jobs[j].key.clone(), f.clone());
+                results[j] = Some(f);
+            }
+            sched = sched_mx.into_inner().unwrap_or_else(|e| e.into_inner());
+            // What the packs did not give, read with git2 on this thread
+            // (a `Repository` is not `Sync`) and scanned by the workers.
             let (tx, rx) = std::sync::mpsc::sync_channel::<Task>(QUEUE);
             let rx = Mutex::new(rx);
             type Part = Vec<(usize, Option<Arc<Vec<Finding>>>)>;
@@ -514,7 +577,7 @@ impl Scanner {
                         })
                     })
                     .collect();
-                sched.run(repo, &mut |t: Task| {
+                sched.run_git2(repo, &mut |t: Task| {
                     let _ = tx.send(t);
                 });
                 drop(tx);
@@ -535,6 +598,78 @@ impl Scanner {
         res.blobs_scanned += sched.scanned;
         res.budget_exceeded |= sched.exceeded;
         results
+    }
+
+    /// The pack phase on `workers` threads that each both read and scan:
+    /// they take delta trees of the pack plan one at a time (then the
+    /// commit and tag messages, small tasks that even out the finish),
+    /// inflate them, hash lines, and scan every blob the shared scheduler
+    /// hands back — the blob itself once its parent version's lines are
+    /// known, and any blobs that were parked waiting for its lines. Only
+    /// the scheduler's bookkeeping is under the lock.
+    fn par_packs(
+        &self,
+        repo: &Repository,
+        jobs: &[Job],
+        sched: &Mutex<Sched<'_>>,
+        workers: usize,
+        hasher: &std::hash::RandomState,
+    ) -> Vec<(usize, Arc<Vec<Finding>>)> {
+        let lock = || sched.lock().unwrap_or_else(|e| e.into_inner());
+        let (wanted, needs, messages) = {
+            let s = lock();
+            let wanted: Vec<Oid> = s.ents.iter().map(|e| e.oid).collect();
+            let needs: Vec<Needs> = s.ents.iter().map(Needs::of).collect();
+            let messages: Vec<usize> = (0..jobs.len())
+                .filter(|&j| jobs[j].text.is_some())
+                .collect();
+            (wanted, needs, messages)
+        };
+        let max = self.cfg.max_total_bytes;
+        let packs = pack::Packs::open(repo.commondir());
+        let plan = packs.plan(&wanted, max);
+        let units = plan.units();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let parts: Vec<Vec<(usize, Arc<Vec<Finding>>)>> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..workers)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut out = Vec::new();
+                        let mut ready: Vec<Task> = Vec::new();
+                        let mut w = pack::Walker::new(workers);
+                        loop {
+                            let u = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if u < units {
+                                packs.walk_unit(&plan, u, &mut w, max, |e, d| {
+                                    let (h, l) = needs[e].prepare(d, hasher);
+                                    lock().produce_prepared(e, d.clone(), h, l, &mut |t| {
+                                        ready.push(t);
+                                    });
+                                    for t in ready.drain(..) {
+                                        out.push(self.scan_task(jobs, t, hasher));
+                                    }
+                                });
+                            } else if let Some(&j) = messages.get(u - units) {
+                                let t = lock().message_task(j);
+                                if let Some(t) = t {
+                                    out.push(self.scan_task(jobs, t, hasher));
+                                }
+                            } else {
+                                break;
+                            }
+                        }
+                        out
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| match h.join() {
+                    Ok(v) => v,
+                    Err(p) => std::panic::resume_unwind(p),
+                })
+                .collect()
+        });
+        parts.into_iter().flatten().collect()
     }
 
     /// Runs one scan task: whole for messages and blobs without a parent
@@ -564,7 +699,7 @@ impl Scanner {
         (t.job, Arc::new(f))
     }
 
-    /// Findings of `data` on lines not in `parent` (sorted line hashes by
+    /// Findings of `data` on lines not in `parent` (the set of its line hashes by
     /// [`line_hashes`] with the same `hasher`; `own` are `data`'s, in line
     /// order), with `data`'s own line numbers
     /// and offsets. Runs of added lines are scanned with [`CTX_BEFORE`] /
@@ -578,7 +713,7 @@ impl Scanner {
         path: &str,
         data: &[u8],
         own: &[u64],
-        parent: &[u64],
+        parent: &LineSet,
         hasher: &std::hash::RandomState,
     ) -> Vec<Finding> {
         // Runs of added lines, as byte ranges including their newlines.
@@ -594,8 +729,8 @@ impl Scanner {
             let h = own
                 .next()
                 .copied()
-                .unwrap_or_else(|| hasher.hash_one(&data[s..e]));
-            if parent.binary_search(&h).is_err() {
+                .unwrap_or_else(|| hash_line(hasher, &data[s..e]));
+            if !parent.contains(h) {
                 match runs.last_mut() {
                     Some(r) if r.1 == s => r.1 = next,
                     _ => runs.push((s, next)),
@@ -666,6 +801,18 @@ impl Scanner {
     }
 }
 
+/// Threads for the parallel phases: the machine's cores, at most
+/// [`MAX_WORKERS`].
+fn workers() -> usize {
+    #[cfg(test)]
+    if let Some(n) = tests::WORKERS.get() {
+        return n;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WORKERS)
+}
+
 /// Keyed hashes of the lines of `data` (split on `\n`; a final newline
 /// ends the last line), in order. The hasher is keyed per scan, so no
 /// workspace can craft a line that collides with another to hide it.
@@ -673,20 +820,69 @@ fn line_hashes(data: &[u8], hasher: &std::hash::RandomState) -> Vec<u64> {
     let mut v = Vec::with_capacity(data.len() / 32 + 1);
     let mut s = 0;
     for nl in memchr::memchr_iter(b'\n', data) {
-        v.push(hasher.hash_one(&data[s..nl]));
+        v.push(hash_line(hasher, &data[s..nl]));
         s = nl + 1;
     }
     if s < data.len() {
-        v.push(hasher.hash_one(&data[s..]));
+        v.push(hash_line(hasher, &data[s..]));
     }
     v
 }
 
-/// The sorted, deduplicated set of `hashes`.
-fn line_set(mut hashes: Vec<u64>) -> Vec<u64> {
-    hashes.sort_unstable();
-    hashes.dedup();
-    hashes
+/// One line's keyed hash: a single SipHash write of the bytes (SipHash
+/// folds the length into its last block, so no length prefix is needed,
+/// which `hash_one` would add as a second write).
+fn hash_line(hasher: &std::hash::RandomState, line: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = hasher.build_hasher();
+    h.write(line);
+    h.finish()
+}
+
+/// The set of a version's line hashes: an open-addressing table indexed
+/// by the (keyed, so unpredictable) hash itself, at most half full. A
+/// lookup is one or two probes, where a binary search over the sorted
+/// hashes cost a dozen mispredicted branches per line of every version.
+pub(crate) struct LineSet {
+    /// 0 = empty; a hash of 0 is stored as 1 (both sides map it alike).
+    slots: Vec<u64>,
+    mask: usize,
+}
+
+impl LineSet {
+    fn new(hashes: &[u64]) -> LineSet {
+        let cap = (hashes.len() * 2).next_power_of_two().max(16);
+        let mut t = LineSet {
+            slots: vec![0; cap],
+            mask: cap - 1,
+        };
+        for &h in hashes {
+            let h = h.max(1);
+            let mut i = (h >> 32) as usize & t.mask;
+            while t.slots[i] != 0 && t.slots[i] != h {
+                i = (i + 1) & t.mask;
+            }
+            t.slots[i] = h;
+        }
+        t
+    }
+
+    fn contains(&self, h: u64) -> bool {
+        let h = h.max(1);
+        let mut i = (h >> 32) as usize & self.mask;
+        loop {
+            match self.slots[i] {
+                0 => return false,
+                x if x == h => return true,
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+}
+
+/// The set of `hashes`.
+fn line_set(hashes: &[u64]) -> LineSet {
+    LineSet::new(hashes)
 }
 
 /// One scan for a worker.
@@ -694,7 +890,7 @@ struct Task {
     job: usize,
     data: Arc<Vec<u8>>,
     /// Line set of the parent version; `None` = scan whole.
-    parent: Option<Arc<Vec<u64>>>,
+    parent: Option<Arc<LineSet>>,
     /// `data`'s line hashes when already computed.
     hashes: Option<Vec<u64>>,
 }
@@ -712,14 +908,56 @@ struct Ent {
     failed: bool,
     /// Dropped while parked; read again in the git2 pass.
     deferred: bool,
-    lines: Option<Arc<Vec<u64>>>,
+    lines: Option<Arc<LineSet>>,
 }
 
 /// A blob waiting for its parent version's lines: (entry, bytes, its own
 /// line hashes if computed).
 type Parked = (usize, Arc<Vec<u8>>, Option<Vec<u64>>);
 
-/// The producer side of [`Scanner::run_jobs`] (one thread).
+/// What producing an entry needs computed from its bytes (fixed when the
+/// scheduler is built: an entry's dependents are only handed out after it
+/// is produced, so `deps` has not moved by then).
+#[derive(Clone, Copy)]
+struct Needs {
+    /// Its own line hashes: it is a job with a parent version.
+    hashes: bool,
+    /// Its line set: later versions wait for it.
+    lines: bool,
+}
+
+impl Needs {
+    fn of(e: &Ent) -> Needs {
+        Needs {
+            hashes: e.parent.is_some() && e.job.is_some(),
+            lines: e.deps > 0,
+        }
+    }
+
+    /// (own line hashes, line set) of `data`, as needed.
+    fn prepare(
+        self,
+        data: &[u8],
+        hasher: &std::hash::RandomState,
+    ) -> (Option<Vec<u64>>, Option<Arc<LineSet>>) {
+        if !self.hashes && !self.lines {
+            return (None, None);
+        }
+        let h = line_hashes(data, hasher);
+        match (self.hashes, self.lines) {
+            (true, true) => {
+                let l = Arc::new(line_set(&h));
+                (Some(h), Some(l))
+            }
+            (true, false) => (Some(h), None),
+            _ => (None, Some(Arc::new(line_set(&h)))),
+        }
+    }
+}
+
+/// The scheduler of [`Scanner::run_jobs`]: hands out each blob once its
+/// parent version's lines are known (shared under a lock in the parallel
+/// pack phase).
 struct Sched<'a> {
     scanner: &'a Scanner,
     jobs: &'a [Job],
@@ -788,28 +1026,49 @@ impl<'a> Sched<'a> {
         }
     }
 
-    fn run(&mut self, repo: &Repository, send: &mut dyn FnMut(Task)) {
-        for (j, job) in self.jobs.iter().enumerate() {
-            if let Some(t) = &job.text
-                && self.charge(t.len(), false)
-            {
-                send(Task {
-                    job: j,
-                    data: Arc::new(t.clone()),
-                    parent: None,
-                    hashes: None,
-                });
+    /// The task for message job `j`, if it fits the byte budget.
+    fn message_task(&mut self, j: usize) -> Option<Task> {
+        let t = self.jobs[j].text.as_ref()?;
+        self.charge(t.len(), false).then(|| Task {
+            job: j,
+            data: Arc::new(t.clone()),
+            parent: None,
+            hashes: None,
+        })
+    }
+
+    /// Sends every commit and tag message.
+    fn send_messages(&mut self, send: &mut dyn FnMut(Task)) {
+        for j in 0..self.jobs.len() {
+            if let Some(t) = self.message_task(j) {
+                send(t);
             }
+        }
+    }
+
+    /// Reads the wanted blobs from the packs on this thread, in pack order.
+    fn run_packs(&mut self, repo: &Repository, send: &mut dyn FnMut(Task)) {
+        // Opening the pack indexes costs more than a few git2 reads.
+        if self.ents.len() < PACK_MIN_BLOBS {
+            return;
         }
         let max = self.scanner.cfg.max_total_bytes;
         let wanted: Vec<Oid> = self.ents.iter().map(|e| e.oid).collect();
-        // Opening the pack indexes costs more than a few git2 reads.
-        if wanted.len() >= PACK_MIN_BLOBS {
-            let packs = pack::Packs::open(repo.commondir());
-            packs.resolve(&wanted, max, |i, d| self.produce(i, d, send));
+        let packs = pack::Packs::open(repo.commondir());
+        let plan = packs.plan(&wanted, max);
+        let mut w = pack::Walker::new(1);
+        for u in 0..plan.units() {
+            packs.walk_unit(&plan, u, &mut w, max, |e, d| {
+                self.produce(e, d.clone(), send);
+            });
         }
-        // Whatever the packs did not give (loose objects, alternates,
-        // corrupt or oversized entries), and blobs dropped while parked.
+    }
+
+    /// Reads with git2, in entry order, whatever the packs did not give
+    /// (loose objects, alternates, corrupt or oversized entries) and blobs
+    /// dropped while parked; then scans whole anything still parked.
+    fn run_git2(&mut self, repo: &Repository, send: &mut dyn FnMut(Task)) {
+        let max = self.scanner.cfg.max_total_bytes;
         for e in 0..self.ents.len() {
             if self.ents[e].produced && !self.ents[e].deferred {
                 continue;
@@ -857,15 +1116,26 @@ impl<'a> Sched<'a> {
         if self.ents[e].produced {
             return;
         }
+        let (h, l) = Needs::of(&self.ents[e]).prepare(&data, self.hasher);
+        self.produce_prepared(e, data, h, l, send);
+    }
+
+    /// [`Sched::produce`] with the line hashes and line set already
+    /// computed by [`Needs::prepare`] (outside the lock, in parallel).
+    fn produce_prepared(
+        &mut self,
+        e: usize,
+        data: Arc<Vec<u8>>,
+        hashes: Option<Vec<u64>>,
+        lines: Option<Arc<LineSet>>,
+        send: &mut dyn FnMut(Task),
+    ) {
+        if self.ents[e].produced {
+            return;
+        }
         self.ents[e].produced = true;
-        let has_parent = self.ents[e].parent.is_some() && self.ents[e].job.is_some();
-        let mut hashes = None;
-        if self.ents[e].deps > 0 || has_parent {
-            let h = line_hashes(&data, self.hasher);
-            if self.ents[e].deps > 0 {
-                self.ents[e].lines = Some(Arc::new(line_set(h.clone())));
-            }
-            hashes = has_parent.then_some(h);
+        if lines.is_some() {
+            self.ents[e].lines = lines;
         }
         if let Some(j) = self.ents[e].job {
             self.dispatch_or_park(e, j, data, hashes, send);
@@ -960,7 +1230,7 @@ fn snapshot_still_valid(repo: &Repository, snap: &Snapshot, now: &HashSet<Oid>) 
 /// object database.
 struct Trees<'r> {
     odb: git2::Odb<'r>,
-    packed: HashMap<Oid, Vec<u8>>,
+    packed: HashMap<Oid, Arc<Vec<u8>>>,
 }
 
 impl Trees<'_> {
@@ -988,8 +1258,8 @@ fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], Oid)> {
     let mut p = 0usize;
     std::iter::from_fn(move || {
         let rest = raw.get(p..)?;
-        let sp = rest.iter().position(|&c| c == b' ')?;
-        let nul = sp + rest[sp..].iter().position(|&c| c == 0)?;
+        let sp = memchr::memchr(b' ', rest)?;
+        let nul = sp + memchr::memchr(0, &rest[sp..])?;
         let id = Oid::from_bytes(rest.get(nul + 1..nul + 21)?).ok()?;
         let mut mode = 0u32;
         for &c in &rest[..sp] {
@@ -1017,12 +1287,18 @@ fn walk_tree(
     raw: &[u8],
     praw: Option<&[u8]>,
     prefix: &str,
-    commit: Option<&str>,
+    commit: Option<&Arc<str>>,
     depth: usize,
 ) {
     if depth > MAX_TREE_DEPTH {
         return;
     }
+    // The parent's entries, listed on the first fresh entry; both trees
+    // are in git's name order, so a cursor that resumes after the last
+    // match finds each name in amortized constant time (a search from the
+    // start for every entry was quadratic in the directory's size).
+    let mut pents: Option<Vec<(EntKind, &[u8], Oid)>> = None;
+    let mut cursor = 0usize;
     for (kind, name, id) in tree_entries(raw) {
         // Most entries of a changed tree are old: skip them before any
         // path is built or the parent looked up.
@@ -1040,7 +1316,15 @@ fn walk_tree(
         } else {
             format!("{prefix}/{name}")
         };
-        let pe = praw.and_then(|t| tree_entries(t).find(|(_, n, _)| *n == name.as_bytes()));
+        let pe = praw.and_then(|t| {
+            let pv = pents.get_or_insert_with(|| tree_entries(t).collect());
+            let n = pv.len();
+            let hit = (0..n)
+                .map(|k| (cursor + k) % n)
+                .find(|&k| pv[k].1 == name.as_bytes())?;
+            cursor = hit + 1;
+            Some(pv[hit])
+        });
         match kind {
             EntKind::Tree => {
                 if let Some(t) = trees.get(id) {
@@ -1069,6 +1353,22 @@ mod tests {
     use super::BlobCache;
     use git2::{Oid, Repository};
     use std::collections::BTreeSet;
+
+    thread_local! {
+        /// Thread count for scans started on this thread (`None`: the
+        /// machine's), so a test can compare the serial and parallel
+        /// paths on any machine.
+        pub(super) static WORKERS: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+    }
+
+    /// Runs `f` with scans on this thread using `n` threads.
+    fn with_workers<T>(n: usize, f: impl FnOnce() -> T) -> T {
+        WORKERS.set(Some(n));
+        let r = f();
+        WORKERS.set(None);
+        r
+    }
 
     const S1: &str = "ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h";
     const S2: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dcQx9F";
@@ -1338,8 +1638,14 @@ mod tests {
             }
             r.findings
         };
-        let loose = check("loose");
+        // Same findings, in the same order, whether one thread reads and
+        // scans everything or several share the work (the pack's delta
+        // trees, or git2's reads).
+        let loose = with_workers(1, || check("loose, 1 thread"));
+        assert_eq!(with_workers(3, || check("loose, 3 threads")), loose);
         pack_all(&repo);
         assert_eq!(check("packed"), loose);
+        assert_eq!(with_workers(1, || check("packed, 1 thread")), loose);
+        assert_eq!(with_workers(3, || check("packed, 3 threads")), loose);
     }
 }

@@ -440,9 +440,9 @@ impl Scanner {
         let lower = text.to_ascii_lowercase();
         let present = rules::KEYWORDS.present(text);
         let mut c: Vec<Cand> = Vec::new();
-        for rule in rules::RULES.iter() {
+        for (ri, rule) in rules::RULES.iter().enumerate() {
             let d = rule.def;
-            if !present.any(d.keywords) {
+            if !present.rule(ri) {
                 continue;
             }
             for caps in rule.re.captures_iter(text).take(MAX_PER_RULE) {
@@ -487,7 +487,7 @@ impl Scanner {
             }
         }
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
-        if present.any(&[rules::PEM_KEYWORD]) {
+        if present.pem() {
             let mut spans = Vec::new();
             rules::pem::find(text, &mut spans);
             for (s, e) in spans {

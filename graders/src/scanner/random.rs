@@ -167,8 +167,22 @@ fn is_lockfile(path: &str) -> bool {
 }
 
 fn is_token_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'.' | b'_' | b'-' | b'@' | b'=')
+    TOKEN_BYTE[usize::from(c)]
 }
+
+/// [`is_token_byte`] as a table: the scan loops test every byte of the
+/// text, and one load beats the chain of range checks.
+static TOKEN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = c.is_ascii_alphanumeric()
+            || matches!(c, b'+' | b'/' | b'.' | b'_' | b'-' | b'@' | b'=');
+        i += 1;
+    }
+    t
+};
 
 /// Pushes byte spans of random-looking segments; `skip` spans (e.g. public
 /// PEM blocks) are never reported.
