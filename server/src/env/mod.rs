@@ -126,11 +126,60 @@ struct Session {
     graded_fp: Option<[u8; 32]>,
     /// What the last workspace walk saw, reused until the next bash step.
     cache: StepCache,
-    /// A sandbox started for the next bash command ([`Sandbox::prewarm`]),
-    /// so a step pays only for delivering its command. Started after a
-    /// step (and at reset) while the episode goes on; dropped, which kills
-    /// it, with the session or after [`WARM_IDLE`].
-    warm: Option<crate::sandbox::Warm>,
+    /// The sandbox for the next bash command ([`Sandbox::prewarm`]), so a
+    /// step pays only for delivering its command. Started after a step
+    /// (and at reset) while the episode goes on; dropped, which kills it,
+    /// with the session or after [`WARM_IDLE`].
+    warm: WarmSlot,
+}
+
+/// A session's next sandbox, started in a task of its own; the task's
+/// result is the sandbox. Dropping the slot drops the sandbox, at once or
+/// when its start finishes.
+///
+/// The start is a fork of the server, and a fork write-locks the parent's
+/// memory map while it copies the page tables: every thread that faults
+/// meanwhile stalls, ~1 ms measured on the step that asked for it. So the
+/// task waits [`WARM_DELAY`] first, for the step's reply to go out, unless
+/// the next bash command wants the sandbox sooner ([`WarmSlot::take`]).
+#[derive(Debug, Default)]
+enum WarmSlot {
+    #[default]
+    Empty,
+    Starting {
+        task: tokio::task::JoinHandle<Option<crate::sandbox::Warm>>,
+        hurry: Arc<tokio::sync::Notify>,
+        since: Instant,
+    },
+}
+
+/// How long a prewarm waits before it forks ([`WarmSlot`]).
+const WARM_DELAY: std::time::Duration = std::time::Duration::from_millis(3);
+
+impl WarmSlot {
+    /// The sandbox, waiting for a start still in progress (a fork and
+    /// an exec, far less than a cold start).
+    async fn take(&mut self) -> Option<crate::sandbox::Warm> {
+        match std::mem::take(self) {
+            WarmSlot::Empty => None,
+            WarmSlot::Starting { task, hurry, .. } => {
+                hurry.notify_one();
+                task.await.ok().flatten()
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, WarmSlot::Empty)
+    }
+
+    /// How long it has waited (for the idle reaper).
+    fn age(&self) -> Option<std::time::Duration> {
+        match self {
+            WarmSlot::Empty => None,
+            WarmSlot::Starting { since, .. } => Some(since.elapsed()),
+        }
+    }
 }
 
 /// How long a session's prewarmed sandbox may wait for a command before
@@ -330,7 +379,7 @@ impl Environment {
                 grade,
                 graded_fp: None,
                 cache: StepCache::default(),
-                warm: None,
+                warm: WarmSlot::Empty,
             });
         }
         let gate = Arc::new(tokio::sync::Semaphore::new(RESUME_PARALLEL));
@@ -760,24 +809,49 @@ impl Environment {
             if unchanged {
                 s.grade.health.cached = true;
             } else {
+                // A command that wrote within the racy window leaves no
+                // trusted fingerprint, and the next no-op step would then
+                // regrade in full. Nothing writes to the tree after the
+                // command ended (its processes are gone, grading only
+                // reads), so once the window has passed a fresh walk
+                // vouches for the very tree being graded. It runs during
+                // grading (which outlasts the window when pytest runs), off
+                // the step's path; if grading ends first, after it, if the
+                // window has passed by then.
                 let t = Instant::now();
-                s.grade = grading::grade(&s.rt, &ws, &self.inner.sandbox).await;
+                let grading = grading::grade(&s.rt, &ws, &self.inner.sandbox);
+                tokio::pin!(grading);
+                let mut again = None;
+                let grade = if fp.is_none() {
+                    let wait = (fsread::RACY_WINDOW + std::time::Duration::from_millis(1))
+                        .saturating_sub(command_ended.elapsed());
+                    let late = async {
+                        tokio::time::sleep(wait).await;
+                        survey_blocking(&ws).await
+                    };
+                    tokio::select! {
+                        g = &mut grading => g,
+                        sv = late => {
+                            again = Some(sv);
+                            grading.await
+                        }
+                    }
+                } else {
+                    grading.await
+                };
+                s.grade = grade;
                 s.cache.profile.grade = t.elapsed();
                 s.cache.profile.security = s.grade.timings.security;
                 s.cache.profile.health = s.grade.timings.health;
                 s.cache.profile.regraded = true;
                 s.data.remediated = s.grade.remediated.clone();
-                // A command that wrote within the racy window leaves no
-                // trusted fingerprint, and the next no-op step would then
-                // regrade in full. Nothing has written to the tree since
-                // the command ended (its processes are gone, grading only
-                // reads), so once the window has passed, which grading
-                // usually takes, a fresh walk vouches for the very tree
-                // just graded.
-                if fp.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW {
+                if fp.is_none() && again.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW
+                {
                     let t = Instant::now();
-                    let again = survey_blocking(&ws).await;
+                    again = Some(survey_blocking(&ws).await);
                     s.cache.profile.survey += t.elapsed();
+                }
+                if let Some(again) = again {
                     fp = again.fingerprint;
                     s.cache.owner = again.owner;
                 }
@@ -812,11 +886,11 @@ impl Environment {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot remove in-flight marker");
         }
         s.cache.profile.save = t.elapsed();
-        // The next command's sandbox starts now, while the agent reads
-        // this observation. Structured actions keep the one they found.
+        // The next command's sandbox starts as this reply goes out, while
+        // the agent reads it. Structured actions keep the one they found.
         if s.data.done {
-            s.warm = None;
-        } else if s.warm.is_none() {
+            s.warm = WarmSlot::Empty;
+        } else if s.warm.is_empty() {
             let t = Instant::now();
             s.warm = self.prewarm(&ws);
             s.cache.profile.prewarm = t.elapsed();
@@ -825,10 +899,28 @@ impl Environment {
         Ok(obs)
     }
 
-    /// A sandbox for the session's next bash command (exactly the request
-    /// a bash step makes, but for the command).
-    fn prewarm(&self, ws: &std::path::Path) -> Option<crate::sandbox::Warm> {
-        self.inner.sandbox.prewarm(&ExecRequest::bash(ws, ""))
+    /// Starts a sandbox for the session's next bash command (exactly the
+    /// request a bash step makes, but for the command), in a task of its
+    /// own: on a tokio worker, as `Sandbox::prewarm` requires.
+    fn prewarm(&self, ws: &std::path::Path) -> WarmSlot {
+        if !self.inner.sandbox.is_contained() {
+            return WarmSlot::Empty;
+        }
+        let sandbox = self.inner.sandbox.clone();
+        let req = ExecRequest::bash(ws, "");
+        let hurry = Arc::new(tokio::sync::Notify::new());
+        let wake = hurry.clone();
+        WarmSlot::Starting {
+            task: tokio::spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(WARM_DELAY) => {}
+                    _ = wake.notified() => {}
+                }
+                sandbox.prewarm(&req)
+            }),
+            hurry,
+            since: Instant::now(),
+        }
     }
 
     /// Where the time of a session's last step went (see [`StepProfile`]);
@@ -924,7 +1016,8 @@ impl Environment {
                 let mut req = ExecRequest::bash(ws.to_path_buf(), cmd.clone());
                 req.owned_by = s.cache.owner;
                 let t = Instant::now();
-                let run = self.inner.sandbox.run_warm(s.warm.take(), req).await;
+                let warm = s.warm.take().await;
+                let run = self.inner.sandbox.run_warm(warm, req).await;
                 s.cache.profile.sandbox = t.elapsed();
                 match run {
                     Ok(o) => {
@@ -1110,7 +1203,7 @@ impl Environment {
         };
         // Wait for an in-flight step to finish before deleting its files.
         let mut g = sess.lock().await;
-        g.warm = None;
+        g.warm = WarmSlot::Empty;
         let dir = g.paths.dir.clone();
         drop(g);
         tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
@@ -1134,8 +1227,8 @@ impl Environment {
                 .filter(|(_, s)| {
                     s.try_lock()
                         .map(|mut g| {
-                            if g.warm.as_ref().is_some_and(|w| w.age() > WARM_IDLE) {
-                                g.warm = None;
+                            if g.warm.age().is_some_and(|a| a > WARM_IDLE) {
+                                g.warm = WarmSlot::Empty;
                             }
                             now.saturating_sub(g.data.last_active) > timeout
                         })
@@ -1347,6 +1440,81 @@ mod step_shortcut_tests {
         assert_eq!(la.exit_code, Some(0), "{cmd}: {}", la.stderr);
         let p = env.step_profile(sid).expect("profile");
         (o, p)
+    }
+
+    /// Host processes whose command line names `ws` (a warm sandbox's
+    /// bwrap binds it).
+    fn procs_naming(ws: &std::path::Path) -> usize {
+        let token = ws.display().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| {
+                        String::from_utf8_lossy(&c)
+                            .replace('\0', " ")
+                            .contains(&token)
+                    })
+                    .unwrap_or(false)
+            })
+            .count()
+    }
+
+    async fn settle(ws: &std::path::Path, want_any: bool) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let n = procs_naming(ws);
+            if (n > 0) == want_any || Instant::now() > deadline {
+                return n;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Bash steps run in the sandbox prewarmed after the previous step (or
+    /// the reset); it lives exactly as long as the episode: gone once the
+    /// episode is done, and with a closed session.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prewarmed_sandboxes_live_with_the_episode() {
+        let Some((env, _data)) = env().await else {
+            return;
+        };
+        let reset = || {
+            env.reset(ResetRequest {
+                task_id: Some(TaskRef::Number(1)),
+                ..Default::default()
+            })
+        };
+        let sid = reset().await.expect("reset").session_id;
+        let ws = env.workspace_of(&sid).expect("workspace");
+        assert!(settle(&ws, true).await > 0, "reset prewarms a sandbox");
+        for cmd in ["true", "echo hi > note.txt", "cat note.txt"] {
+            let (_, p) = step(&env, &sid, cmd).await;
+            assert!(p.warm, "{cmd}: {p:?}");
+            assert!(settle(&ws, true).await > 0, "the next one is started");
+        }
+        // A structured action keeps the waiting one.
+        step(&env, &sid, "list_files").await;
+        let (_, p) = step(&env, &sid, "true").await;
+        assert!(p.warm, "{p:?}");
+        let o = env
+            .step(
+                &sid,
+                Action {
+                    command: "submit".into(),
+                },
+            )
+            .await
+            .expect("submit");
+        assert!(o.done);
+        assert_eq!(settle(&ws, false).await, 0, "episode over: nothing waits");
+        // Closing a live session kills its waiting sandbox.
+        let sid = reset().await.expect("reset").session_id;
+        let ws = env.workspace_of(&sid).expect("workspace");
+        assert!(settle(&ws, true).await > 0);
+        env.close(&sid).await.expect("close");
+        assert_eq!(settle(&ws, false).await, 0, "closed: nothing waits");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

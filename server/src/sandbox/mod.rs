@@ -479,7 +479,6 @@ impl Sandbox {
             info,
             ids,
             _lease: lease,
-            born: Instant::now(),
         })
     }
 
@@ -665,15 +664,6 @@ pub struct Warm {
     info: tokio::task::JoinHandle<Option<i32>>,
     ids: Option<(u32, u32)>,
     _lease: Option<UidLease>,
-    born: Instant,
-}
-
-impl Warm {
-    /// How long ago it was started (idle warm sandboxes are dropped by
-    /// their owner after a while; each holds a few processes and a uid).
-    pub fn age(&self) -> Duration {
-        self.born.elapsed()
-    }
 }
 
 /// Everything a warm sandbox was built for: a request it serves must
