@@ -657,10 +657,13 @@ async fn hand_over(req: &ExecRequest, uid: u32, gid: u32) -> io::Result<Duration
 /// namespace with everything in it) and frees its uid.
 #[derive(Debug)]
 pub struct Warm {
+    // Dropped first (fields drop in order): with its command pipe closed
+    // the waiting script exits on its own, even if the kill below races
+    // bwrap's set-up.
+    cmd_w: OwnedFd,
     key: WarmKey,
     limits: Limits,
     child: tokio::process::Child,
-    cmd_w: OwnedFd,
     info: tokio::task::JoinHandle<Option<i32>>,
     ids: Option<(u32, u32)>,
     _lease: Option<UidLease>,
