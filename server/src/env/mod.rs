@@ -903,7 +903,11 @@ impl Environment {
     /// request a bash step makes, but for the command), in a task of its
     /// own: on a tokio worker, as `Sandbox::prewarm` requires.
     fn prewarm(&self, ws: &std::path::Path) -> WarmSlot {
-        if !self.inner.sandbox.is_contained() {
+        // Opt-in for now: under full-suite load an unused warm sandbox was
+        // seen left behind (a bwrap reparented to init) after its session
+        // was freed by a dropped WebSocket; until that race is found, the
+        // default is the cold path.
+        if !self.inner.sandbox.is_contained() || std::env::var_os("SECAUDIT_PREWARM").is_none() {
             return WarmSlot::Empty;
         }
         let sandbox = self.inner.sandbox.clone();
@@ -1480,6 +1484,10 @@ mod step_shortcut_tests {
         let Some((env, _data)) = env().await else {
             return;
         };
+        if std::env::var_os("SECAUDIT_PREWARM").is_none() {
+            eprintln!("!!!!!!!! SECAUDIT_PREWARM unset: PREWARM ENV TEST SKIPPED !!!!!!!!");
+            return;
+        }
         let reset = || {
             env.reset(ResetRequest {
                 task_id: Some(TaskRef::Number(1)),
