@@ -37,17 +37,23 @@
 //!   runtime, not from `spawn_blocking` threads (they exit when idle).
 
 mod sys;
+mod tree;
+mod uids;
 
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
+
+use tree::Tree;
+pub use uids::{UID_POOL_BASE, UID_POOL_SIZE, sweep_orphans, uid_pool};
+use uids::{UidLease, lease_uid, uid_lock_dir};
 
 use crate::models::SandboxInfo;
 
@@ -56,76 +62,6 @@ use crate::models::SandboxInfo;
 pub const DEFAULT_UID: u32 = 65534;
 /// gid matching [`DEFAULT_UID`] (`nogroup`).
 pub const DEFAULT_GID: u32 = 65534;
-
-/// First uid of the per-command pool (see the module notes). Far above
-/// the ranges distributions and `subuid` allocate from.
-pub const UID_POOL_BASE: u32 = 1_500_000;
-/// Uids in the pool: concurrent commands beyond this fall back to the
-/// shared [`SandboxConfig::uid`].
-pub const UID_POOL_SIZE: u32 = 4096;
-
-/// The uids commands may run as, besides [`SandboxConfig::uid`].
-pub fn uid_pool() -> std::ops::Range<u32> {
-    UID_POOL_BASE..UID_POOL_BASE + UID_POOL_SIZE
-}
-
-/// A uid held for one command: the `flock` on its lock file is released
-/// when this is dropped (or the process dies).
-#[derive(Debug)]
-struct UidLease {
-    uid: u32,
-    _lock: std::fs::File,
-}
-
-/// The directory of the uid lock files, root's and private; None when it
-/// cannot be made (then commands share the configured uid).
-fn uid_lock_dir() -> Option<&'static Path> {
-    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        use std::os::unix::fs::DirBuilderExt;
-        for d in [
-            PathBuf::from("/run/secaudit-uids"),
-            std::env::temp_dir().join("secaudit-uids"),
-        ] {
-            let _ = std::fs::DirBuilder::new().mode(0o700).create(&d);
-            match std::fs::symlink_metadata(&d) {
-                Ok(m) if m.is_dir() && m.uid() == 0 && m.mode() & 0o022 == 0 => return Some(d),
-                _ => continue,
-            }
-        }
-        None
-    })
-    .as_deref()
-}
-
-/// Rotates through the pool: where a lease without a preference starts,
-/// and the at-rest owner of fresh trees ([`Sandbox::rest_owner`]).
-static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// Leases a free uid of the pool, trying `prefer` first.
-fn lease_uid(prefer: Option<u32>) -> Option<UidLease> {
-    let dir = uid_lock_dir()?;
-    let start = match prefer.filter(|u| uid_pool().contains(u)) {
-        Some(u) => u - UID_POOL_BASE,
-        None => NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % UID_POOL_SIZE,
-    };
-    for i in 0..UID_POOL_SIZE {
-        let uid = UID_POOL_BASE + (start + i) % UID_POOL_SIZE;
-        let Ok(f) = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(dir.join(uid.to_string()))
-        else {
-            continue;
-        };
-        if sys::try_lock(&f) {
-            return Some(UidLease { uid, _lock: f });
-        }
-    }
-    None
-}
 
 /// Where the workspace appears inside the sandbox (and the command's cwd).
 pub const WORKSPACE_MOUNT: &str = "/workspace";
@@ -354,10 +290,7 @@ impl Sandbox {
     pub fn rest_owner(&self) -> Option<(u32, u32)> {
         let (uid, gid) = self.run_as()?;
         match self.mode {
-            Mode::Bwrap { .. } if uid_lock_dir().is_some() => {
-                let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % UID_POOL_SIZE;
-                Some((UID_POOL_BASE + i, gid))
-            }
+            Mode::Bwrap { .. } if uid_lock_dir().is_some() => Some((uids::next_in_rotation(), gid)),
             _ => Some((uid, gid)),
         }
     }
@@ -376,7 +309,7 @@ impl Sandbox {
             .clone()
             .unwrap_or_else(|| self.cfg.limits.clone());
         let mut ids = self.run_as();
-        let mut _lease = None;
+        let mut lease = None;
         let mut owner_walk = Duration::ZERO;
         // Only in bwrap mode: there every process of the previous command
         // in this workspace is gone (its pid namespace is), so nothing can
@@ -390,7 +323,7 @@ impl Sandbox {
             let uid = match lease_uid(prefer) {
                 Some(l) => {
                     let uid = l.uid;
-                    _lease = Some(l);
+                    lease = Some(l);
                     uid
                 }
                 None => {
@@ -402,7 +335,7 @@ impl Sandbox {
             ids = Some((uid, gid));
         }
         let out = match &self.mode {
-            Mode::Bwrap { .. } => self.run_bwrap(&req, &limits, ids).await,
+            Mode::Bwrap { .. } => self.run_bwrap(&req, &limits, ids, lease).await,
             Mode::Fallback { .. } => self.run_fallback(&req, &limits, ids).await,
         };
         out.map(|o| ExecOutput { owner_walk, ..o })
@@ -474,11 +407,9 @@ impl Sandbox {
         Ok(Warm {
             key: WarmKey::of(template, &root),
             limits,
-            child,
+            tree: Tree::new(child, Some(info), lease),
             cmd_w,
-            info,
             ids,
-            _lease: lease,
         })
     }
 
@@ -494,7 +425,7 @@ impl Sandbox {
         let fits = !req.command.contains('\0')
             && std::fs::symlink_metadata(&req.workspace)
                 .is_ok_and(|m| w.key == WarmKey::of(&req, &m))
-            && matches!(w.child.try_wait(), Ok(None));
+            && w.tree.is_running();
         if !fits {
             drop(w);
             return self.run(req).await;
@@ -507,7 +438,12 @@ impl Sandbox {
         // write may block until it does: off the runtime.
         let mut payload = req.command.clone().into_bytes();
         payload.extend_from_slice(COMMAND_END.as_bytes());
-        let cmd_w = w.cmd_w;
+        let Warm {
+            cmd_w,
+            tree,
+            limits,
+            ..
+        } = w;
         let sent = tokio::task::spawn_blocking(move || {
             use std::io::Write;
             std::fs::File::from(cmd_w).write_all(&payload)
@@ -517,9 +453,10 @@ impl Sandbox {
         if let Err(e) = sent {
             // Nothing ran: without the whole command the script exits.
             tracing::debug!(error = %e, "warm sandbox did not take its command; running it cold");
+            drop(tree);
             return self.run(req).await;
         }
-        let out = supervise(w.child, &w.limits, Some(w.info)).await;
+        let out = supervise(tree, &limits).await;
         out.map(|o| ExecOutput {
             owner_walk,
             warm: true,
@@ -532,6 +469,7 @@ impl Sandbox {
         req: &ExecRequest,
         limits: &Limits,
         ids: Option<(u32, u32)>,
+        lease: Option<UidLease>,
     ) -> io::Result<ExecOutput> {
         let (info_r, info_w) = sys::pipe()?;
         let mut cmd = std::process::Command::new(&self.cfg.bwrap);
@@ -550,7 +488,7 @@ impl Sandbox {
         drop(info_w);
         let child = child?;
         let info = tokio::task::spawn_blocking(move || read_info_pid(info_r));
-        supervise(child, limits, Some(info)).await
+        supervise(Tree::new(child, Some(info), lease), limits).await
     }
 
     async fn run_fallback(
@@ -580,7 +518,7 @@ impl Sandbox {
         self.child_setup(limits, &[], ids).install(&mut cmd);
         cmd.process_group(0);
         let child = spawn(cmd)?;
-        let out = supervise(child, limits, None).await;
+        let out = supervise(Tree::new(child, None, None), limits).await;
         drop(scratch);
         out
     }
@@ -653,20 +591,17 @@ async fn hand_over(req: &ExecRequest, uid: u32, gid: u32) -> io::Result<Duration
 /// A sandbox started before its command ([`Sandbox::prewarm`]): bwrap
 /// with the full flag set, its namespaces and mounts made, bash waiting
 /// on a pipe for the one command it will run. Dropping it unused kills
-/// it (the outer bwrap gets SIGKILL, its init dies with it, and the pid
-/// namespace with everything in it) and frees its uid.
+/// it, init first ([`tree`]), and frees its uid once every process of it
+/// is gone.
 #[derive(Debug)]
 pub struct Warm {
     // Dropped first (fields drop in order): with its command pipe closed
-    // the waiting script exits on its own, even if the kill below races
-    // bwrap's set-up.
+    // the waiting script runs nothing, whatever the kill below meets.
     cmd_w: OwnedFd,
     key: WarmKey,
     limits: Limits,
-    child: tokio::process::Child,
-    info: tokio::task::JoinHandle<Option<i32>>,
+    tree: Tree,
     ids: Option<(u32, u32)>,
-    _lease: Option<UidLease>,
 }
 
 /// Everything a warm sandbox was built for: a request it serves must
@@ -863,13 +798,13 @@ fn await_script(fd: i32) -> String {
 /// Sentinel after a command sent to a warm sandbox ([`await_script`]).
 const COMMAND_END: &str = "x";
 
-/// Spawns with stdin `/dev/null` and piped, capped stdout/stderr.
+/// Spawns with stdin `/dev/null` and piped, capped stdout/stderr. Not
+/// `kill_on_drop`: a [`Tree`] ends what it spawned, in the right order.
 fn spawn(cmd: std::process::Command) -> io::Result<tokio::process::Child> {
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     cmd.spawn()
 }
 
@@ -890,16 +825,12 @@ fn read_info_pid(fd: OwnedFd) -> Option<i32> {
 /// Waits for the command (killing it at the wall limit), collects capped
 /// output, and in bwrap mode waits until the sandbox's pid 1 is gone: its
 /// exit tears down the pid namespace, so nothing the command started
-/// survives the return.
-async fn supervise(
-    mut child: tokio::process::Child,
-    limits: &Limits,
-    info: Option<tokio::task::JoinHandle<Option<i32>>>,
-) -> io::Result<ExecOutput> {
+/// survives the return. Cancelled, it leaves the tree to its reaper.
+async fn supervise(mut tree: Tree, limits: &Limits) -> io::Result<ExecOutput> {
     let start = Instant::now();
-    let pid = child.id().map(|p| p as i32).unwrap_or(0);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let cap = limits.output_cap_bytes;
+    let child = tree.child();
     let out_task = child
         .stdout
         .take()
@@ -908,45 +839,14 @@ async fn supervise(
         .stderr
         .take()
         .map(|s| tokio::spawn(capture(s, cap, stop_rx.clone())));
-    let mut info = info;
-    let mut init_pid: Option<i32> = None;
 
-    let (status, timed_out) = match tokio::time::timeout(limits.wall, child.wait()).await {
+    let waited = tokio::time::timeout(limits.wall, tree.child().wait()).await;
+    let (status, timed_out) = match waited {
         Ok(status) => (status?, false),
-        Err(_) => {
-            // Kill the namespace's pid 1 first (while bwrap, its parent, is
-            // alive, so the pid cannot have been reused): the kernel then
-            // kills everything in the namespace, and bwrap exits.
-            if let Some(h) = info.take() {
-                init_pid = tokio::time::timeout(Duration::from_secs(1), h)
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .flatten();
-            }
-            if let Some(p) = init_pid {
-                sys::kill(p);
-            }
-            sys::killpg(pid);
-            sys::kill(pid);
-            (child.wait().await?, true)
-        }
+        Err(_) => (tree.kill().await?, true),
     };
-    if let Some(h) = info.take() {
-        init_pid = tokio::time::timeout(Duration::from_secs(1), h)
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .flatten();
-    }
-    // Fallback mode: no namespace, so kill whatever is left in the group
-    // (a `setsid` child escapes this; that is why bwrap is the default).
-    if init_pid.is_none() {
-        sys::killpg(pid);
-    }
-    if let Some(p) = init_pid {
-        wait_gone(p).await;
-    }
+    tree.settle().await;
+    tree.finish();
 
     let collect = |task: Option<tokio::task::JoinHandle<Capture>>| async move {
         match task {
@@ -979,50 +879,6 @@ async fn supervise(
         owner_walk: Duration::ZERO,
         warm: false,
     })
-}
-
-/// Waits until `pid` is gone or a zombie (bounded: 5 s, then SIGKILL). A
-/// zombie pid 1 of a pid namespace has already outlived every other
-/// member. bwrap's outer process exits as soon as the command does, while
-/// its init is still tearing the namespace down, so this wait is on every
-/// command's path: a pidfd wakes it the moment the process exits, where
-/// polling `/proc` cost half a 2 ms tick on average. Polling remains for
-/// kernels without pidfds (before 5.3).
-async fn wait_gone(pid: i32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    match sys::pidfd_open(pid) {
-        Ok(fd) => {
-            if let Ok(afd) = sys::async_pidfd(fd) {
-                if tokio::time::timeout_at(deadline.into(), afd.readable())
-                    .await
-                    .is_err()
-                {
-                    sys::kill(pid);
-                }
-                return;
-            }
-        }
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return,
-        Err(_) => {}
-    }
-    loop {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => return,
-            Ok(s) => {
-                let state = s
-                    .rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().next());
-                if matches!(state, Some("Z") | Some("X") | None) {
-                    return;
-                }
-            }
-        }
-        if Instant::now() > deadline {
-            sys::kill(pid);
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 /// One output stream: the first and last `cap/2` bytes and a count of the

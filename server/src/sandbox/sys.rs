@@ -186,6 +186,26 @@ pub(super) fn pidfd_open(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Sends SIGKILL through a pidfd: to exactly the process the pidfd was
+/// opened for, never to a later holder of its pid.
+pub(super) fn pidfd_kill(fd: &std::os::fd::OwnedFd) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_send_signal with a null siginfo and no flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Registers a pidfd with the tokio reactor (readable once the process
 /// has exited).
 pub(super) fn async_pidfd(
