@@ -52,6 +52,13 @@ pub struct Args {
     #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S, default_value_t = 1800,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle_timeout: u64,
+    /// Start each session's next command sandbox ahead of the command
+    /// (`--prewarm false` or `SECAUDIT_PREWARM=0`: every command starts
+    /// cold).
+    #[arg(long, env = env_vars::SECAUDIT_PREWARM, default_value_t = true,
+          action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub prewarm: bool,
     /// Log format; the filter comes from RUST_LOG (default `info`).
     #[arg(long, env = env_vars::SECAUDIT_LOG_FORMAT, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -113,6 +120,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         session_idle_timeout_s: args.session_idle_timeout,
         venv: args.venv,
         command_limits: Default::default(),
+        prewarm: args.prewarm,
     };
     tracing::info!(?cfg, "starting environment");
     // LEAD: task generation call site. `Environment::new` currently

@@ -80,6 +80,25 @@ fn internal(e: impl std::fmt::Display) -> EnvError {
     EnvError::Internal(e.to_string())
 }
 
+/// Runs a reset, step or close on a task of its own, so it completes even
+/// when its caller stops waiting: hyper drops a request's future when the
+/// client hangs up, and a step cut short there had its command killed
+/// midway, left its in-flight marker behind and went uncounted (a free
+/// action for any client that disconnects); a reset or close cut short
+/// left a session directory on disk. A panic inside becomes an internal
+/// error of that one request.
+async fn detached<T: Send + 'static>(
+    f: impl std::future::Future<Output = Result<T, EnvError>> + Send + 'static,
+) -> Result<T, EnvError> {
+    tokio::spawn(f).await.map_err(|e| {
+        EnvError::Internal(if e.is_panic() {
+            "the request panicked; it was not completed".into()
+        } else {
+            format!("the request's task ended early: {e}")
+        })
+    })?
+}
+
 /// Server-wide settings of the environment.
 #[derive(Debug, Clone)]
 pub struct EnvConfig {
@@ -98,6 +117,10 @@ pub struct EnvConfig {
     /// Configurable so tests of endless loops need not wait the default
     /// 90 s; the health grader keeps its own 60 s wall.
     pub command_limits: crate::sandbox::Limits,
+    /// Start each session's next bash sandbox ahead of its command
+    /// ([`Sandbox::prewarm`]): a step then pays for delivering its command,
+    /// not for namespaces and mounts. Off, every command starts cold.
+    pub prewarm: bool,
 }
 
 impl EnvConfig {
@@ -110,6 +133,7 @@ impl EnvConfig {
             session_idle_timeout_s: 1800,
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
+            prewarm: true,
         }
     }
 }
@@ -319,6 +343,11 @@ impl Environment {
         let sandbox = Arc::new(runtime::make_sandbox(&cfg));
         if !sandbox.info().available {
             tracing::warn!(reason = %sandbox.info().detail, "bubblewrap unavailable: commands are NOT contained");
+        }
+        // Before any command runs: what a killed server left running.
+        let swept = tokio::task::spawn_blocking(crate::sandbox::sweep_orphans).await?;
+        if swept > 0 {
+            tracing::warn!(swept, "killed sandbox processes left by a dead server");
         }
         let cfg2 = cfg.clone();
         let sb = sandbox.clone();
@@ -607,6 +636,11 @@ impl Environment {
 
     /// Starts an episode in a fresh session.
     pub async fn reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
+        let env = self.clone();
+        detached(async move { env.run_reset(req).await }).await
+    }
+
+    async fn run_reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
         let task_id = match &req.task_id {
             None => 1,
             Some(r) => self
@@ -744,6 +778,12 @@ impl Environment {
 
     /// Runs one action and regrades.
     pub async fn step(&self, session_id: &str, action: Action) -> Result<Observation, EnvError> {
+        let env = self.clone();
+        let sid = session_id.to_owned();
+        detached(async move { env.run_step(&sid, action).await }).await
+    }
+
+    async fn run_step(&self, session_id: &str, action: Action) -> Result<Observation, EnvError> {
         let parsed = actions::parse(&action.command).map_err(|e| match e {
             actions::ParseError::TooLong(len) => EnvError::ActionTooLong {
                 len,
@@ -903,11 +943,7 @@ impl Environment {
     /// request a bash step makes, but for the command), in a task of its
     /// own: on a tokio worker, as `Sandbox::prewarm` requires.
     fn prewarm(&self, ws: &std::path::Path) -> WarmSlot {
-        // Opt-in for now: under full-suite load an unused warm sandbox was
-        // seen left behind (a bwrap reparented to init) after its session
-        // was freed by a dropped WebSocket; until that race is found, the
-        // default is the cold path.
-        if !self.inner.sandbox.is_contained() || std::env::var_os("SECAUDIT_PREWARM").is_none() {
+        if !self.inner.cfg.prewarm || !self.inner.sandbox.is_contained() {
             return WarmSlot::Empty;
         }
         let sandbox = self.inner.sandbox.clone();
@@ -1194,6 +1230,12 @@ impl Environment {
 
     /// Ends a session and removes its workspace.
     pub async fn close(&self, session_id: &str) -> Result<(), EnvError> {
+        let env = self.clone();
+        let sid = session_id.to_owned();
+        detached(async move { env.run_close(&sid).await }).await
+    }
+
+    async fn run_close(&self, session_id: &str) -> Result<(), EnvError> {
         let removed = self
             .inner
             .sessions
@@ -1484,10 +1526,6 @@ mod step_shortcut_tests {
         let Some((env, _data)) = env().await else {
             return;
         };
-        if std::env::var_os("SECAUDIT_PREWARM").is_none() {
-            eprintln!("!!!!!!!! SECAUDIT_PREWARM unset: PREWARM ENV TEST SKIPPED !!!!!!!!");
-            return;
-        }
         let reset = || {
             env.reset(ResetRequest {
                 task_id: Some(TaskRef::Number(1)),
@@ -1523,6 +1561,53 @@ mod step_shortcut_tests {
         assert!(settle(&ws, true).await > 0);
         env.close(&sid).await.expect("close");
         assert_eq!(settle(&ws, false).await, 0, "closed: nothing waits");
+    }
+
+    /// A caller that stops waiting (an HTTP client hanging up mid-step)
+    /// does not cut the step short: the command runs to its end, the step
+    /// counts, and its grade and reply are kept as if it had been awaited.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn abandoned_step_still_completes_and_counts() {
+        let Some((env, _data)) = env().await else {
+            return;
+        };
+        let sid = env
+            .reset(ResetRequest {
+                task_id: Some(TaskRef::Number(1)),
+                ..Default::default()
+            })
+            .await
+            .expect("reset")
+            .session_id;
+        let ws = env.workspace_of(&sid).expect("workspace");
+        let cmd = "sleep 0.5; echo done > finished.txt";
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(100),
+            env.step(
+                &sid,
+                Action {
+                    command: cmd.into(),
+                },
+            ),
+        )
+        .await;
+        assert!(abandoned.is_err(), "the step outlived the caller's wait");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let steps = loop {
+            // Busy while the abandoned step still runs.
+            let n = env.state(&sid).map(|st| st.step_count).ok();
+            if n.is_some() || Instant::now() > deadline {
+                break n;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(steps, Some(1), "the abandoned step counts");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("finished.txt")).expect("the command ran to its end"),
+            "done\n"
+        );
+        let (o, _) = step(&env, &sid, "cat finished.txt").await;
+        assert_eq!(o.steps_taken, 2, "{o:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

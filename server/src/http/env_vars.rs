@@ -26,3 +26,6 @@ pub const SECAUDIT_LOG_FORMAT: &str = "SECAUDIT_LOG_FORMAT";
 /// The Python venv (pytest, git-filter-repo) mounted read-only in the
 /// sandbox (default `./.venv`).
 pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";
+/// `false` starts every command's sandbox cold instead of prewarming each
+/// session's next one (default `true`).
+pub const SECAUDIT_PREWARM: &str = "SECAUDIT_PREWARM";
