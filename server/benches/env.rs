@@ -201,26 +201,19 @@ fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
     rows
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    // `cargo bench` passes `--bench`; any other argument is a row filter.
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
-    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let n = iterations();
-    let n_slow = (n / 5).max(5);
-    let root = root();
+/// A real environment over the repository's tasks in a fresh data dir,
+/// with the runtimes of the benchmarked tasks built (untimed).
+async fn environment(venv: &Path, prewarm: bool) -> (Environment, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
-    let mut cfg = EnvConfig::with_root(&root);
+    let mut cfg = EnvConfig::with_root(&root());
     cfg.data_dir = data.path().to_path_buf();
     cfg.max_sessions = 8;
-    cfg.venv = std::env::var("SECAUDIT_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join(".venv"));
-    let venv = std::path::absolute(&cfg.venv).expect("venv path");
+    cfg.venv = venv.to_path_buf();
+    cfg.prewarm = prewarm;
     let t = Instant::now();
     let env = Environment::new(cfg).await.expect("environment");
     eprintln!(
-        "environment ready in {:.1} s (13 tasks generated); sandbox: {}",
+        "environment (prewarm {prewarm}) ready in {:.1} s (13 tasks generated); sandbox: {}",
         t.elapsed().as_secs_f64(),
         env.sandbox_info().detail
     );
@@ -235,6 +228,105 @@ async fn main() {
             .expect("reset");
         env.close(&obs.session_id).await.expect("close");
     }
+    (env, data)
+}
+
+/// A step that edits a file: the tree changes, so health reruns pytest.
+/// The separate pytest run after each step is also the next step's think
+/// time (its sandbox is prewarmed by then, when the environment prewarms).
+/// The pytest part is timed separately on the very tree the step left
+/// behind, with a separate grader (cold cache) and the same pristine
+/// suite, so step − health is the environment's own overhead.
+async fn bench_edit(
+    env: &Environment,
+    data: &Path,
+    venv: &Path,
+    n_slow: usize,
+    how: &str,
+) -> Vec<(String, &'static str, Vec<Duration>)> {
+    let mut rows = Vec::new();
+    let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
+        rows.push((name, target, samples));
+    };
+    let sb = Arc::new(Sandbox::detect(SandboxConfig::with_venv(
+        venv.to_path_buf(),
+    )));
+    let grader = HealthGrader::new(sb);
+    let gen_dir = data.join("tasks").join(format!("task_{HARD_TASK:02}"));
+    let pristine = gen_dir.join("pristine");
+    let expected = grader
+        .expected_tests(&gen_dir.join("workspace"), &pristine)
+        .await
+        .expect("pristine manifest");
+    let mut r = Rolling::new(env, HARD_TASK);
+    let (mut steps, mut health, mut overhead) = (Vec::new(), Vec::new(), Vec::new());
+    let mut env_only = Vec::new();
+    let mut profiles = Vec::new();
+    for i in 0..n_slow {
+        let sid = r.session(1).await;
+        let cmd = format!("echo '# edit {i} {sid}' >> README.md");
+        let (d, obs) = step(env, &sid, &cmd).await;
+        assert!(!obs.health.cached, "an edit missed the health cache");
+        let prof = env.step_profile(&sid).expect("profile");
+        // Overhead from the step's own health time, not the separate
+        // rerun below: two pytest runs differ by tens of ms, which
+        // would drown (and, saturating, zero) a 10 ms overhead.
+        overhead.push(d.saturating_sub(prof.health));
+        env_only.push(d.saturating_sub(prof.health + prof.sandbox));
+        profiles.push(prof);
+        let ws = env.workspace_of(&sid).expect("workspace");
+        let t = Instant::now();
+        let h = grader
+            .grade_linted(&ws, &pristine, &gen_dir.join("workspace"), &expected)
+            .await;
+        let dh = t.elapsed();
+        assert!(!h.cached && h.total > 0, "health: {h:?}");
+        steps.push(d);
+        health.push(dh);
+    }
+    r.close().await;
+    push(
+        format!("step edit file (task {HARD_TASK}{how})"),
+        "pytest + < 10",
+        steps,
+    );
+    push("  of which: health grade (pytest)".into(), "", health);
+    // Includes the edit command's own sandbox run (see the spawn row).
+    push(
+        "  step − health (incl. the command)".into(),
+        "< 10",
+        overhead,
+    );
+    push(
+        "  step − health − the command's sandbox run".into(),
+        "",
+        env_only,
+    );
+    // The server's view of the same steps: where step − health went.
+    for (row, v) in breakdown(&profiles) {
+        push(row, "", v);
+    }
+    rows
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a row filter.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let n = iterations();
+    let n_slow = (n / 5).max(5);
+    let venv = std::path::absolute(
+        std::env::var("SECAUDIT_VENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root().join(".venv")),
+    )
+    .expect("venv path");
+    // The server's default (each session's next sandbox prewarmed), and
+    // the same with every command started cold, for the rows that show
+    // what prewarming buys, measured in this same run.
+    let (env, data) = environment(&venv, true).await;
+    let (env_cold, data_cold) = environment(&venv, false).await;
 
     let mut rows: Vec<Row> = Vec::new();
     let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
@@ -352,15 +444,22 @@ async fn main() {
     // agent reads the observation first; LLM agents take seconds), which
     // lets the prewarmed sandbox finish its set-up, and back-to-back, the
     // worst case, where the step waits for the rest of that set-up.
-    for (cmd, think) in [("true", 50), ("ls", 50), ("true", 0)] {
+    let runs = [
+        ("true", 50, &env, ""),
+        ("ls", 50, &env, ""),
+        ("true", 0, &env, ""),
+        ("true", 50, &env_cold, ", cold"),
+        ("true", 0, &env_cold, ", cold"),
+    ];
+    for (cmd, think, env, how) in runs {
         let name = if think > 0 {
-            format!("step `{cmd}` (task {HARD_TASK}, {think} ms think)")
+            format!("step `{cmd}` (task {HARD_TASK}, {think} ms think{how})")
         } else {
-            format!("step `{cmd}` (task {HARD_TASK}, back-to-back)")
+            format!("step `{cmd}` (task {HARD_TASK}, back-to-back{how})")
         };
         if want(&name) {
             let think = Duration::from_millis(think);
-            let (v, profiles) = bench_step(&env, HARD_TASK, cmd, n, think).await;
+            let (v, profiles) = bench_step(env, HARD_TASK, cmd, n, think).await;
             push(name, "p50 < 15", v);
             for (row, v) in breakdown(&profiles) {
                 push(row, "", v);
@@ -396,65 +495,12 @@ async fn main() {
     // The pytest part is timed separately on the very tree the step left
     // behind, with a separate grader (cold cache) and the same pristine
     // suite, so step − health is the environment's own overhead.
-    if want("edit") {
-        let sb = Arc::new(Sandbox::detect(SandboxConfig::with_venv(venv.clone())));
-        let grader = HealthGrader::new(sb);
-        let gen_dir = data
-            .path()
-            .join("tasks")
-            .join(format!("task_{HARD_TASK:02}"));
-        let pristine = gen_dir.join("pristine");
-        let expected = grader
-            .expected_tests(&gen_dir.join("workspace"), &pristine)
-            .await
-            .expect("pristine manifest");
-        let mut r = Rolling::new(&env, HARD_TASK);
-        let (mut steps, mut health, mut overhead) = (Vec::new(), Vec::new(), Vec::new());
-        let mut env_only = Vec::new();
-        let mut profiles = Vec::new();
-        for i in 0..n_slow {
-            let sid = r.session(1).await;
-            let cmd = format!("echo '# edit {i} {sid}' >> README.md");
-            let (d, obs) = step(&env, &sid, &cmd).await;
-            assert!(!obs.health.cached, "an edit missed the health cache");
-            let prof = env.step_profile(&sid).expect("profile");
-            // Overhead from the step's own health time, not the separate
-            // rerun below: two pytest runs differ by tens of ms, which
-            // would drown (and, saturating, zero) a 10 ms overhead.
-            overhead.push(d.saturating_sub(prof.health));
-            env_only.push(d.saturating_sub(prof.health + prof.sandbox));
-            profiles.push(prof);
-            let ws = env.workspace_of(&sid).expect("workspace");
-            let t = Instant::now();
-            let h = grader
-                .grade_linted(&ws, &pristine, &gen_dir.join("workspace"), &expected)
-                .await;
-            let dh = t.elapsed();
-            assert!(!h.cached && h.total > 0, "health: {h:?}");
-            steps.push(d);
-            health.push(dh);
-        }
-        r.close().await;
-        push(
-            format!("step edit file (task {HARD_TASK})"),
-            "pytest + < 10",
-            steps,
-        );
-        push("  of which: health grade (pytest)".into(), "", health);
-        // Includes the edit command's own sandbox run (see the spawn row).
-        push(
-            "  step − health (incl. the command)".into(),
-            "< 10",
-            overhead,
-        );
-        push(
-            "  step − health − the command's sandbox run".into(),
-            "",
-            env_only,
-        );
-        // The server's view of the same steps: where step − health went.
-        for (row, v) in breakdown(&profiles) {
-            push(row, "", v);
+    for (env, data, how) in [(&env, &data, ""), (&env_cold, &data_cold, ", cold")] {
+        if want("edit") {
+            let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how).await;
+            for (name, target, v) in rows_edit {
+                push(name, target, v);
+            }
         }
     }
 
