@@ -399,11 +399,7 @@ impl Scanner {
                 tree_of.insert(oid, tid);
                 commits.push((oid, msg, tid, ptree));
             }
-            let packed = match h.map(|h| h.join()) {
-                Some(Ok(t)) => t,
-                Some(Err(p)) => std::panic::resume_unwind(p),
-                None => HashMap::new(),
-            };
+            let packed = h.map(super::join_worker).unwrap_or_default();
             (packed, commits)
         });
         let trees = Trees {
@@ -662,12 +658,7 @@ impl Scanner {
                     })
                 })
                 .collect();
-            hs.into_iter()
-                .map(|h| match h.join() {
-                    Ok(v) => v,
-                    Err(p) => std::panic::resume_unwind(p),
-                })
-                .collect()
+            hs.into_iter().map(super::join_worker).collect()
         });
         parts.into_iter().flatten().collect()
     }

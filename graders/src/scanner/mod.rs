@@ -558,6 +558,12 @@ impl Scanner {
 /// Keeps, in priority order, candidates that overlap nothing kept before;
 /// several decoded secrets from one encoded run (same span, different
 /// values) are all kept.
+/// Joins a scoped worker thread of the history scan, re-raising its panic
+/// in the caller with the original payload.
+fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 fn dedupe(mut c: Vec<Cand>) -> Vec<Cand> {
     c.sort_by_key(|x| (x.prio, x.start, std::cmp::Reverse(x.end)));
     let mut kept: BTreeMap<(usize, usize), usize> = BTreeMap::new(); // (start, seq) -> index in out

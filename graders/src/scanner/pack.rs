@@ -595,12 +595,7 @@ impl Packs {
                         })
                     })
                     .collect();
-                hs.into_iter()
-                    .map(|h| match h.join() {
-                        Ok(v) => v,
-                        Err(p) => std::panic::resume_unwind(p),
-                    })
-                    .collect()
+                hs.into_iter().map(super::join_worker).collect()
             });
             for p in parts {
                 out.extend(p);
