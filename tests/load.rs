@@ -424,6 +424,7 @@ async fn sixty_four_sessions_to_the_end() {
         "sessions": SESSIONS,
         "tasks": by_task.iter().map(|(t, c)| json!({"task": t, "sessions": c})).collect::<Vec<_>>(),
         "sandbox": probe.sandbox_info(),
+        "prewarm": util::prewarm(),
         "setup_s": setup_s,
         "reset_all_s": reset_s,
         "steps_phase_s": steps_s,

@@ -19,8 +19,23 @@ pub async fn env_with(max_sessions: usize) -> (Environment, tempfile::TempDir) {
     if let Ok(v) = std::env::var("SECAUDIT_VENV") {
         cfg.venv = v.into();
     }
+    cfg.prewarm = prewarm();
     let env = Environment::new(cfg).await.expect("environment");
     (env, data)
+}
+
+/// Whether test environments prewarm sandboxes: the server's default (on)
+/// unless `SECAUDIT_PREWARM` says `0`/`false`/`no`/`off`, as for `serve`,
+/// so a suite or load run can compare both.
+pub fn prewarm() -> bool {
+    std::env::var("SECAUDIT_PREWARM")
+        .map(|v| {
+            !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "0" | "false" | "no" | "off"
+            )
+        })
+        .unwrap_or(true)
 }
 
 /// An environment over the real tasks on an existing data dir, so a test
@@ -31,6 +46,7 @@ pub async fn env_at(data: &std::path::Path, max_sessions: usize) -> Environment 
     cfg.data_dir = data.to_path_buf();
     cfg.max_sessions = max_sessions;
     cfg.venv = venv();
+    cfg.prewarm = prewarm();
     Environment::new(cfg).await.expect("environment")
 }
 
