@@ -599,6 +599,16 @@ fn host_procs_any(token: &str) -> Vec<String> {
     found
 }
 
+/// Waits (up to `within`) until no host process mentions `token`; returns
+/// those still there.
+async fn procs_left(token: &str, within: Duration) -> Vec<String> {
+    let t = Instant::now();
+    while !host_procs_any(token).is_empty() && t.elapsed() < within {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host_procs_any(token)
+}
+
 /// A warm sandbox dropped unused leaves no process behind and ran nothing.
 #[tokio::test]
 async fn unused_warm_sandbox_dies_and_runs_nothing() {
@@ -613,15 +623,8 @@ async fn unused_warm_sandbox_dies_and_runs_nothing() {
     }
     assert!(!host_procs_any(&token).is_empty(), "never started");
     drop(w);
-    let t = Instant::now();
-    while !host_procs_any(&token).is_empty() && t.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        host_procs_any(&token).is_empty(),
-        "{:?}",
-        host_procs_any(&token)
-    );
+    let left = procs_left(&token, Duration::from_secs(10)).await;
+    assert!(left.is_empty(), "{left:?}");
     assert_eq!(std::fs::read_dir(ws.path()).unwrap().count(), 0);
 }
 
@@ -700,11 +703,7 @@ async fn warm_sandbox_dropped_during_start_leaves_nothing() {
         std::thread::sleep(Duration::from_micros((i * 370) % 6_000));
         drop(w);
     }
-    let t = Instant::now();
-    while !host_procs_any(&token).is_empty() && t.elapsed() < Duration::from_secs(15) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let left = host_procs_any(&token);
+    let left = procs_left(&token, Duration::from_secs(15)).await;
     assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
     assert_eq!(std::fs::read_dir(ws.path()).unwrap().count(), 0);
 }
@@ -723,11 +722,7 @@ async fn cancelled_command_leaves_nothing() {
         let r = tokio::time::timeout(give_up, sb.run(req)).await;
         assert!(r.is_err(), "sleep 1000 finished: {r:?}");
     }
-    let t = Instant::now();
-    while !host_procs_any(&token).is_empty() && t.elapsed() < Duration::from_secs(15) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let left = host_procs_any(&token);
+    let left = procs_left(&token, Duration::from_secs(15)).await;
     assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
 }
 
