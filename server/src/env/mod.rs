@@ -1478,6 +1478,15 @@ mod step_shortcut_tests {
         Some((env, data))
     }
 
+    async fn reset(env: &Environment, task: u32) -> Observation {
+        env.reset(ResetRequest {
+            task_id: Some(TaskRef::Number(task)),
+            ..Default::default()
+        })
+        .await
+        .expect("reset")
+    }
+
     async fn step(env: &Environment, sid: &str, cmd: &str) -> (Observation, StepProfile) {
         let o = env
             .step(
@@ -1532,13 +1541,7 @@ mod step_shortcut_tests {
         let Some((env, _data)) = env().await else {
             return;
         };
-        let reset = || {
-            env.reset(ResetRequest {
-                task_id: Some(TaskRef::Number(1)),
-                ..Default::default()
-            })
-        };
-        let sid = reset().await.expect("reset").session_id;
+        let sid = reset(&env, 1).await.session_id;
         let ws = env.workspace_of(&sid).expect("workspace");
         assert!(settle(&ws, true).await > 0, "reset prewarms a sandbox");
         for cmd in ["true", "echo hi > note.txt", "cat note.txt"] {
@@ -1562,7 +1565,7 @@ mod step_shortcut_tests {
         assert!(o.done);
         assert_eq!(settle(&ws, false).await, 0, "episode over: nothing waits");
         // Closing a live session kills its waiting sandbox.
-        let sid = reset().await.expect("reset").session_id;
+        let sid = reset(&env, 1).await.session_id;
         let ws = env.workspace_of(&sid).expect("workspace");
         assert!(settle(&ws, true).await > 0);
         env.close(&sid).await.expect("close");
@@ -1577,14 +1580,7 @@ mod step_shortcut_tests {
         let Some((env, _data)) = env().await else {
             return;
         };
-        let sid = env
-            .reset(ResetRequest {
-                task_id: Some(TaskRef::Number(1)),
-                ..Default::default()
-            })
-            .await
-            .expect("reset")
-            .session_id;
+        let sid = reset(&env, 1).await.session_id;
         let ws = env.workspace_of(&sid).expect("workspace");
         let cmd = "sleep 0.5; echo done > finished.txt";
         let abandoned = tokio::time::timeout(
@@ -1621,13 +1617,7 @@ mod step_shortcut_tests {
         let Some((env, data)) = env().await else {
             return;
         };
-        let obs = env
-            .reset(ResetRequest {
-                task_id: Some(TaskRef::Number(2)),
-                ..Default::default()
-            })
-            .await
-            .expect("reset");
+        let obs = reset(&env, 2).await;
         let sid = obs.session_id.clone();
         let ws = env.workspace_of(&sid).expect("workspace");
         // The reset copy was just written (racy); the late walk vouches
@@ -1681,13 +1671,7 @@ mod step_shortcut_tests {
             .iter()
             .find(|s| !s.history_only)
             .expect("a tree secret");
-        let obs = env
-            .reset(ResetRequest {
-                task_id: Some(TaskRef::Number(2)),
-                ..Default::default()
-            })
-            .await
-            .expect("reset");
+        let obs = reset(&env, 2).await;
         let before = obs.leaks_current;
         let cmd = format!(
             "python3 -c \"import sys; p=sys.argv[1]; b=open(p).read(); open(p,'w').write(b.replace(sys.argv[2], 'REDACTED'))\" {} {}",

@@ -802,7 +802,9 @@ fn sweep_kills_only_unleased_pool_processes() {
     let mut orphan = as_uid(orphan_uid);
     // setpriv has switched uid once its exec of sleep is visible.
     let t = Instant::now();
-    while uids_running(orphan_uid) == 0 && t.elapsed() < Duration::from_secs(5) {
+    while !uids::pool_processes().iter().any(|&(_, u)| u == orphan_uid)
+        && t.elapsed() < Duration::from_secs(5)
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(sweep_orphans() >= 1);
@@ -815,20 +817,4 @@ fn sweep_kills_only_unleased_pool_processes() {
     kept.kill().unwrap();
     kept.wait().unwrap();
     drop(live);
-}
-
-/// Processes running as `uid`.
-fn uids_running(uid: u32) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("status")).is_ok_and(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Uid:"))
-                    .and_then(|l| l.split_whitespace().next().map(|u| u == uid.to_string()))
-                    .unwrap_or(false)
-            })
-        })
-        .count()
 }

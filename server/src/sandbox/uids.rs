@@ -133,7 +133,7 @@ pub fn sweep_orphans() -> usize {
 }
 
 /// Every host process running as a pool uid: (pid, uid).
-fn pool_processes() -> Vec<(i32, u32)> {
+pub(super) fn pool_processes() -> Vec<(i32, u32)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
