@@ -1503,29 +1503,11 @@ mod step_shortcut_tests {
         (o, p)
     }
 
-    /// Host processes whose command line names `ws` (a warm sandbox's
-    /// bwrap binds it).
-    fn procs_naming(ws: &std::path::Path) -> usize {
-        let token = ws.display().to_string();
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .map(|c| {
-                        String::from_utf8_lossy(&c)
-                            .replace('\0', " ")
-                            .contains(&token)
-                    })
-                    .unwrap_or(false)
-            })
-            .count()
-    }
-
     async fn settle(ws: &std::path::Path, want_any: bool) -> usize {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let n = procs_naming(ws);
+            // A warm sandbox's bwrap names the workspace it binds.
+            let n = crate::sandbox::tests::host_procs_any(&ws.display().to_string()).len();
             if (n > 0) == want_any || Instant::now() > deadline {
                 return n;
             }

@@ -1044,4 +1044,4 @@ fn probe(cfg: &SandboxConfig) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

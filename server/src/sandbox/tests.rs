@@ -586,7 +586,7 @@ async fn warm_start_is_indistinguishable() {
 }
 
 /// Host processes whose command line mentions `token` (bwrap included).
-fn host_procs_any(token: &str) -> Vec<String> {
+pub(crate) fn host_procs_any(token: &str) -> Vec<String> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
