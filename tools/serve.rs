@@ -59,6 +59,17 @@ pub struct Args {
           action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub prewarm: bool,
+    /// Containment tier: auto (bwrap where it can create namespaces, else
+    /// Landlock + seccomp), bwrap, or landlock.
+    #[arg(long, env = env_vars::SECAUDIT_SANDBOX, default_value = "auto")]
+    pub sandbox: server::sandbox::TierChoice,
+    /// Serve episodes even when no containment tier works: agent commands
+    /// then run UNCONTAINED. Without it such a server refuses every reset
+    /// (503) and /health says why.
+    #[arg(long, env = env_vars::SECAUDIT_ALLOW_UNCONTAINED, default_value_t = false,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_uncontained: bool,
     /// Log format; the filter comes from RUST_LOG (default `info`).
     #[arg(long, env = env_vars::SECAUDIT_LOG_FORMAT, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -121,6 +132,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         venv: args.venv,
         command_limits: Default::default(),
         prewarm: args.prewarm,
+        sandbox: args.sandbox,
+        allow_uncontained: args.allow_uncontained,
     };
     tracing::info!(?cfg, "starting environment");
     // LEAD: task generation call site. `Environment::new` currently
@@ -130,11 +143,16 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     env.spawn_reaper();
     let sandbox = env.sandbox_info();
     if sandbox.available {
-        tracing::info!(detail = %sandbox.detail, "sandbox available");
-    } else {
+        tracing::info!(tier = ?sandbox.tier, detail = %sandbox.detail, "sandbox available");
+    } else if env.serves_episodes() {
         tracing::warn!(
             detail = %sandbox.detail,
-            "SANDBOX UNAVAILABLE: commands run uncontained; /health reports \"degraded\""
+            "NO CONTAINMENT: commands run uncontained (--allow-uncontained); /health reports \"degraded\""
+        );
+    } else {
+        tracing::error!(
+            detail = %sandbox.detail,
+            "NO CONTAINMENT: every reset is refused; /health reports \"unavailable\""
         );
     }
     let http = HttpConfig {

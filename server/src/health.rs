@@ -431,10 +431,20 @@ impl HealthGrader {
 
     async fn run_pytest(&self, prepared: &Prepared) -> std::io::Result<RunResult> {
         let python = self.sandbox.config().venv.join("bin").join("python");
+        // Paths as the command sees them: bind mounts under bwrap, the
+        // host paths in the tiers without a mount namespace.
+        let out_dir = self
+            .sandbox
+            .path_inside(&prepared.out, Path::new(OUT_MOUNT));
+        let root = self
+            .sandbox
+            .path_inside(&prepared.tree, Path::new(crate::sandbox::WORKSPACE_MOUNT));
         let command = format!(
-            "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={OUT_MOUNT}/report.xml \
-             -o addopts= --rootdir=/workspace",
-            shell_quote(&python.to_string_lossy())
+            "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={} \
+             -o addopts= --rootdir={}",
+            shell_quote(&python.to_string_lossy()),
+            shell_quote(&out_dir.join("report.xml").to_string_lossy()),
+            shell_quote(&root.to_string_lossy()),
         );
         let req = ExecRequest {
             workspace: prepared.tree.clone(),

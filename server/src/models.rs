@@ -223,6 +223,12 @@ pub struct ActionOutput {
     pub duration_ms: u64,
     /// True when the command hit the wall-clock timeout.
     pub timed_out: bool,
+    /// The resource bound that ended the command, if one did: `memory`
+    /// (all its processes together), `processes`, `disk` (workspace and
+    /// scratch bytes) or `inodes`. The command was killed when it crossed
+    /// it; `stderr` says so too.
+    #[serde(default)]
+    pub limit_exceeded: Option<String>,
 }
 
 /// One past step, as shown in `history`.
@@ -238,12 +244,34 @@ pub struct HistoryEntry {
     pub exit_code: Option<i32>,
 }
 
-/// Whether commands are contained.
+/// How agent commands (and the health grader's pytest) are contained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxTier {
+    /// bubblewrap: user, pid, network, mount, IPC and UTS namespaces (a
+    /// bare host, or a container allowed to create namespaces).
+    Bwrap,
+    /// No namespaces: Landlock, a seccomp filter, a supervising subreaper
+    /// and a per-command uid when the server is root (inside unprivileged
+    /// containers: Docker's default profile, Kubernetes, HF Spaces).
+    Landlock,
+    /// Uncontained: only with an explicit opt-in (`--allow-uncontained`).
+    None,
+}
+
+/// Whether commands are contained, and how.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxInfo {
-    /// True when bubblewrap runs every command.
+    /// True when every command runs contained (tier `bwrap` or `landlock`).
     pub available: bool,
-    /// Version or the reason it is unavailable.
+    /// The containment tier in force.
+    pub tier: SandboxTier,
+    /// The Landlock ABI version in force (tier `landlock`), else null.
+    pub landlock_abi: Option<u32>,
+    /// True when each command runs as an unprivileged uid of its own
+    /// (the server is root); false when commands share the server's uid.
+    pub uid_per_command: bool,
+    /// Versions and mechanisms, or why containment is unavailable.
     pub detail: String,
 }
 

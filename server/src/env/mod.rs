@@ -71,6 +71,10 @@ pub enum EnvError {
     /// Another request on the same session is in flight (409).
     #[error("session is busy with another step")]
     Busy,
+    /// No containment tier works and uncontained runs were not allowed
+    /// (503).
+    #[error("no containment available: {0}")]
+    Uncontained(String),
     /// Anything else (500); the message is safe to show.
     #[error("internal error: {0}")]
     Internal(String),
@@ -121,6 +125,12 @@ pub struct EnvConfig {
     /// ([`Sandbox::prewarm`]): a step then pays for delivering its command,
     /// not for namespaces and mounts. Off, every command starts cold.
     pub prewarm: bool,
+    /// Which containment tier to use (`SECAUDIT_SANDBOX`, default auto).
+    pub sandbox: crate::sandbox::TierChoice,
+    /// Serve episodes even when no containment tier works (agent commands
+    /// then run uncontained). Off, such a server refuses every reset with
+    /// 503 and `/health` says why: fail closed.
+    pub allow_uncontained: bool,
 }
 
 impl EnvConfig {
@@ -134,6 +144,8 @@ impl EnvConfig {
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
             prewarm: true,
+            sandbox: crate::sandbox::TierChoice::from_env().unwrap_or_default(),
+            allow_uncontained: false,
         }
     }
 }
@@ -349,7 +361,11 @@ impl Environment {
         graders::security::disable_git_owner_check();
         let sandbox = Arc::new(runtime::make_sandbox(&cfg));
         if !sandbox.info().available {
-            tracing::warn!(reason = %sandbox.info().detail, "bubblewrap unavailable: commands are NOT contained");
+            if cfg.allow_uncontained {
+                tracing::warn!(reason = %sandbox.info().detail, "no containment: commands run UNCONTAINED (--allow-uncontained)");
+            } else {
+                tracing::error!(reason = %sandbox.info().detail, "no containment: every reset is refused (start with --allow-uncontained to override)");
+            }
         }
         // Before any command runs: what a killed server left running.
         let swept = tokio::task::spawn_blocking(crate::sandbox::sweep_orphans).await?;
@@ -648,6 +664,7 @@ impl Environment {
     }
 
     async fn run_reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
+        self.check_contained()?;
         let task_id = match &req.task_id {
             None => 1,
             Some(r) => self
@@ -1075,6 +1092,7 @@ impl Environment {
                         out.stdout_truncated_bytes = o.stdout_dropped;
                         out.stderr_truncated_bytes = o.stderr_dropped;
                         out.timed_out = o.timed_out;
+                        out.limit_exceeded = o.bound.map(|b| b.name().to_string());
                         if o.timed_out {
                             out.stderr.push_str("\n[command timed out and was killed]");
                         }
@@ -1322,6 +1340,22 @@ impl Environment {
     pub fn sandbox_info(&self) -> SandboxInfo {
         self.inner.sandbox.info()
     }
+
+    /// Whether episodes are served: a containment tier works, or the
+    /// operator allowed uncontained runs.
+    pub fn serves_episodes(&self) -> bool {
+        self.inner.sandbox.is_contained() || self.inner.cfg.allow_uncontained
+    }
+
+    /// Fails closed when no tier contains commands and uncontained runs
+    /// were not allowed.
+    fn check_contained(&self) -> Result<(), EnvError> {
+        if self.serves_episodes() {
+            Ok(())
+        } else {
+            Err(EnvError::Uncontained(self.inner.sandbox.info().detail))
+        }
+    }
     /// Sessions active now.
     pub fn active_sessions(&self) -> usize {
         self.inner
@@ -1447,6 +1481,9 @@ fn placeholder_obs() -> Observation {
         success: false,
         sandbox: SandboxInfo {
             available: false,
+            tier: crate::models::SandboxTier::None,
+            landlock_abi: None,
+            uid_per_command: false,
             detail: String::new(),
         },
         grading_errors: vec![],

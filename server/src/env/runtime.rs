@@ -71,6 +71,7 @@ pub struct Runtimes {
 pub fn make_sandbox(cfg: &EnvConfig) -> Sandbox {
     Sandbox::detect(crate::sandbox::SandboxConfig {
         limits: cfg.command_limits.clone(),
+        tier: cfg.sandbox,
         ..crate::sandbox::SandboxConfig::with_venv(cfg.venv.clone())
     })
 }

@@ -43,6 +43,11 @@ pub trait EnvBackend: Send + Sync + 'static {
     fn tasks(&self) -> Vec<TaskInfo>;
     /// Whether commands are contained.
     fn sandbox_info(&self) -> SandboxInfo;
+    /// Whether resets are served (contained, or uncontained by the
+    /// operator's explicit opt-in).
+    fn serves_episodes(&self) -> bool {
+        self.sandbox_info().available
+    }
     /// Sessions active now (HTTP and WebSocket alike).
     fn active_sessions(&self) -> usize;
 }
@@ -72,6 +77,9 @@ impl EnvBackend for Environment {
     }
     fn sandbox_info(&self) -> SandboxInfo {
         Environment::sandbox_info(self)
+    }
+    fn serves_episodes(&self) -> bool {
+        Environment::serves_episodes(self)
     }
     fn active_sessions(&self) -> usize {
         Environment::active_sessions(self)

@@ -29,3 +29,10 @@ pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";
 /// `false` starts every command's sandbox cold instead of prewarming each
 /// session's next one (default `true`).
 pub const SECAUDIT_PREWARM: &str = "SECAUDIT_PREWARM";
+/// The containment tier: `auto` (default: bwrap where it can create its
+/// namespaces, else landlock), `bwrap` or `landlock`.
+pub const SECAUDIT_SANDBOX: &str = crate::sandbox::TIER_ENV;
+/// `true` serves episodes even when no containment tier works, running
+/// agent commands uncontained (default `false`: such a server refuses
+/// every reset).
+pub const SECAUDIT_ALLOW_UNCONTAINED: &str = "SECAUDIT_ALLOW_UNCONTAINED";

@@ -64,6 +64,9 @@ pub enum ApiError {
         /// What went wrong.
         message: String,
     },
+    /// No containment tier works and the server was not started with
+    /// `--allow-uncontained` (503): episodes are refused, fail closed.
+    Uncontained(String),
     /// A bug or an environment failure (500). The message is safe to show.
     Internal(String),
 }
@@ -85,6 +88,7 @@ impl ApiError {
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::CapacityReached { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Http { status, .. } => *status,
+            Self::Uncontained(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -112,6 +116,7 @@ impl ApiError {
                 _ if status.is_server_error() => "internal_error",
                 _ => "bad_request",
             },
+            Self::Uncontained(_) => "sandbox_unavailable",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -152,6 +157,11 @@ impl ApiError {
             Self::CapacityReached { active, max } => {
                 format!("server at capacity: {active}/{max} sessions active; retry later")
             }
+            Self::Uncontained(m) => format!(
+                "episodes are refused: no containment tier works on this host ({m}); \
+                 start the server where bubblewrap or Landlock works, or pass \
+                 --allow-uncontained to run agent commands uncontained"
+            ),
             Self::Internal(m) => format!("internal error: {m}"),
         }
     }
@@ -185,6 +195,7 @@ impl From<EnvError> for ApiError {
             EnvError::InvalidAction(m) => Self::Validation(format!("invalid action: {m}")),
             EnvError::ActionTooLong { len, max } => Self::ActionTooLong { len, max },
             EnvError::Busy => Self::Busy,
+            EnvError::Uncontained(m) => Self::Uncontained(m),
             EnvError::Internal(m) => Self::Internal(m),
         }
     }

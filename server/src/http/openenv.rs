@@ -30,10 +30,13 @@ pub(crate) struct Health {
 pub(crate) async fn health(State(st): State<AppState>) -> Json<Health> {
     let sandbox = st.env.sandbox_info();
     Json(Health {
-        status: if sandbox.available {
-            "healthy"
-        } else {
-            "degraded"
+        // "unavailable": no tier contains commands and episodes are
+        // refused (fail closed); "degraded": the operator allowed
+        // uncontained runs.
+        status: match (sandbox.available, st.env.serves_episodes()) {
+            (true, _) => "healthy",
+            (false, true) => "degraded",
+            (false, false) => "unavailable",
         },
         sandbox,
         active_sessions: st.env.active_sessions(),

@@ -69,6 +69,9 @@ fn observation(session_id: &str, episode_id: &str, task_id: u32, seed: Option<u6
         success: false,
         sandbox: SandboxInfo {
             available: true,
+            tier: crate::models::SandboxTier::Bwrap,
+            landlock_abi: None,
+            uid_per_command: false,
             detail: "fake".into(),
         },
         grading_errors: vec![],
@@ -175,6 +178,13 @@ impl EnvBackend for Fake {
     fn sandbox_info(&self) -> SandboxInfo {
         SandboxInfo {
             available: self.sandbox,
+            tier: if self.sandbox {
+                crate::models::SandboxTier::Bwrap
+            } else {
+                crate::models::SandboxTier::None
+            },
+            landlock_abi: None,
+            uid_per_command: false,
             detail: "fake".into(),
         }
     }
@@ -252,7 +262,10 @@ async fn health() {
     fake.sandbox = false;
     let (st, _) = state_with(fake, std::time::Duration::from_secs(60));
     let (_, b) = send(&app_from(st), get("/health")).await;
-    assert_eq!(b["status"], "degraded");
+    // No tier contains commands and uncontained runs were not allowed:
+    // episodes are refused, and /health says so.
+    assert_eq!(b["status"], "unavailable");
+    assert_eq!(b["sandbox"]["tier"], "none");
 }
 
 fn app_from(st: AppState) -> Router {

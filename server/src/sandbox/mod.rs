@@ -36,9 +36,12 @@
 //!   that spawned it exits. Call [`Sandbox::run`] from async tasks on a
 //!   runtime, not from `spawn_blocking` threads (they exit when idle).
 
+mod confine;
+mod procs;
 mod sys;
 mod tree;
 mod uids;
+mod watchdog;
 
 use std::ffi::OsString;
 use std::io::{self, Read};
@@ -56,6 +59,8 @@ pub use uids::{UID_POOL_BASE, UID_POOL_SIZE, sweep_orphans, uid_pool};
 use uids::{UidLease, lease_uid, uid_lock_dir};
 
 use crate::models::SandboxInfo;
+pub use crate::models::SandboxTier as Tier;
+pub use watchdog::Bound;
 
 /// uid that runs commands (and owns workspaces) when the server is root:
 /// `nobody`, which owns nothing else on the host.
@@ -88,8 +93,23 @@ pub struct Limits {
     /// Bytes kept per output stream (half head, half tail); the rest is
     /// counted and dropped while the pipe keeps being drained.
     pub output_cap_bytes: usize,
-    /// Size of the private `/tmp` tmpfs in bytes.
+    /// Size of the private `/tmp` tmpfs in bytes (bwrap tier; in the
+    /// landlock tier the scratch directory counts toward `disk_bytes`).
     pub tmp_size: u64,
+    /// All of a command's processes together: resident memory in bytes
+    /// (RLIMIT_AS bounds only one process). Enforced by the watchdog.
+    pub mem_total_bytes: u64,
+    /// All of a command's processes together: how many may exist at once
+    /// (RLIMIT_NPROC counts per uid, which is per command only when the
+    /// server is root). Enforced by the watchdog.
+    pub procs_total: u64,
+    /// Bytes allocated in the workspace (and the landlock tier's scratch
+    /// directory) together: RLIMIT_FSIZE bounds only one file. Enforced
+    /// by the watchdog; equal to the health grader's copy budget, so a
+    /// workspace a command may leave is one the grader can copy.
+    pub disk_bytes: u64,
+    /// Files, directories and links in the workspace (and scratch).
+    pub inodes: u64,
 }
 
 impl Default for Limits {
@@ -103,6 +123,10 @@ impl Default for Limits {
             nofile: 1024,
             output_cap_bytes: 64 << 10,
             tmp_size: 64 << 20,
+            mem_total_bytes: 2 << 30,
+            procs_total: 256,
+            disk_bytes: 256 << 20,
+            inodes: 20_000,
         }
     }
 }
@@ -121,7 +145,47 @@ pub struct SandboxConfig {
     pub gid: u32,
     /// Default limits (a request may override them).
     pub limits: Limits,
+    /// Which containment tier to use.
+    pub tier: TierChoice,
 }
+
+/// Which containment tier [`Sandbox::detect`] may pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TierChoice {
+    /// bwrap if it can create its namespaces, else landlock, else none.
+    #[default]
+    Auto,
+    /// bwrap or nothing.
+    Bwrap,
+    /// landlock or nothing (also on a host where bwrap would work: tests
+    /// and benchmarks of the namespace-free tier).
+    Landlock,
+}
+
+impl std::str::FromStr for TierChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(TierChoice::Auto),
+            "bwrap" | "bubblewrap" => Ok(TierChoice::Bwrap),
+            "landlock" => Ok(TierChoice::Landlock),
+            other => Err(format!(
+                "unknown sandbox tier {other:?} (auto, bwrap, landlock)"
+            )),
+        }
+    }
+}
+
+impl TierChoice {
+    /// From `SECAUDIT_SANDBOX` (unset: auto). Read by `serve` and by the
+    /// tests, so one variable runs a whole suite in a chosen tier.
+    pub fn from_env() -> Result<TierChoice, String> {
+        std::env::var(TIER_ENV).unwrap_or_default().parse()
+    }
+}
+
+/// The environment variable naming the tier ([`TierChoice`]).
+pub const TIER_ENV: &str = "SECAUDIT_SANDBOX";
 
 impl SandboxConfig {
     /// `/usr/bin/bwrap`, the given venv, uid/gid [`DEFAULT_UID`], default
@@ -133,6 +197,7 @@ impl SandboxConfig {
             uid: DEFAULT_UID,
             gid: DEFAULT_GID,
             limits: Limits::default(),
+            tier: TierChoice::Auto,
         }
     }
 }
@@ -205,11 +270,14 @@ pub struct ExecOutput {
     /// True when the command ran in a sandbox started ahead of it
     /// ([`Sandbox::run_warm`]).
     pub warm: bool,
+    /// The resource bound the command crossed (it was killed for it).
+    pub bound: Option<Bound>,
 }
 
 #[derive(Debug, Clone)]
 enum Mode {
     Bwrap { version: String },
+    Landlock(confine::Landlock),
     Fallback { reason: String },
 }
 
@@ -226,9 +294,21 @@ impl Sandbox {
     /// ms, synchronous). On failure the sandbox falls back to uncontained
     /// execution and [`Sandbox::info`] carries the reason.
     pub fn detect(cfg: SandboxConfig) -> Sandbox {
-        let mode = match probe(&cfg) {
+        let bwrap = match cfg.tier {
+            TierChoice::Landlock => Err("landlock tier requested".to_string()),
+            _ => probe(&cfg),
+        };
+        let mode = match bwrap {
             Ok(version) => Mode::Bwrap { version },
-            Err(reason) => Mode::Fallback { reason },
+            Err(why_not_bwrap) if cfg.tier == TierChoice::Bwrap => Mode::Fallback {
+                reason: why_not_bwrap,
+            },
+            Err(why_not_bwrap) => match probe_landlock(&cfg) {
+                Ok(l) => Mode::Landlock(l),
+                Err(e) => Mode::Fallback {
+                    reason: format!("bubblewrap: {why_not_bwrap}; landlock: {e}"),
+                },
+            },
         };
         Sandbox { cfg, mode }
     }
@@ -245,21 +325,69 @@ impl Sandbox {
 
     /// Availability for observations and `/health`.
     pub fn info(&self) -> SandboxInfo {
+        let uid_per_command = self.is_contained() && sys::is_root();
         match &self.mode {
             Mode::Bwrap { version } => SandboxInfo {
                 available: true,
+                tier: Tier::Bwrap,
+                landlock_abi: None,
+                uid_per_command,
                 detail: version.clone(),
             },
+            Mode::Landlock(l) => {
+                let abi = l.abi_in_force();
+                let mut detail = format!(
+                    "landlock ABI {abi} (kernel {}), seccomp, supervising subreaper, {}",
+                    l.abi,
+                    if uid_per_command {
+                        "a uid per command"
+                    } else {
+                        "commands share the server's uid"
+                    }
+                );
+                if abi < 6 && !uid_per_command {
+                    detail.push_str(
+                        "; without Landlock ABI 6 signals to the server's own uid are not scoped",
+                    );
+                }
+                SandboxInfo {
+                    available: true,
+                    tier: Tier::Landlock,
+                    landlock_abi: Some(abi),
+                    uid_per_command,
+                    detail,
+                }
+            }
             Mode::Fallback { reason } => SandboxInfo {
                 available: false,
-                detail: format!("bubblewrap unavailable, commands run uncontained: {reason}"),
+                tier: Tier::None,
+                landlock_abi: None,
+                uid_per_command: false,
+                detail: format!(
+                    "no containment available, commands would run uncontained: {reason}"
+                ),
             },
         }
     }
 
-    /// True when commands run inside bwrap.
+    /// True when commands run contained (bwrap or landlock tier).
     pub fn is_contained(&self) -> bool {
-        matches!(self.mode, Mode::Bwrap { .. })
+        !matches!(self.mode, Mode::Fallback { .. })
+    }
+
+    /// The tier in force.
+    pub fn tier(&self) -> Tier {
+        self.info().tier
+    }
+
+    /// Where a host directory given to a command (the workspace, a bind)
+    /// appears to it: at `mount` under bwrap, at its own host path in the
+    /// tiers without a mount namespace. Build command lines with this.
+    pub fn path_inside(&self, host: &Path, mount: &Path) -> PathBuf {
+        match self.mode {
+            Mode::Bwrap { .. } => mount.to_path_buf(),
+            _ => host.to_path_buf(),
+        }
     }
 
     /// The configuration.
@@ -290,7 +418,9 @@ impl Sandbox {
     pub fn rest_owner(&self) -> Option<(u32, u32)> {
         let (uid, gid) = self.run_as()?;
         match self.mode {
-            Mode::Bwrap { .. } if uid_lock_dir().is_some() => Some((uids::next_in_rotation(), gid)),
+            Mode::Bwrap { .. } | Mode::Landlock(_) if uid_lock_dir().is_some() => {
+                Some((uids::next_in_rotation(), gid))
+            }
             _ => Some((uid, gid)),
         }
     }
@@ -316,7 +446,7 @@ impl Sandbox {
         // swap a directory for a symlink under the root-run chown walk. In
         // fallback mode `setsid` escapees survive, so commands keep the
         // shared uid there.
-        if let (Some((shared, gid)), Mode::Bwrap { .. }) = (ids, &self.mode) {
+        if let (Some((shared, gid)), true) = (ids, self.is_contained()) {
             let prefer = std::fs::symlink_metadata(&req.workspace)
                 .ok()
                 .map(|m| m.uid());
@@ -336,6 +466,7 @@ impl Sandbox {
         }
         let out = match &self.mode {
             Mode::Bwrap { .. } => self.run_bwrap(&req, &limits, ids, lease).await,
+            Mode::Landlock(l) => self.run_landlock(l, &req, &limits, ids, lease).await,
             Mode::Fallback { .. } => self.run_fallback(&req, &limits, ids).await,
         };
         out.map(|o| ExecOutput { owner_walk, ..o })
@@ -355,7 +486,7 @@ impl Sandbox {
     /// the runtime (PR_SET_PDEATHSIG, see the module notes), and only when
     /// no command runs in the workspace (the lease prefers its owner).
     pub fn prewarm(&self, template: &ExecRequest) -> Option<Warm> {
-        if !self.is_contained() {
+        if !matches!(self.mode, Mode::Bwrap { .. }) {
             return None;
         }
         match self.spawn_warm(template) {
@@ -456,7 +587,8 @@ impl Sandbox {
             drop(tree);
             return self.run(req).await;
         }
-        let out = supervise(tree, &limits).await;
+        let dirs = watchdog::writable(&req.workspace, &req.extra_rw_binds);
+        let out = supervise(tree, &limits, dirs).await;
         out.map(|o| ExecOutput {
             owner_walk,
             warm: true,
@@ -488,7 +620,81 @@ impl Sandbox {
         drop(info_w);
         let child = child?;
         let info = tokio::task::spawn_blocking(move || read_info_pid(info_r));
-        supervise(Tree::new(child, Some(info), lease), limits).await
+        let dirs = watchdog::writable(&req.workspace, &req.extra_rw_binds);
+        supervise(Tree::new(child, Some(info), lease), limits, dirs).await
+    }
+
+    /// The namespace-free tier ([`confine`]): `bash -lc` at the
+    /// workspace's own path, under a supervising subreaper, with the
+    /// Landlock ruleset and seccomp filters applied right before exec, a
+    /// scratch directory of its own for HOME and TMPDIR (removed after),
+    /// and the uid leased for it when the server is root.
+    async fn run_landlock(
+        &self,
+        ll: &confine::Landlock,
+        req: &ExecRequest,
+        limits: &Limits,
+        ids: Option<(u32, u32)>,
+        lease: Option<UidLease>,
+    ) -> io::Result<ExecOutput> {
+        let scratch = tempfile::Builder::new().prefix("sa-cmd-").tempdir()?;
+        let home = scratch.path().join("home");
+        std::fs::create_dir(&home)?;
+        if let Some((uid, gid)) = ids {
+            prepare_workspace_owner(scratch.path(), uid, gid)?;
+        }
+        let mut rw = watchdog::writable(&req.workspace, &req.extra_rw_binds);
+        rw.push(scratch.path().to_path_buf());
+        let ro: Vec<PathBuf> = req.extra_ro_binds.iter().map(|(s, _)| s.clone()).collect();
+        let ruleset = ll.ruleset(&self.cfg, &rw, &ro).map_err(io::Error::other)?;
+        let (status_r, status_w) = sys::pipe()?;
+        let mut cmd = std::process::Command::new("/usr/bin/bash");
+        // A login shell as under bwrap, minus the host's /etc/profile,
+        // which bwrap's sandbox does not have and Landlock would refuse.
+        cmd.arg("--noprofile")
+            .arg("-lc")
+            .arg(&req.command)
+            .current_dir(&req.workspace)
+            .env_clear();
+        for (k, v) in base_env(&self.cfg) {
+            cmd.env(k, v);
+        }
+        cmd.env("HOME", &home).env("TMPDIR", scratch.path());
+        for (k, v) in &req.env {
+            cmd.env(k, v);
+        }
+        let mut setup = self.child_setup(limits, &[], ids);
+        setup.supervise = Some(status_w.as_raw_fd());
+        setup.confine = Some(sys::Confine {
+            ruleset: ruleset.as_raw_fd(),
+            filters: ll.filters.clone(),
+        });
+        if ids.is_none() {
+            // RLIMIT_NPROC counts every task of the real uid, here the
+            // server's own (its threads included): the budget is on top of
+            // what the uid runs now. The watchdog's `procs_total` is the
+            // per-command bound in this case.
+            let base = procs::tasks_of_uid(sys::uid());
+            if let Some(l) = setup
+                .rlimits
+                .iter_mut()
+                .find(|l| l.resource == libc::RLIMIT_NPROC)
+            {
+                l.value = l.value.saturating_add(base);
+            }
+        }
+        setup.install(&mut cmd);
+        cmd.process_group(0);
+        let child = spawn(cmd);
+        drop(status_w);
+        drop(ruleset);
+        let child = child?;
+        let main = sys::async_fd(status_r)?;
+        let out = supervise(Tree::supervised(child, main, lease), limits, rw).await;
+        // Every process of the command is gone (the supervisor exits only
+        // then): nothing can swap a path under this removal.
+        drop(scratch);
+        out
     }
 
     async fn run_fallback(
@@ -518,7 +724,8 @@ impl Sandbox {
         self.child_setup(limits, &[], ids).install(&mut cmd);
         cmd.process_group(0);
         let child = spawn(cmd)?;
-        let out = supervise(Tree::new(child, None, None), limits).await;
+        let dirs = watchdog::writable(&req.workspace, &req.extra_rw_binds);
+        let out = supervise(Tree::new(child, None, None), limits, dirs).await;
         drop(scratch);
         out
     }
@@ -562,6 +769,8 @@ impl Sandbox {
             keep_fds,
             max_fd: sys::max_fd(),
             parent_pid: std::process::id() as libc::pid_t,
+            supervise: None,
+            confine: None,
         }
     }
 }
@@ -822,14 +1031,17 @@ fn read_info_pid(fd: OwnedFd) -> Option<i32> {
         .and_then(|p| i32::try_from(p).ok())
 }
 
-/// Waits for the command (killing it at the wall limit), collects capped
-/// output, and in bwrap mode waits until the sandbox's pid 1 is gone: its
-/// exit tears down the pid namespace, so nothing the command started
-/// survives the return. Cancelled, it leaves the tree to its reaper.
-async fn supervise(mut tree: Tree, limits: &Limits) -> io::Result<ExecOutput> {
+/// Waits for the command (killing it at the wall limit, or when the
+/// [`watchdog`] finds it over a bound), collects capped output, and waits
+/// until every process it started is gone: in bwrap mode the sandbox's pid
+/// 1 (its exit tears down the pid namespace), in the landlock tier every
+/// descendant of the supervisor. Nothing the command started survives the
+/// return. Cancelled, it leaves the tree to its reaper.
+async fn supervise(mut tree: Tree, limits: &Limits, dirs: Vec<PathBuf>) -> io::Result<ExecOutput> {
     let start = Instant::now();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let cap = limits.output_cap_bytes;
+    let root = tree.root_pid();
     let child = tree.child();
     let out_task = child
         .stdout
@@ -840,10 +1052,49 @@ async fn supervise(mut tree: Tree, limits: &Limits) -> io::Result<ExecOutput> {
         .take()
         .map(|s| tokio::spawn(capture(s, cap, stop_rx.clone())));
 
-    let waited = tokio::time::timeout(limits.wall, tree.child().wait()).await;
-    let (status, timed_out) = match waited {
-        Ok(status) => (status?, false),
-        Err(_) => (tree.kill().await?, true),
+    enum End {
+        Exited(std::process::ExitStatus),
+        Timeout,
+        Over(watchdog::Breach),
+    }
+    let deadline = tokio::time::sleep(limits.wall);
+    tokio::pin!(deadline);
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + watchdog::TICK, watchdog::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut n: u32 = 0;
+    let end = {
+        let main = tree.wait_main();
+        tokio::pin!(main);
+        loop {
+            tokio::select! {
+                st = &mut main => break End::Exited(st?),
+                _ = &mut deadline => break End::Timeout,
+                _ = tick.tick() => {
+                    n += 1;
+                    let (d, l) = (dirs.clone(), limits.clone());
+                    let breach = tokio::task::spawn_blocking(move || watchdog::check(root, &d, &l, n))
+                        .await
+                        .ok()
+                        .flatten();
+                    if let Some(b) = breach {
+                        break End::Over(b);
+                    }
+                }
+            }
+        }
+    };
+    let (status, timed_out, mut breach) = match end {
+        End::Exited(st) => (st, false, None),
+        End::Timeout => (tree.kill().await?, true, None),
+        End::Over(b) => (tree.kill().await?, false, Some(b)),
+    };
+    // Killed by us: in every tier the sandbox was killed (no exit code,
+    // SIGKILL), whatever the supervisor reported for its command.
+    let (exit_code, signal) = if timed_out || breach.is_some() {
+        (None, Some(libc::SIGKILL))
+    } else {
+        (status.code(), status.signal())
     };
     tree.settle().await;
     tree.finish();
@@ -867,17 +1118,38 @@ async fn supervise(mut tree: Tree, limits: &Limits) -> io::Result<ExecOutput> {
     let (out, err) = tokio::join!(collect(out_task), collect(err_task));
     stopper.abort();
     let duration = start.elapsed();
+    if breach.is_none() {
+        // A command that ended between two ticks may still have filled
+        // the disk: one walk at the end (bounded, like every walk).
+        breach = tokio::task::spawn_blocking({
+            let l = limits.clone();
+            move || watchdog::disk_breach(&dirs, &l)
+        })
+        .await
+        .ok()
+        .flatten();
+    }
+    let stderr_dropped = err.dropped;
+    let mut stderr = err.into_string();
+    if let Some(b) = &breach {
+        stderr.push_str(&format!(
+            "\n[secaudit: the command was stopped at the {} bound: {}]",
+            b.bound.name(),
+            b.message
+        ));
+    }
     Ok(ExecOutput {
-        exit_code: status.code(),
-        signal: status.signal(),
+        exit_code,
+        signal,
         stdout_dropped: out.dropped,
-        stderr_dropped: err.dropped,
+        stderr_dropped,
         stdout: out.into_string(),
-        stderr: err.into_string(),
+        stderr,
         timed_out,
         duration,
         owner_walk: Duration::ZERO,
         warm: false,
+        bound: breach.map(|b| b.bound),
     })
 }
 
@@ -1040,6 +1312,52 @@ fn probe(cfg: &SandboxConfig) -> Result<String, String> {
             let _ = (&mut e).take(4096).read_to_string(&mut err);
         }
         Err(format!("bwrap probe failed ({status}): {}", err.trim()))
+    }
+}
+
+/// Probes the landlock tier: the kernel has Landlock, the filters build,
+/// and `true` runs under the full confinement (synchronously, a few ms).
+fn probe_landlock(cfg: &SandboxConfig) -> Result<confine::Landlock, String> {
+    let ll = confine::Landlock::probe()?;
+    let sandbox = Sandbox {
+        cfg: cfg.clone(),
+        mode: Mode::Landlock(ll.clone()),
+    };
+    let ws = tempfile::Builder::new()
+        .prefix("sa-probe-")
+        .tempdir()
+        .map_err(|e| format!("probe dir: {e}"))?;
+    if let Some((uid, gid)) = sandbox.run_as() {
+        prepare_workspace_owner(ws.path(), uid, gid).map_err(|e| format!("probe dir: {e}"))?;
+    }
+    // The probe must not need the caller's runtime (detect is sync and may
+    // be called from inside one): a small runtime on a thread of its own.
+    let ws_path = ws.path().to_path_buf();
+    let out = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("probe runtime: {e}"))?;
+        let req = ExecRequest {
+            limits: Some(Limits {
+                wall: Duration::from_secs(10),
+                ..sandbox.cfg.limits.clone()
+            }),
+            ..ExecRequest::bash(ws_path, "true")
+        };
+        rt.block_on(sandbox.run(req))
+            .map_err(|e| format!("cannot start: {e}"))
+    })
+    .join()
+    .map_err(|_| "probe thread panicked".to_string())??;
+    if out.exit_code == Some(0) {
+        Ok(ll)
+    } else {
+        Err(format!(
+            "probe command failed (exit {:?}): {}",
+            out.exit_code,
+            out.stderr.trim()
+        ))
     }
 }
 

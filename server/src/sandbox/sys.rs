@@ -38,6 +38,23 @@ pub(super) struct ChildSetup {
     /// The parent's pid, to detect a parent that died before
     /// PR_SET_PDEATHSIG took effect.
     pub parent_pid: libc::pid_t,
+    /// Landlock tier: fork a supervisor first ([`supervisor`]), which
+    /// writes the command's wait status to this pipe when it exits.
+    pub supervise: Option<RawFd>,
+    /// Landlock tier: the confinement the command applies to itself.
+    pub confine: Option<Confine>,
+}
+
+/// What a landlock-tier command applies to itself right before exec,
+/// after the uid drop: `PR_SET_NO_NEW_PRIVS`, the Landlock ruleset, then
+/// the seccomp filters (last: they would refuse nothing before, but
+/// nothing after them is needed).
+#[derive(Debug, Clone)]
+pub(super) struct Confine {
+    /// A Landlock ruleset fd (close-on-exec).
+    pub ruleset: RawFd,
+    /// Seccomp programs, installed in order.
+    pub filters: std::sync::Arc<Vec<seccompiler::BpfProgram>>,
 }
 
 impl ChildSetup {
@@ -53,6 +70,10 @@ impl ChildSetup {
 
     /// Runs in the child after fork. Async-signal-safe only.
     fn apply(&self) -> io::Result<()> {
+        let mut parent = self.parent_pid;
+        if let Some(status_fd) = self.supervise {
+            parent = fork_supervisor(status_fd, self.parent_pid)?;
+        }
         // fd hygiene: mark every inherited fd ≥ 3 close-on-exec. CLOEXEC
         // rather than close, so std's own exec-error pipe keeps working.
         let mut next: u32 = 3;
@@ -106,12 +127,146 @@ impl ChildSetup {
             {
                 return Err(io::Error::last_os_error());
             }
-            if libc::getppid() != self.parent_pid {
+            if libc::getppid() != parent {
                 return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
+        if let Some(c) = &self.confine {
+            // SAFETY: prctl and landlock_restrict_self take no pointers;
+            // the seccomp programs were built before the fork and are
+            // only read (apply_filter builds its sock_fprog on the stack).
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::syscall(libc::SYS_landlock_restrict_self, c.ruleset, 0) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            for f in c.filters.iter() {
+                seccompiler::apply_filter(f)
+                    .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
             }
         }
         Ok(())
     }
+}
+
+/// Forks the landlock tier's supervisor: this process becomes a child
+/// subreaper and forks; the new child returns (and goes on to become the
+/// command), this process never returns from here and runs
+/// [`supervisor`]. Returns the supervisor's pid, the command's parent.
+///
+/// Why a supervisor: without a pid namespace nothing ends a command's
+/// `setsid`/double-fork escapees when it returns. Every orphan of the
+/// command is reparented to this subreaper, which reaps them and exits
+/// only when none is left, so the server (which kills every descendant of
+/// the supervisor once the command returned, see `procs`) always has the
+/// whole tree below one pid.
+fn fork_supervisor(status_fd: RawFd, server: libc::pid_t) -> io::Result<libc::pid_t> {
+    // SAFETY: prctl/getppid/getpid/fork take no pointers; after fork the
+    // parent only runs `supervisor`, which is async-signal-safe.
+    unsafe {
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+            || libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::getppid() != server {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        let me = libc::getpid();
+        match libc::fork() {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                libc::close(status_fd);
+                Ok(me)
+            }
+            command => supervisor(command, status_fd),
+        }
+    }
+}
+
+/// The supervisor's whole life: close every fd but the status pipe (so
+/// the command's output pipes reach EOF with the command's processes and
+/// the spawner's exec-error pipe closes), reap children until none is
+/// left, write the command's wait status to the pipe as soon as it exits,
+/// and exit with the command's code (128+N for signal N, as bwrap does).
+/// Async-signal-safe only: raw syscalls, no allocation.
+fn supervisor(command: libc::pid_t, status_fd: RawFd) -> ! {
+    // SAFETY: raw syscalls on fd numbers and a stack status word.
+    unsafe {
+        libc::close_range(0, (status_fd as u32).saturating_sub(1), 0);
+        libc::close_range(status_fd as u32 + 1, u32::MAX, 0);
+        let mut code = 255;
+        loop {
+            let mut st: libc::c_int = 0;
+            let r = libc::waitpid(-1, &mut st, libc::__WALL);
+            if r == command {
+                code = if libc::WIFEXITED(st) {
+                    libc::WEXITSTATUS(st)
+                } else if libc::WIFSIGNALED(st) {
+                    128 + libc::WTERMSIG(st)
+                } else {
+                    255
+                };
+                let bytes = st.to_ne_bytes();
+                libc::write(status_fd, bytes.as_ptr().cast(), bytes.len());
+            } else if r < 0 && *libc::__errno_location() != libc::EINTR {
+                break;
+            }
+        }
+        libc::_exit(code)
+    }
+}
+
+/// The kernel's Landlock ABI version, or a negative errno when it has
+/// none (ENOSYS: not built in; EOPNOTSUPP: disabled at boot).
+pub(super) fn landlock_abi() -> i32 {
+    // landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    // SAFETY: a null attribute pointer with size 0 is the documented
+    // version query.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if r < 0 {
+        -io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ENOSYS)
+    } else {
+        r as i32
+    }
+}
+
+/// The real uid of this process.
+pub(super) fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
+}
+
+/// Registers a pipe's read end with the tokio reactor: readable once
+/// there is data or every writer is gone.
+pub(super) fn async_fd(
+    fd: std::os::fd::OwnedFd,
+) -> io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
+    async_pidfd(fd)
+}
+
+/// The page size in bytes.
+pub(super) fn page_size() -> u64 {
+    // SAFETY: sysconf takes no pointers.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 { n as u64 } else { 4096 }
 }
 
 /// Sets FD_CLOEXEC on fds `first..=last`, with `close_range` (Linux 5.11)

@@ -23,7 +23,15 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use super::{UidLease, sys};
+use std::os::fd::OwnedFd;
+
+use tokio::io::unix::AsyncFd;
+
+use super::{UidLease, procs, sys};
+
+/// How long the landlock tier's kill rounds may take before the
+/// supervisor itself is killed (its tree is then reparented upward).
+const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// How long to wait for bwrap to report its init's pid. bwrap writes it
 /// right after the clone; waiting longer means bwrap died before that, and
@@ -43,6 +51,11 @@ pub(super) struct Tree {
     /// bwrap's `--info-fd` reader; None in fallback mode or once read.
     info: Option<tokio::task::JoinHandle<Option<i32>>>,
     init: Option<i32>,
+    /// Landlock tier: the supervisor's status pipe, readable once the
+    /// command's main process exited ([`sys::ChildSetup::supervise`]).
+    /// Its presence marks a supervised tree.
+    main: Option<AsyncFd<OwnedFd>>,
+    supervised: bool,
     lease: Option<UidLease>,
     /// Owned by a reaper task: if that task is dropped too (a runtime
     /// shutting down drops its tasks, and drops at once any task spawned
@@ -64,8 +77,68 @@ impl Tree {
             pgid,
             info,
             init: None,
+            main: None,
+            supervised: false,
             lease,
             reaping: false,
+        }
+    }
+
+    /// Takes charge of a landlock-tier supervisor and the read end of its
+    /// status pipe.
+    pub(super) fn supervised(
+        child: tokio::process::Child,
+        main: AsyncFd<OwnedFd>,
+        lease: Option<UidLease>,
+    ) -> Tree {
+        let mut t = Tree::new(child, None, lease);
+        t.main = Some(main);
+        t.supervised = true;
+        t
+    }
+
+    /// The pid of the process the server spawned (bwrap, the supervisor
+    /// or bash): every process of the command descends from it.
+    pub(super) fn root_pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Waits for the command's end. Outside the landlock tier that is
+    /// the spawned process's exit. In it, the main process's exit (the
+    /// supervisor's status pipe), after which whatever the command left
+    /// running is killed, as a pid namespace's end would kill it, and the
+    /// supervisor's exit status (the command's code) is returned.
+    pub(super) async fn wait_main(&mut self) -> io::Result<ExitStatus> {
+        if let Some(main) = &self.main {
+            let _ = main.readable().await;
+            self.main = None;
+            return self.reap().await;
+        }
+        self.child().wait().await
+    }
+
+    /// Landlock tier: kills every descendant of the supervisor, in rounds
+    /// (orphans of killed processes are reparented to it), until the
+    /// supervisor, which exits once it has no child left, is gone.
+    async fn reap(&mut self) -> io::Result<ExitStatus> {
+        let root = self.pgid;
+        let deadline = Instant::now() + REAP_WAIT;
+        loop {
+            if let Some(st) = self.child().try_wait()? {
+                return Ok(st);
+            }
+            tokio::task::spawn_blocking(move || procs::kill_descendants(root))
+                .await
+                .map_err(io::Error::other)?;
+            if Instant::now() > deadline {
+                let _ = self.child().start_kill();
+                return self.child().wait().await;
+            }
+            if let Ok(st) =
+                tokio::time::timeout(Duration::from_millis(2), self.child().wait()).await
+            {
+                return st;
+            }
         }
     }
 
@@ -99,6 +172,10 @@ impl Tree {
     /// nothing is left to run unparented (see the module notes); then the
     /// outer process and its group.
     pub(super) async fn kill(&mut self) -> io::Result<ExitStatus> {
+        if self.supervised {
+            self.main = None;
+            return self.reap().await;
+        }
         let init = self.init_pid().await;
         let pgid = self.pgid;
         let child = self.child();
@@ -140,6 +217,8 @@ impl Drop for Tree {
             pgid: self.pgid,
             info: self.info.take(),
             init: self.init,
+            main: None,
+            supervised: self.supervised,
             lease: self.lease.take(),
             reaping: true,
         };

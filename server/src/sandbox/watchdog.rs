@@ -1,0 +1,196 @@
+//! The per-command bounds that no rlimit gives: memory and processes of
+//! the whole command together, and the bytes and inodes of its workspace
+//! (and scratch directory). The same in both tiers: while a command runs,
+//! [`super::supervise`] asks [`check`] every [`TICK`]; a command over a
+//! bound is killed, and its output says which bound and by how much.
+//!
+//! Why measure and kill rather than let the kernel refuse: inside an
+//! unprivileged container the server can neither create a cgroup
+//! (`memory.max`, `pids.max`) nor mount a size- and inode-limited
+//! filesystem, so a watchdog is the one mechanism that works everywhere.
+//! Its cost is a `/proc` scan each tick and a bounded walk of the
+//! workspace every [`DISK_EVERY`] ticks, only while a command runs. What
+//! it cannot do is refuse the write that crosses the bound: a command may
+//! overshoot by what it writes or allocates in one tick (RLIMIT_FSIZE and
+//! RLIMIT_AS still cap each file and process).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Limits, procs};
+
+/// How often a running command is measured.
+pub(super) const TICK: Duration = Duration::from_millis(100);
+
+/// The workspace walk runs every this many ticks (it costs more than the
+/// process scan).
+pub(super) const DISK_EVERY: u32 = 3;
+
+/// A bound a command crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// Resident memory of all its processes together.
+    Memory,
+    /// Number of its processes.
+    Processes,
+    /// Bytes allocated in its workspace and scratch directory.
+    Disk,
+    /// Entries in its workspace and scratch directory.
+    Inodes,
+}
+
+impl Bound {
+    /// The name used in observations (`last_action.limit_exceeded`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Memory => "memory",
+            Bound::Processes => "processes",
+            Bound::Disk => "disk",
+            Bound::Inodes => "inodes",
+        }
+    }
+}
+
+/// A crossed bound with what was measured, for the command's stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Breach {
+    pub bound: Bound,
+    pub message: String,
+}
+
+/// Measures the command below `root` (tick number `tick`) against
+/// `limits`; `dirs` are its writable trees. Blocking (a `/proc` scan and
+/// maybe a walk): run it off the runtime's worker threads.
+pub(super) fn check(root: i32, dirs: &[PathBuf], limits: &Limits, tick: u32) -> Option<Breach> {
+    let u = procs::usage(root);
+    if u.rss > limits.mem_total_bytes {
+        return Some(Breach {
+            bound: Bound::Memory,
+            message: format!(
+                "its processes held {} MiB of memory together (bound {} MiB)",
+                u.rss >> 20,
+                limits.mem_total_bytes >> 20
+            ),
+        });
+    }
+    if u.procs > limits.procs_total {
+        return Some(Breach {
+            bound: Bound::Processes,
+            message: format!(
+                "it ran {} processes at once (bound {})",
+                u.procs, limits.procs_total
+            ),
+        });
+    }
+    if tick.is_multiple_of(DISK_EVERY) {
+        return disk_breach(dirs, limits);
+    }
+    None
+}
+
+/// The workspace bounds alone (also checked once when a command ends, so
+/// a short command that fills the disk is caught too).
+pub(super) fn disk_breach(dirs: &[PathBuf], limits: &Limits) -> Option<Breach> {
+    let d = disk_usage(dirs, limits.disk_bytes, limits.inodes);
+    if d.bytes > limits.disk_bytes {
+        return Some(Breach {
+            bound: Bound::Disk,
+            message: format!(
+                "the workspace held more than {} MiB (bound {} MiB)",
+                d.bytes >> 20,
+                limits.disk_bytes >> 20
+            ),
+        });
+    }
+    if d.entries > limits.inodes {
+        return Some(Breach {
+            bound: Bound::Inodes,
+            message: format!(
+                "the workspace held more than {} files and directories (bound {})",
+                d.entries, limits.inodes
+            ),
+        });
+    }
+    None
+}
+
+/// Bytes allocated and entries under some trees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct DiskUsage {
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// Walks `dirs` without following links, counting allocated bytes
+/// (`st_blocks`, so sparse files count what they use) and entries; stops
+/// as soon as either passes its bound, so a tree of a million files costs
+/// no more than one at the bound.
+pub(super) fn disk_usage(dirs: &[PathBuf], max_bytes: u64, max_entries: u64) -> DiskUsage {
+    let mut u = DiskUsage::default();
+    let mut stack: Vec<PathBuf> = dirs.to_vec();
+    while let Some(p) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&p) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            u.entries += 1;
+            u.bytes += m.blocks() * 512;
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            if u.bytes > max_bytes || u.entries > max_entries {
+                return u;
+            }
+        }
+    }
+    u
+}
+
+/// The trees a command can write, to measure: its workspace and the
+/// read-write extras.
+pub(super) fn writable(workspace: &Path, extra: &[(PathBuf, PathBuf)]) -> Vec<PathBuf> {
+    std::iter::once(workspace.to_path_buf())
+        .chain(extra.iter().map(|(src, _)| src.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_walk_counts_and_stops_at_the_bound() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            std::fs::write(d.path().join(format!("f{i}")), vec![7u8; 8192]).unwrap();
+        }
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let all = disk_usage(&[d.path().to_path_buf()], u64::MAX, u64::MAX);
+        assert_eq!(all.entries, 51);
+        assert!(all.bytes >= 50 * 8192, "{all:?}");
+        let stopped = disk_usage(&[d.path().to_path_buf()], u64::MAX, 10);
+        assert_eq!(stopped.entries, 11, "stops right after the bound");
+        let lim = Limits {
+            inodes: 10,
+            ..Limits::default()
+        };
+        assert_eq!(
+            disk_breach(&[d.path().to_path_buf()], &lim).map(|b| b.bound),
+            Some(Bound::Inodes)
+        );
+        let lim = Limits {
+            disk_bytes: 100 << 10,
+            ..Limits::default()
+        };
+        assert_eq!(
+            disk_breach(&[d.path().to_path_buf()], &lim).map(|b| b.bound),
+            Some(Bound::Disk)
+        );
+        assert_eq!(
+            disk_breach(&[d.path().to_path_buf()], &Limits::default()),
+            None
+        );
+    }
+}
