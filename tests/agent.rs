@@ -94,6 +94,9 @@ fn observation(
         success: reward >= 1.0,
         sandbox: SandboxInfo {
             available: true,
+            tier: server::models::SandboxTier::Bwrap,
+            landlock_abi: None,
+            uid_per_command: false,
             detail: "test".into(),
         },
         grading_errors: vec![],

@@ -81,7 +81,17 @@ async fn run(sb: &Sandbox, start: Start, req: ExecRequest) -> ExecOutput {
     match start {
         Start::Cold | Start::Landlock => sb.run(req).await.unwrap(),
         Start::Warm => {
-            let warm = sb.prewarm(&req).expect("bwrap mode prewarms");
+            // A spawn can fail under a loaded host (EAGAIN): the env then
+            // runs cold; here a few tries, so the warm path is what runs.
+            let mut warm = sb.prewarm(&req);
+            for _ in 0..5 {
+                if warm.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                warm = sb.prewarm(&req);
+            }
+            let warm = warm.expect("bwrap mode prewarms");
             let o = sb.run_warm(Some(warm), req).await.unwrap();
             assert!(o.warm, "the prewarmed sandbox ran it: {o:?}");
             o
@@ -124,7 +134,93 @@ both_starts!(
     output_flood_capped,
     git_and_python_work,
     exit_codes_pass_through,
+    disk_bounded,
+    inodes_bounded,
+    memory_bounded,
+    processes_bounded,
 );
+
+/// A command over a watchdog bound is stopped there, with the bound named
+/// in `bound` and stderr, and the sandbox reported killed.
+fn assert_stopped_at(o: &ExecOutput, bound: Bound) {
+    assert_eq!(o.bound, Some(bound), "{o:?}");
+    assert!(!o.timed_out, "{o:?}");
+    assert_eq!(o.exit_code, None, "{o:?}");
+    assert!(
+        o.stderr
+            .contains(&format!("stopped at the {} bound", bound.name())),
+        "{o:?}"
+    );
+}
+
+/// Small bounds, so the attacks of issue 16 cross them quickly.
+fn bounded(wall_ms: u64) -> Limits {
+    Limits {
+        disk_bytes: 64 << 20,
+        inodes: 2_000,
+        mem_total_bytes: 512 << 20,
+        procs_total: 40,
+        ..short(wall_ms)
+    }
+}
+
+async fn disk_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    // Many files each under RLIMIT_FSIZE: only the total crosses a bound.
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "for i in $(seq 40); do head -c 8000000 /dev/zero > big$i || exit 9; done; echo done",
+    );
+    req.limits = Some(bounded(30_000));
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Disk);
+    let used = watchdog::disk_usage(&[ws.path().to_path_buf()], u64::MAX, u64::MAX);
+    // Overshoot is what one tick lets through; far below the 320 MB asked.
+    assert!(used.bytes < 200 << 20, "{used:?}");
+}
+
+async fn inodes_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "mkdir d && cd d && for i in $(seq 200000); do : > f$i; done; echo done",
+    );
+    req.limits = Some(bounded(60_000));
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Inodes);
+    let used = watchdog::disk_usage(&[ws.path().to_path_buf()], u64::MAX, u64::MAX);
+    assert!(used.entries < 50_000, "{used:?}");
+}
+
+async fn memory_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    // Six processes of 200 MiB each: every one under RLIMIT_AS, together
+    // over the 512 MiB bound.
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "for i in 1 2 3 4 5 6; do python3 -c 'import time; b = bytearray(200 << 20); time.sleep(60)' & done; wait",
+    );
+    req.limits = Some(bounded(30_000));
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Memory);
+    assert!(o.duration < Duration::from_secs(20), "{o:?}");
+}
+
+async fn processes_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(ws.path(), "for i in $(seq 100); do sleep 30 & done; wait");
+    let limits = Limits {
+        nproc: 1000,
+        ..bounded(30_000)
+    };
+    req.limits = Some(limits);
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Processes);
+}
 
 /// Host pids whose command line contains `token`.
 fn host_procs(token: &str) -> Vec<String> {
