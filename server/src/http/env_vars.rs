@@ -29,3 +29,12 @@ pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";
 /// `false` starts every command's sandbox cold instead of prewarming each
 /// session's next one (default `true`).
 pub const SECAUDIT_PREWARM: &str = "SECAUDIT_PREWARM";
+/// Most HTTP connections served at once (default
+/// [`super::listen::DEFAULT_MAX_CONNECTIONS`], lowered to fit the
+/// descriptor limit). At the cap, the oldest connection that has not sent a
+/// request gives way to a newcomer; when none has, the newcomer gets 503.
+pub const SECAUDIT_MAX_CONNECTIONS: &str = "SECAUDIT_MAX_CONNECTIONS";
+/// Seconds a connection may take to send a complete request head, first or
+/// next keep-alive request, before it is closed (default
+/// [`super::listen::DEFAULT_HEADER_READ_TIMEOUT_S`]).
+pub const SECAUDIT_HEADER_TIMEOUT_S: &str = "SECAUDIT_HEADER_TIMEOUT_S";

@@ -24,6 +24,7 @@ mod api;
 mod backend;
 pub mod env_vars;
 mod error;
+pub mod listen;
 mod mcp;
 mod openapi;
 mod openenv;
