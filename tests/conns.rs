@@ -200,7 +200,7 @@ async fn half_open_flood_neither_starves_health_nor_outlives_the_header_timeout(
 async fn connection_cap_closes_excess_promptly_and_keeps_health_answerable() {
     const CAP: usize = 50;
     const EXCESS: usize = 200;
-    let srv = ServerProc::start_with(ServeOpts {
+    let mut srv = ServerProc::start_with(ServeOpts {
         max_sessions: Some(2),
         env: vec![
             ("SECAUDIT_MAX_CONNECTIONS".into(), CAP.to_string()),
@@ -295,5 +295,23 @@ async fn connection_cap_closes_excess_promptly_and_keeps_health_answerable() {
             ),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // SIGTERM with half-open and idle keep-alive connections open: they
+    // must not hold the drain until the shutdown grace (10 s) runs out.
+    let _half = half_open(&srv.url, 10).await;
+    let (st, took) = srv.signal_and_wait("TERM").await;
+    eprintln!("cap {CAP}: SIGTERM to exit with open connections took {took:?}");
+    assert!(st.success(), "SIGTERM exit status {st}");
+    assert!(
+        took < Duration::from_secs(3),
+        "SIGTERM took {took:?}: open connections held the drain\n{}",
+        srv.log_tail()
+    );
+    for (i, s) in active.iter_mut().enumerate() {
+        assert!(
+            closed_within(s, Duration::from_secs(1)).await,
+            "keep-alive connection #{i} still open after exit"
+        );
     }
 }

@@ -83,7 +83,8 @@ pub async fn serve(env: Environment) -> (std::net::SocketAddr, tokio::task::Join
     serve_state(server::http::AppState::from_environment(env, cfg)).await
 }
 
-/// Serves the real router over `state` on 127.0.0.1:0.
+/// Serves the real router over `state` on 127.0.0.1:0, through the same
+/// accept loop as `secaudit serve` (default connection limits).
 pub async fn serve_state(
     state: server::http::AppState,
 ) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
@@ -92,9 +93,12 @@ pub async fn serve_state(
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let h = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let h = tokio::spawn(server::http::listen::serve(
+        listener,
+        app,
+        server::http::listen::ConnLimits::default(),
+        std::future::pending(),
+    ));
     (addr, h)
 }
 
