@@ -19,7 +19,8 @@
 #   bash validate-submission.sh --check-dockerfile DOCKERFILE ENTRYPOINT CONTEXT
 #       only the static Dockerfile check (used by tests/packaging.rs).
 #
-# Environment: SECAUDIT_BIN (binary; default target/{debug,release}/secaudit,
+# Environment: SECAUDIT_BIN (binary; default {debug,release}/secaudit under
+# Cargo's target dir, CARGO_TARGET_DIR honoured,
 # built when missing), OPENENV_BIN (default .tools/openenv/bin/openenv, made by
 # scripts/setup.sh). Every wait is bounded; every process started here is
 # stopped by its own process-group id on exit.
@@ -102,8 +103,11 @@ find_bin() {
     printf '%s\n' "$SECAUDIT_BIN"
     return
   fi
-  local b
-  for b in "$ROOT/target/debug/secaudit" "$ROOT/target/release/secaudit"; do
+  # Cargo's target dir, not ./target: CARGO_TARGET_DIR may point elsewhere.
+  local b debug release
+  debug=$(bash "$ROOT/scripts/secaudit-bin.sh" debug) || return 1
+  release=$(bash "$ROOT/scripts/secaudit-bin.sh" release) || return 1
+  for b in "$debug" "$release"; do
     if [ -x "$b" ]; then
       printf '%s\n' "$b"
       return
@@ -111,7 +115,7 @@ find_bin() {
   done
   if command -v cargo >/dev/null; then
     echo "validate: building secaudit (cargo build -p secaudit)" >&2
-    (cd "$ROOT" && cargo build -q -p secaudit --bin secaudit >&2) && printf '%s\n' "$ROOT/target/debug/secaudit"
+    (cd "$ROOT" && cargo build -q -p secaudit --bin secaudit >&2) && printf '%s\n' "$debug"
   fi
 }
 

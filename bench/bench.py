@@ -34,7 +34,18 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS_BIN = os.path.join(ROOT, ".tools", "bin")
-OURS = os.path.join(ROOT, "target", "release", "secaudit")
+def secaudit_bin():
+    """The release binary where Cargo puts it (CARGO_TARGET_DIR honoured),
+    from scripts/secaudit-bin.sh; ./target's when that cannot answer."""
+    try:
+        r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "secaudit-bin.sh"), "release"],
+                           capture_output=True, text=True, timeout=60, check=True)
+        return r.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return os.path.join(ROOT, "target", "release", "secaudit")
+
+
+OURS = secaudit_bin()
 CORPUS = os.path.join(ROOT, "graders", "corpus")
 OUT = os.path.join(ROOT, "bench", "out")
 TIMEOUT = 600.0
@@ -183,7 +194,7 @@ TOOLS = [
 
 
 def pick_ours():
-    """Checks that `secaudit scan` (target/release/secaudit) runs; the
+    """Checks that `secaudit scan` (the release binary) runs; the
     benchmark measures the shipped CLI, nothing else."""
     probe = os.path.join(OUT, "probe")
     os.makedirs(probe, exist_ok=True)

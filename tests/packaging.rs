@@ -307,3 +307,169 @@ fn validate_submission_passes_end_to_end() {
         r.stderr
     );
 }
+
+/// The real `cargo`, for the stub in [`serve_script_runs_the_binary_in_cargo_target_dir`]
+/// to hand everything but `build` to: `$CARGO` (set by cargo for what it
+/// runs), else the first `cargo` on `PATH`.
+fn real_cargo() -> std::path::PathBuf {
+    if let Some(c) = std::env::var_os("CARGO").map(std::path::PathBuf::from)
+        && c.is_file()
+    {
+        return c;
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("cargo"))
+        .find(|c| c.is_file())
+        .expect("cargo on PATH")
+}
+
+/// `scripts/secaudit-bin.sh` answers with Cargo's target dir: the default
+/// `./target`, an absolute `CARGO_TARGET_DIR`, and a relative one (Cargo
+/// resolves it against the repository root, where the scripts run cargo).
+#[test]
+fn secaudit_bin_follows_cargo_target_dir() {
+    let root = util::root();
+    let far = tempfile::tempdir().expect("tempdir");
+    let ask = |dir: Option<&std::ffi::OsStr>, profile: &str| {
+        let mut c = Command::new("bash");
+        c.arg(root.join("scripts/secaudit-bin.sh"))
+            .arg(profile)
+            .current_dir(far.path())
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET_DIR");
+        if let Some(d) = dir {
+            c.env("CARGO_TARGET_DIR", d);
+        }
+        let r = run_bounded(&mut c, Duration::from_secs(60));
+        assert!(
+            r.status.success(),
+            "secaudit-bin.sh {profile}: {}",
+            r.stderr
+        );
+        std::path::PathBuf::from(r.stdout.trim())
+    };
+    assert_eq!(ask(None, "release"), root.join("target/release/secaudit"));
+    assert_eq!(
+        ask(Some(far.path().as_os_str()), "release"),
+        far.path().join("release/secaudit")
+    );
+    assert_eq!(
+        ask(Some(far.path().as_os_str()), "debug"),
+        far.path().join("debug/secaudit")
+    );
+    assert_eq!(
+        ask(Some("elsewhere/tgt".as_ref()), "release"),
+        root.join("elsewhere/tgt/release/secaudit")
+    );
+    let bad = run_bounded(
+        Command::new("bash")
+            .arg(root.join("scripts/secaudit-bin.sh"))
+            .arg("fast"),
+        Duration::from_secs(60),
+    );
+    assert!(!bad.status.success(), "unknown profile accepted");
+}
+
+/// `scripts/serve.sh` with `CARGO_TARGET_DIR` pointing far from the
+/// repository runs the binary there, not `./target/release/secaudit`
+/// (issue 23). Only `cargo build` is stubbed (a release build from scratch
+/// takes many minutes): the stub records the call and builds nothing, and
+/// the "release binary" in the temporary target dir is a wrapper that notes
+/// it ran and execs the `secaudit` built for these tests. Everything else
+/// (setup.sh, `cargo metadata`, the server) is real, up to `/health`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_script_runs_the_binary_in_cargo_target_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let exe = |p: &Path, text: String| {
+        std::fs::create_dir_all(p.parent().unwrap()).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    };
+    let target = tmp.path().join("far/target");
+    let marker = tmp.path().join("ran");
+    let builds = tmp.path().join("builds");
+    exe(
+        &target.join("release/secaudit"),
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexec '{}' \"$@\"\n",
+            marker.display(),
+            bin().display()
+        ),
+    );
+    let stubs = tmp.path().join("stubs");
+    exe(
+        &stubs.join("cargo"),
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = build ]; then echo \"$@ $CARGO_TARGET_DIR\" >> '{}'; exit 0; fi\n\
+             exec '{}' \"$@\"\n",
+            builds.display(),
+            real_cargo().display()
+        ),
+    );
+    let path = std::env::join_paths(std::iter::once(stubs.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let port = util::free_port();
+    let log = tmp.path().join("serve.log");
+    let out = std::fs::File::create(&log).expect("log");
+    let mut cmd = Command::new("bash");
+    cmd.arg(util::root().join("scripts/serve.sh")).args([
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ]);
+    for v in util::SERVE_VARS {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", &target)
+        .env("SECAUDIT_SKIP_BROWSER", "1")
+        .env("SECAUDIT_DATA_DIR", tmp.path().join("data"))
+        .env("SECAUDIT_VENV", util::venv())
+        .current_dir(tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("log"))
+        .stderr(out)
+        .spawn()
+        .expect("spawn serve.sh");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .expect("client");
+    let deadline = std::time::Instant::now() + util::SERVE_STARTUP;
+    let up = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break Err(format!("serve.sh exited ({st})"));
+        }
+        if let Ok(r) = http
+            .get(format!("http://127.0.0.1:{port}/health"))
+            .send()
+            .await
+            && r.status().is_success()
+        {
+            break Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            break Err(format!("no /health within {:?}", util::SERVE_STARTUP));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let logged = util::tail(&std::fs::read_to_string(&log).unwrap_or_default(), 30);
+    if let Err(e) = up {
+        panic!("{e}:\n{logged}");
+    }
+    let ran = std::fs::read_to_string(&marker)
+        .unwrap_or_else(|_| panic!("the binary in CARGO_TARGET_DIR did not run:\n{logged}"));
+    assert!(ran.starts_with("serve "), "ran with {ran:?}");
+    let built = std::fs::read_to_string(&builds).expect("cargo build was called");
+    assert!(
+        built.contains("--release") && built.contains(&target.display().to_string()),
+        "cargo build call: {built}"
+    );
+}

@@ -40,7 +40,7 @@ async fn start(data: &Path, log: &Path, config: ServeConfig) -> ServerProc {
         log: Some(log.to_path_buf()),
         config,
         max_sessions: Some(4),
-        env: vec![],
+        ..Default::default()
     })
     .await
 }

@@ -28,5 +28,9 @@ mod replay;
 // 64 concurrent sessions over HTTP, each to the end of its episode.
 mod load;
 
+// Connection hygiene of `secaudit serve`: half-open connections and the
+// connection cap cannot starve /health.
+mod conns;
+
 // A server killed mid-episode resumes its sessions after restart.
 mod restart;

@@ -83,7 +83,8 @@ pub async fn serve(env: Environment) -> (std::net::SocketAddr, tokio::task::Join
     serve_state(server::http::AppState::from_environment(env, cfg)).await
 }
 
-/// Serves the real router over `state` on 127.0.0.1:0.
+/// Serves the real router over `state` on 127.0.0.1:0, through the same
+/// accept loop as `secaudit serve` (default connection limits).
 pub async fn serve_state(
     state: server::http::AppState,
 ) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
@@ -92,9 +93,12 @@ pub async fn serve_state(
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let h = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let h = tokio::spawn(server::http::listen::serve(
+        listener,
+        app,
+        server::http::listen::ConnLimits::default(),
+        std::future::pending(),
+    ));
     (addr, h)
 }
 
@@ -127,7 +131,7 @@ pub const SERVE_STARTUP: std::time::Duration = std::time::Duration::from_secs(24
 /// Every variable `serve` reads. Removed from the child's environment so
 /// the test runner's own environment cannot change the configuration; a
 /// test sets what it means to through [`ServeOpts::env`].
-pub const SERVE_VARS: [&str; 8] = [
+pub const SERVE_VARS: [&str; 10] = [
     "PORT",
     "SECAUDIT_HOST",
     "SECAUDIT_DATA_DIR",
@@ -136,6 +140,8 @@ pub const SERVE_VARS: [&str; 8] = [
     "MAX_CONCURRENT_ENVS",
     "SESSION_IDLE_TIMEOUT_S",
     "SECAUDIT_LOG_FORMAT",
+    "SECAUDIT_MAX_CONNECTIONS",
+    "SECAUDIT_HEADER_TIMEOUT_S",
 ];
 
 /// How a `secaudit serve` child is configured.
@@ -166,6 +172,10 @@ pub struct ServeOpts {
     /// Extra environment variables for the child (set after
     /// [`SERVE_VARS`] are cleared).
     pub env: Vec<(String, String)>,
+    /// Soft and hard `RLIMIT_NOFILE` of the child (through prlimit(1)),
+    /// to test descriptor exhaustion at a size a test can reach; `None`
+    /// inherits the runner's.
+    pub nofile: Option<u64>,
 }
 
 impl Default for ServeOpts {
@@ -176,6 +186,7 @@ impl Default for ServeOpts {
             config: ServeConfig::Flags,
             max_sessions: None,
             env: Vec::new(),
+            nofile: None,
         }
     }
 }
@@ -220,7 +231,16 @@ impl ServerProc {
             .open(&log)
             .expect("log file");
         let err = out.try_clone().expect("log file");
-        let mut cmd = std::process::Command::new(bin());
+        // prlimit(1) sets the limit on itself and execs, so the child's pid
+        // is the server's.
+        let mut cmd = match opts.nofile {
+            Some(n) => {
+                let mut c = std::process::Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}")).arg(bin());
+                c
+            }
+            None => std::process::Command::new(bin()),
+        };
         cmd.arg("serve");
         for v in SERVE_VARS {
             cmd.env_remove(v);
@@ -293,6 +313,11 @@ impl ServerProc {
             self.url,
             self.log_tail()
         );
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The last lines of the server's log, for failure messages.

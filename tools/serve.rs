@@ -5,6 +5,7 @@
 //! [`server::http::env_vars`]; the flag wins.
 
 use server::env::{EnvConfig, Environment};
+use server::http::listen::{self, ConnLimits};
 use server::http::{AppState, HttpConfig, app, env_vars};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,20 @@ pub struct Args {
           action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_uncontained: bool,
+    /// Most HTTP connections served at once; lowered at start-up to fit the
+    /// file-descriptor limit. At the cap the oldest connection that has not
+    /// sent a request is closed for the newcomer; if every one has, the
+    /// newcomer gets 503 `too_many_connections` at once.
+    #[arg(long, env = env_vars::SECAUDIT_MAX_CONNECTIONS,
+          default_value_t = listen::DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Seconds a connection may take to send a complete request head (the
+    /// first, or the next on a keep-alive connection) before it is closed.
+    #[arg(long, env = env_vars::SECAUDIT_HEADER_TIMEOUT_S,
+          default_value_t = listen::DEFAULT_HEADER_READ_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
     /// Log format; the filter comes from RUST_LOG (default `info`).
     #[arg(long, env = env_vars::SECAUDIT_LOG_FORMAT, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -112,6 +127,35 @@ async fn shutdown_signal() {
     }
 }
 
+/// The connection limits from the flags, the cap lowered to what the
+/// descriptor limit (raised to its hard value first) leaves next to the
+/// sessions.
+fn conn_limits(args: &Args, max_sessions: usize) -> anyhow::Result<ConnLimits> {
+    let wanted = usize::try_from(args.max_connections)?;
+    let max_connections = match listen::raise_nofile_limit() {
+        Ok(nofile) => {
+            let cap = listen::fd_budget(wanted, nofile, max_sessions);
+            if cap < wanted {
+                tracing::warn!(
+                    wanted,
+                    cap,
+                    nofile,
+                    "connection cap lowered to fit RLIMIT_NOFILE; raise the limit (ulimit -n) to allow more"
+                );
+            }
+            cap
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read RLIMIT_NOFILE; connection cap left as configured");
+            wanted
+        }
+    };
+    Ok(ConnLimits {
+        max_connections,
+        header_read_timeout: Duration::from_secs(args.header_timeout),
+    })
+}
+
 /// Runs the subcommand; returns the process exit code.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_tracing(args.log_format);
@@ -124,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn serve(args: Args) -> anyhow::Result<()> {
     let max_sessions = usize::try_from(args.max_sessions)?;
+    let limits = conn_limits(&args, max_sessions)?;
     let cfg = EnvConfig {
         data_dir: args.data_dir,
         tasks_dir: args.tasks_dir,
@@ -161,10 +206,10 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     };
     let state = AppState::from_environment(env, http);
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
-    tracing::info!(addr = %listener.local_addr()?, "listening");
+    tracing::info!(addr = %listener.local_addr()?, ?limits, "listening");
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, app(state)).with_graceful_shutdown(async move {
+    let server = listen::serve(listener, app(state), limits, async move {
         shutdown_signal().await;
         tracing::info!("shutdown signal received; draining connections");
         let _ = stop_tx.send(true);
@@ -179,7 +224,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
-        r = server => r?,
+        () = server => {},
         () = deadline => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}; exiting"),
     }
     tracing::info!("stopped");

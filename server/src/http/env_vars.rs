@@ -36,3 +36,12 @@ pub const SECAUDIT_SANDBOX: &str = crate::sandbox::TIER_ENV;
 /// agent commands uncontained (default `false`: such a server refuses
 /// every reset).
 pub const SECAUDIT_ALLOW_UNCONTAINED: &str = "SECAUDIT_ALLOW_UNCONTAINED";
+/// Most HTTP connections served at once (default
+/// [`super::listen::DEFAULT_MAX_CONNECTIONS`], lowered to fit the
+/// descriptor limit). At the cap, the oldest connection that has not sent a
+/// request gives way to a newcomer; when none has, the newcomer gets 503.
+pub const SECAUDIT_MAX_CONNECTIONS: &str = "SECAUDIT_MAX_CONNECTIONS";
+/// Seconds a connection may take to send a complete request head, first or
+/// next keep-alive request, before it is closed (default
+/// [`super::listen::DEFAULT_HEADER_READ_TIMEOUT_S`]).
+pub const SECAUDIT_HEADER_TIMEOUT_S: &str = "SECAUDIT_HEADER_TIMEOUT_S";

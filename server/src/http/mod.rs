@@ -1,7 +1,8 @@
 //! The HTTP, WebSocket and MCP front of the environment.
 //!
 //! One [`app`] builds the whole router; tests call it in-process with
-//! `oneshot`, `secaudit serve` binds it to a socket. Everything behind the
+//! `oneshot`, `secaudit serve` binds it to a socket through [`listen::serve`]
+//! (header read timeout, connection cap). Everything behind the
 //! routes goes through the [`EnvBackend`] trait, implemented for
 //! [`crate::env::Environment`], so the router can be tested against a fake.
 //!
@@ -24,6 +25,7 @@ mod api;
 mod backend;
 pub mod env_vars;
 mod error;
+pub mod listen;
 mod mcp;
 mod openapi;
 mod openenv;
