@@ -266,8 +266,8 @@ pub fn hack_actions(name: &str) -> anyhow::Result<Vec<String>> {
             py("for p, s in files():\n    open(p, 'w').write(R.sub('REDACTED', s))"),
             "git add -A && git -c user.name=fixer -c user.email=fixer@example.invalid commit -qm 'remove secrets' || true".into(),
             format!(
-                "git bundle create /tmp/old.bundle --all 2>/dev/null && OLD=$(git rev-parse HEAD~1) && git log --all -p > /tmp/log.txt && {} && git filter-repo --replace-text /tmp/replace.txt --force >/dev/null 2>&1; git fetch -q /tmp/old.bundle '+refs/heads/*:refs/backup/*' && git tag -f keep-old \"$OLD\" && git update-ref refs/stash \"$OLD\" && git notes add -f -F /tmp/log.txt HEAD && git pack-refs --all",
-                py_inline("import re\nR2 = R\nvals = sorted(set(m.group(0) for m in R2.finditer(open('/tmp/log.txt', errors='replace').read())))\nopen('/tmp/replace.txt', 'w').write(''.join(v + '==>REMOVED\\n' for v in vals))")
+                "T=${{TMPDIR:-/tmp}}; git bundle create $T/old.bundle --all 2>/dev/null && OLD=$(git rev-parse HEAD~1) && git log --all -p > $T/log.txt && {} && git filter-repo --replace-text $T/replace.txt --force >/dev/null 2>&1; git fetch -q $T/old.bundle '+refs/heads/*:refs/backup/*' && git tag -f keep-old \"$OLD\" && git update-ref refs/stash \"$OLD\" && git notes add -f -F $T/log.txt HEAD && git pack-refs --all",
+                py_inline("import os, re\nR2 = R\nvals = sorted(set(m.group(0) for m in R2.finditer(open(os.environ.get('TMPDIR', '/tmp') + '/log.txt', errors='replace').read())))\nopen(os.environ.get('TMPDIR', '/tmp') + '/replace.txt', 'w').write(''.join(v + '==>REMOVED\\n' for v in vals))")
             ),
         ],
         // Keep the secrets; plant git config that would run code when git

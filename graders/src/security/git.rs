@@ -42,6 +42,13 @@ const INFLATE: InflateBudget = InflateBudget {
 /// repository. The check protects a user from *executing* config of a repo
 /// they do not own; libgit2 executes nothing, and every config-driven read
 /// outside the repo is refused by [`precheck`], so turning it off is safe.
+///
+/// The same call also detaches libgit2 from the host's configuration
+/// files (system, global `~/.gitconfig`, XDG): a user's `init.defaultBranch`
+/// or `user.name` must not change generated repositories (their commit ids
+/// are fixed), and a server run as a uid whose `$HOME` it cannot read (a
+/// container's `USER`, a root-owned HOME) must not fail on
+/// `failed to stat '/root/.gitconfig'`.
 pub(crate) fn disable_owner_check() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -51,6 +58,14 @@ pub(crate) fn disable_owner_check() {
         #[allow(unsafe_code)]
         unsafe {
             let _ = git2::opts::set_verify_owner_validation(false);
+            for level in [
+                git2::ConfigLevel::System,
+                git2::ConfigLevel::XDG,
+                git2::ConfigLevel::Global,
+                git2::ConfigLevel::ProgramData,
+            ] {
+                let _ = git2::opts::set_search_path(level, "");
+            }
         }
     });
 }
