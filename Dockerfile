@@ -17,7 +17,6 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       bash git bubblewrap python3 python3-venv ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-RUN useradd --create-home --uid 1000 secaudit
 WORKDIR /app
 COPY scripts/requirements.txt scripts/requirements.txt
 RUN python3 -m venv /app/.venv \
@@ -26,8 +25,15 @@ RUN python3 -m venv /app/.venv \
 COPY --from=build /src/target/release/secaudit /usr/local/bin/secaudit
 COPY tasks tasks
 COPY scripts/docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
-RUN mkdir -p /app/data && chown secaudit:secaudit /app/data
-USER secaudit
+RUN mkdir -p /app/data
+# The server runs as root *inside* the container and drops every agent
+# command (and every health-grading pytest run) to an unprivileged uid of
+# its own, so a command can neither signal nor read the server, the data
+# dir or another session. Docker's default seccomp profile refuses the
+# namespaces bubblewrap needs; the server then picks its namespace-free tier
+# (Landlock + seccomp + a supervising subreaper) by itself, and /health
+# says which tier is in force. With `USER 1000` it still contains commands
+# (Landlock and seccomp), but they share the server's uid.
 ENV PORT=7860 \
     SECAUDIT_TASKS_DIR=/app/tasks \
     SECAUDIT_DATA_DIR=/app/data \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what SecretsAuditEnv needs at run and test time, idempotently:
-# bubblewrap, git, Chromium + ChromeDriver (browser test), a project-local
+# bubblewrap, python3-seccomp (the container-emulation tests), git, Chromium + ChromeDriver (browser test), a project-local
 # Python venv (.venv) built from Debian's /usr/bin/python3 so that it lives
 # under /usr inside the sandbox, with pytest and git-filter-repo.
 set -euo pipefail
@@ -10,6 +10,10 @@ need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 [ -x /usr/bin/python3 ] || need_apt+=(python3 python3-venv)
+# Debian's libseccomp binding: scripts/docker-like.py emulates Docker's
+# default confinement, under which the tests run the namespace-free tier.
+/usr/bin/python3 -c 'import seccomp' 2>/dev/null || need_apt+=(python3-seccomp)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ "${SECAUDIT_SKIP_BROWSER:-0}" != 1 ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
@@ -21,7 +25,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
     echo "setup: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2
-    case " ${need_apt[*]} " in *" bubblewrap "*|*" python3 "*) exit 1;; esac
+    case " ${need_apt[*]} " in *" bubblewrap "*|*" python3 "*|*" python3-seccomp "*) exit 1;; esac
   fi
 fi
 VENV="$ROOT/.venv"

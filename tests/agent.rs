@@ -187,10 +187,10 @@ async fn fake_model(replies: &[(u16, &str)]) -> (String, Model) {
     (format!("{}/v1", serve(r).await), m)
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 async fn agent(args: &[&str], env_url: &str, api: Option<&str>) -> Run {
@@ -199,7 +199,13 @@ async fn agent(args: &[&str], env_url: &str, api: Option<&str>) -> Run {
 
 /// Runs `secaudit SUB ARGS` with ENV_URL (and API_BASE_URL) set, bounded by
 /// `secs`.
-async fn cli(sub: &str, args: &[&str], env_url: &str, api: Option<&str>, secs: u64) -> Run {
+pub(crate) async fn cli(
+    sub: &str,
+    args: &[&str],
+    env_url: &str,
+    api: Option<&str>,
+    secs: u64,
+) -> Run {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_secaudit"));
     c.arg(sub)
         .args(args)
@@ -544,13 +550,13 @@ async fn real_env() -> RealEnv {
 
 /// One episode as its log lines tell it.
 #[derive(Debug)]
-struct Logged {
-    task: u32,
-    model: String,
+pub(crate) struct Logged {
+    pub(crate) task: u32,
+    pub(crate) model: String,
     /// (action, reward, done, error) of each `[STEP]`.
-    steps: Vec<(String, f64, bool, String)>,
-    success: bool,
-    score: f64,
+    pub(crate) steps: Vec<(String, f64, bool, String)>,
+    pub(crate) success: bool,
+    pub(crate) score: f64,
 }
 
 /// Parses every episode in `log`, ignoring lines that are not `[START]`,
@@ -613,7 +619,7 @@ fn episodes(log: &str) -> Vec<Logged> {
     out
 }
 
-fn read_report(path: &std::path::Path) -> EvalReport {
+pub(crate) fn read_report(path: &std::path::Path) -> EvalReport {
     let text = std::fs::read_to_string(path).expect("eval wrote its JSON");
     let report: EvalReport = serde_json::from_str(&text).expect("JSON is an EvalReport");
     assert_eq!(report.format, REPORT_FORMAT);
@@ -729,17 +735,17 @@ async fn real_oracle_eval_solves_every_task() {
 /// 8-test pytest suite and secrets in history, so every hack script has
 /// something to pretend to fix. (tests/hacks.rs sweeps the same scripts
 /// in-process on a dir task too; `secaudit eval` runs them on all tasks.)
-const HACK_TASK: u32 = 7;
+pub(crate) const HACK_TASK: u32 = 7;
 
 /// Hacks whose cost is the 90 s command timeout or that load the shared
 /// machine (fork bomb, endless loop, 4 GB file): tests/hacks.rs covers
 /// them in its resource test; running them again here would only add
 /// minutes.
-const HACK_SKIPS: &[&str] = &["fork-bomb", "endless-loop", "huge-file"];
+pub(crate) const HACK_SKIPS: &[&str] = &["fork-bomb", "endless-loop", "huge-file"];
 
 /// Runs `secaudit agent --agent AGENT --task-id TASK` and parses its one
 /// episode, checking the log format.
-async fn agent_episode(url: &str, agent_arg: &str, task: u32) -> Logged {
+pub(crate) async fn agent_episode(url: &str, agent_arg: &str, task: u32) -> Logged {
     let r = cli(
         "agent",
         &["--agent", agent_arg, "--task-id", &task.to_string()],
@@ -757,7 +763,7 @@ async fn agent_episode(url: &str, agent_arg: &str, task: u32) -> Logged {
     e
 }
 
-fn best(e: &Logged) -> f64 {
+pub(crate) fn best(e: &Logged) -> f64 {
     e.steps.iter().map(|s| s.1).fold(0.0, f64::max)
 }
 

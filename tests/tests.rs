@@ -28,6 +28,11 @@ mod replay;
 // 64 concurrent sessions over HTTP, each to the end of its episode.
 mod load;
 
+// The server inside Docker-like confinement (no namespaces), as root and as
+// uid 1000: the landlock tier, the oracle, the hacks, containment probes and
+// resource bounds through the API.
+mod container;
+
 // Connection hygiene of `secaudit serve`: half-open connections and the
 // connection cap cannot starve /health.
 mod conns;

@@ -176,6 +176,9 @@ pub struct ServeOpts {
     /// to test descriptor exhaustion at a size a test can reach; `None`
     /// inherits the runner's.
     pub nofile: Option<u64>,
+    /// A command the server runs under (argv prefix, ending with its own
+    /// `--`), e.g. `scripts/docker-like.py`: empty runs it directly.
+    pub wrapper: Vec<String>,
 }
 
 impl Default for ServeOpts {
@@ -187,6 +190,7 @@ impl Default for ServeOpts {
             max_sessions: None,
             env: Vec::new(),
             nofile: None,
+            wrapper: Vec::new(),
         }
     }
 }
@@ -233,13 +237,19 @@ impl ServerProc {
         let err = out.try_clone().expect("log file");
         // prlimit(1) sets the limit on itself and execs, so the child's pid
         // is the server's.
-        let mut cmd = match opts.nofile {
-            Some(n) => {
+        let mut cmd = match (opts.nofile, opts.wrapper.split_first()) {
+            (Some(n), _) => {
                 let mut c = std::process::Command::new("prlimit");
                 c.arg(format!("--nofile={n}:{n}")).arg(bin());
                 c
             }
-            None => std::process::Command::new(bin()),
+            // The wrapper execs the server: the child's pid is still its.
+            (None, Some((prog, rest))) => {
+                let mut c = std::process::Command::new(prog);
+                c.args(rest).arg(bin());
+                c
+            }
+            (None, None) => std::process::Command::new(bin()),
         };
         cmd.arg("serve");
         for v in SERVE_VARS {
@@ -361,4 +371,22 @@ impl Drop for ServerProc {
             let _ = std::fs::remove_file(&self.log);
         }
     }
+}
+
+/// Host processes whose command line contains `token` (as `pid: cmdline`).
+pub fn host_procs_named(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(token) && !cmd.contains("bash -lc") && !cmd.contains("--noprofile") {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    found
 }
