@@ -57,7 +57,10 @@ fn check_reset(t: &TaskInfo, seed: Option<u64>, obs: &Observation) -> Result<(),
     // the pristine conftest provides (the manifest run allows exactly
     // those failures, `HealthGrader::expected_tests`).
     if obs.health.error.is_some() || obs.health.errors > 0 || obs.health.passed == 0 {
-        return Err(format!("{ctx}: the suite runs before the fix: {:?}", obs.health));
+        return Err(format!(
+            "{ctx}: the suite runs before the fix: {:?}",
+            obs.health
+        ));
     }
     if obs.health.score >= 1.0 {
         return Err(format!(

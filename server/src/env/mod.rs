@@ -1636,7 +1636,11 @@ mod step_shortcut_tests {
             "{:?}",
             o.health
         );
-        assert!(o.health.passed > 0 && o.health.error.is_none(), "{:?}", o.health);
+        assert!(
+            o.health.passed > 0 && o.health.error.is_none(),
+            "{:?}",
+            o.health
+        );
         assert!(o.health.cached || walked(&p), "{:?}", o.health);
         assert!(p.sandbox > Duration::ZERO && p.total >= p.action, "{p:?}");
         // The owner hint: a second command as the same uid skips the walk.
