@@ -24,10 +24,10 @@ def _rand(alphabet, n):
 
 DEPLOYED = {"user": "etl_" + _rand(_LOWER, 8),
             "password": _rand(string.ascii_letters + string.digits, 22),
-            "host": "pg-" + _rand(_LOWER, 8) + ".internal", "port": 5432,
+            "host": "pg-" + _rand(_LOWER, 8) + ".internal", "port": 20000 + secrets.randbelow(40000),
             "dbname": "metrics_" + _rand(_LOWER, 6)}
 os.environ["DATABASE_URL"] = ("postgresql" + "://" + DEPLOYED["user"] + ":" + DEPLOYED["password"]
-                              + "@" + DEPLOYED["host"] + ":5432/" + DEPLOYED["dbname"])
+                              + "@" + DEPLOYED["host"] + ":" + str(DEPLOYED["port"]) + "/" + DEPLOYED["dbname"])
 
 
 @pytest.fixture
