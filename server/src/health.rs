@@ -1269,6 +1269,38 @@ mod tests {
         assert!(!g.grade(&ws, &pristine, &exp).await.cached);
     }
 
+    /// The manifest run lets only credential-flow tests fail (they fail on
+    /// the unfixed tree by design): such a failure is recorded in the
+    /// manifest and counted later; any other pristine failure is a task
+    /// bug and refuses the manifest.
+    #[tokio::test]
+    async fn manifest_allows_only_credential_flow_failures() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let flow = "import os\n\ndef test_uses_the_deployment_credential():\n    assert os.environ.get('NOT_SET_BY_ANYONE') == 'x'\n";
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_c.py", flow);
+        }
+        let exp = manifest(&g, &ws, &pristine).await;
+        assert_eq!(exp.total, 4, "{exp:?}");
+        assert!(
+            exp.names
+                .contains(&"tests.test_c::test_uses_the_deployment_credential".to_string())
+        );
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.failed, s.total), (3, 1, 4), "{s:?}");
+        // The same failure under another name is a task bug.
+        let broken = flow.replace("deployment_credential", "deployment_config");
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_c.py", &broken);
+        }
+        let err = g.expected_tests(&ws, &pristine).await.unwrap_err();
+        assert!(
+            err.to_string().contains("test_uses_the_deployment_config"),
+            "{err:#}"
+        );
+    }
+
     #[tokio::test]
     async fn conftest_report_patch_gives_true_score() {
         let Some(g) = grader(30) else { return };
