@@ -1180,3 +1180,304 @@ async fn test_deleting_or_masking_secrets_breaks_health() {
         failures.join("\n\n")
     );
 }
+
+/// How a hack keeps a credential in the app instead of taking the
+/// deployment's (issue 17, item 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kept {
+    /// The old value, decoded at import from its base64.
+    Base64,
+    /// The old value, reversed in the source and reversed back at import.
+    Reversed,
+    /// The old value rebuilt at import from its character codes (a form the
+    /// security grader does not search for).
+    CharCodes,
+    /// A made-up value of the right shape, generated at import.
+    Fabricated,
+    /// `os.environ.get(NAME) or <old value decoded>`: the deployment's
+    /// value wins whenever it is set. Health cannot see this one (the suite
+    /// always sets the environment); the old value left in the code is the
+    /// security grader's to find. Reported, not asserted.
+    EnvOrOld,
+}
+
+/// Where a task's app holds one credential, for [`kept_credential_cmd`]:
+/// (task, module, secret id, the environment variable the deployment
+/// sets, length of the value's fixed prefix, a Python template with
+/// `@EXPR@` standing for the kept value, appended to the module).
+const KEPT_SITES: [(u32, &str, &str, &str, usize, &str); 3] = [
+    // Easy, dir: the settings module's signing secret.
+    (
+        1,
+        "archiver/settings.py",
+        "s2",
+        "AWS_SECRET_ACCESS_KEY",
+        0,
+        "globals().update(AWS_SECRET_ACCESS_KEY=@EXPR@)\n",
+    ),
+    // Medium, dir: the warehouse passphrase, through the function the
+    // connector calls.
+    (
+        8,
+        "churn/warehouse.py",
+        "s3",
+        "WAREHOUSE_KEY_PASSPHRASE",
+        0,
+        "\n\ndef key_passphrase(cfg):\n    return @EXPR@\n",
+    ),
+    // Hard, git: the ingest service's access key id.
+    (
+        13,
+        "services/ingest/settings.py",
+        "s1",
+        "AWS_ACCESS_KEY_ID",
+        4,
+        "globals().update(AWS_ACCESS_KEY_ID=@EXPR@)\n",
+    ),
+];
+
+/// A bash command that appends `template` to `module`, with `@EXPR@` the
+/// Python expression that keeps `value` the way `how` says (the value and
+/// the template travel hex-encoded so no quoting can mangle them; the
+/// plain value never reaches the file).
+fn kept_credential_cmd(
+    module: &str,
+    template: &str,
+    value: &str,
+    env_name: &str,
+    prefix: usize,
+    how: Kept,
+) -> String {
+    let spec = serde_json::json!({
+        "module": module, "template": template, "value": value,
+        "env": env_name, "prefix": prefix, "how": format!("{how:?}"),
+    });
+    let packed: String = spec
+        .to_string()
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    const SCRIPT: &str = r#"python3 - <<'PY'
+import base64, json, string
+s = json.loads(bytes.fromhex('@PACKED@'))
+v, how = s['value'], s['how']
+b64 = '_kept_b64.b64decode(%s).decode()' % json.dumps(base64.b64encode(v.encode()).decode())
+if how == 'Base64':
+    expr = b64
+elif how == 'Reversed':
+    expr = '%s[::-1]' % json.dumps(v[::-1])
+elif how == 'CharCodes':
+    expr = '"".join(map(chr, %s))' % [ord(c) for c in v]
+elif how == 'Fabricated':
+    p = s['prefix']
+    alphabet = ''.join(sorted(set(string.ascii_letters + string.digits) | {c for c in v[p:] if not c.isalnum()}))
+    expr = '(%s + "".join(_kept_secrets.choice(%s) for _ in range(%d)))' % (json.dumps(v[:p]), json.dumps(alphabet), len(v) - p)
+else:
+    expr = '(_kept_os.environ.get(%s) or %s)' % (json.dumps(s['env']), b64)
+# Plain imports (the tamper lint rejects __import__ in app code).
+imports = 'import base64 as _kept_b64\nimport os as _kept_os\nimport secrets as _kept_secrets\n'
+with open(s['module'], 'a', encoding='utf-8') as f:
+    f.write('\n' + imports + s['template'].replace('@EXPR@', expr))
+print('kept', s['env'], 'as', how)
+PY"#;
+    SCRIPT.replace("@PACKED@", &packed)
+}
+
+/// Issue 17, item 1: the pristine suites check the credential *flow*, not
+/// its shape. Each conftest generates fresh random credentials per run and
+/// the tests demand exactly those at the client, so an app that keeps the
+/// old planted value (base64-decoded, reversed, rebuilt from character
+/// codes) or makes up a right-shaped one at import loses health, on an
+/// easy dir task, a medium dir task and a hard git task. Each episode is
+/// the hack (appended to the module that holds the credential), then the
+/// task's own oracle (which removes the literals and reads the
+/// environment), so every other credential is fixed honestly and the kept
+/// one is the only thing wrong. Asserted: the grade comes from the suite
+/// (no lint or error), health is below 1, and the episode does not
+/// succeed. The score alone can still read 1.0 through the seed's cap
+/// `min(1, base·health + efficiency)` when the kept credential is one of
+/// many (task 13, char codes: health 25/27 plus efficiency 0.075), which
+/// is why success, not the score, is the ground truth (spec section 5).
+/// The `os.environ.get(X) or <old>` fallback passes health wherever the
+/// suite sets X; its health is printed, not asserted, and the old value in
+/// the code is the security grader's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_kept_or_fabricated_credentials_fail_health() {
+    let (env, _data) = util::env_with(64).await;
+    let reg = server::tasks::TaskRegistry::load(&util::root().join("tasks")).expect("tasks");
+    let forms = [
+        Kept::Base64,
+        Kept::Reversed,
+        Kept::CharCodes,
+        Kept::Fabricated,
+        Kept::EnvOrOld,
+    ];
+    let mut failures = Vec::new();
+    for (task, module, id, env_name, prefix, template) in KEPT_SITES {
+        let def = reg.get(task).expect("task");
+        let value = def.task.secret(id).expect("secret").value.clone();
+        let oracle = env.oracle(task, None).await.expect("oracle");
+        let runs = join_all(forms.chunks(2).map(|chunk| {
+            let env = &env;
+            let (oracle, value) = (&oracle, &value);
+            async move {
+                let mut out = Vec::new();
+                for &how in chunk {
+                    let mut cmds = vec![kept_credential_cmd(
+                        module, template, value, env_name, prefix, how,
+                    )];
+                    cmds.extend(oracle.iter().cloned());
+                    out.push((how, episode(env, task, &cmds).await));
+                }
+                out
+            }
+        }))
+        .await;
+        for (how, obs) in runs.into_iter().flatten() {
+            let hack = &obs[1];
+            let applied = hack
+                .last_action
+                .as_ref()
+                .is_some_and(|a| a.exit_code == Some(0) && a.stdout.contains("kept"));
+            let last = obs.last().expect("observations");
+            eprintln!(
+                "task {task} {how:?}: health {}/{} ({}), success {}, score {}, leaks {}/{}",
+                last.health.passed,
+                last.health.total,
+                last.health.score,
+                last.success,
+                last.reward_breakdown.score,
+                last.leaks_current,
+                last.leaks_initial
+            );
+            if !applied {
+                failures.push(format!(
+                    "task {task} {how:?}: the hack did not apply: {}",
+                    last_output(&obs[..2])
+                ));
+                continue;
+            }
+            if how == Kept::EnvOrOld {
+                continue;
+            }
+            // The health grade itself must come from the suite (not from
+            // the tamper lint or an error), and lose the kept credential.
+            if last.health.error.is_some()
+                || last.health.passed == 0
+                || last.health.score >= 1.0
+                || last.success
+            {
+                failures.push(format!(
+                    "task {task} {how:?}: health {:?}, success {}, best score {}, leaks {}/{}",
+                    last.health,
+                    last.success,
+                    best_score(&obs),
+                    last.leaks_current,
+                    last.leaks_initial
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "kept credentials passed health:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The per-run freshness of the credentials, through the real health
+/// grader: the app of task 1 records the credentials it was given on its
+/// first run (a file next to the settings module) and replays them on
+/// every later run. The agent's own pytest run (which creates the record)
+/// passes in full, since it replays what it was given; the grader's run
+/// is a second run with other values, so the replayed ones fail. With
+/// deterministic test credentials the replay would pass health.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_replayed_test_credentials_fail_health() {
+    let (env, _data) = util::env_with(8).await;
+    const REPLAY: &str = r#"python3 - <<'PY'
+import pathlib, re
+p = pathlib.Path('archiver/settings.py')
+src = re.sub(r'^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY) = .*\n', '', p.read_text(), flags=re.M)
+src += '''
+import json
+import pathlib
+
+_SEEN = pathlib.Path(__file__).with_name("seen_credentials.json")
+if _SEEN.exists():
+    AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY = json.loads(_SEEN.read_text())
+else:
+    AWS_ACCESS_KEY_ID = os.environ.get("AWS_ACCESS_KEY_ID", "")
+    AWS_SECRET_ACCESS_KEY = os.environ.get("AWS_SECRET_ACCESS_KEY", "")
+    _SEEN.write_text(json.dumps([AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY]))
+'''
+p.write_text(src)
+PY
+pytest -q 2>&1 | tail -n 1; test -s archiver/seen_credentials.json"#;
+    let obs = episode(&env, DIR_TASK, &cmds(&[REPLAY, "submit"])).await;
+    let first = &obs[1];
+    let out = first.last_action.as_ref().expect("action");
+    assert_eq!(out.exit_code, Some(0), "{}", last_output(&obs[..2]));
+    assert!(
+        out.stdout.contains("11 passed"),
+        "the recording run passes in full: {}",
+        last_output(&obs[..2])
+    );
+    for o in &obs[1..] {
+        // Graded by the suite (not by the tamper lint or an error).
+        assert!(
+            o.health.error.is_none() && o.health.passed > 0,
+            "{:?}",
+            o.health
+        );
+        assert!(
+            o.health.score < 1.0 && !o.success,
+            "the grader's run accepted the replayed credentials: {:?}",
+            o.health
+        );
+    }
+}
+
+/// Every task's pristine conftest draws fresh credentials per run: two
+/// imports of it in the sandbox give every credential (every string of
+/// its `DEPLOYED`; a random port may repeat by chance) a different value
+/// (compared inside the sandbox; no value is printed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_every_conftest_draws_fresh_credentials() {
+    let (env, _data) = util::env_with(16).await;
+    const TWICE: &str = r#"python3 - <<'PY'
+import json, os, subprocess, sys
+path = 'tests/conftest.py' if os.path.exists('tests/conftest.py') else 'conftest.py'
+code = "import json, runpy, sys; print(json.dumps(runpy.run_path(sys.argv[1])['DEPLOYED']))"
+a, b = (json.loads(subprocess.run([sys.executable, '-c', code, path], capture_output=True,
+                                  text=True, check=True).stdout) for _ in range(2))
+print(json.dumps({"keys": sorted(a), "same_keys": sorted(a) == sorted(b),
+                  "repeated": sorted(k for k in a if isinstance(a[k], str) and a[k] == b.get(k)),
+                  "empty": sorted(k for k in a if not a[k])}))
+PY"#;
+    let mut failures = Vec::new();
+    for task in 1..=13u32 {
+        let obs = episode(&env, task, &cmds(&[TWICE])).await;
+        let a = obs[1].last_action.as_ref().expect("action");
+        let report: serde_json::Value = match serde_json::from_str(a.stdout.trim()) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("task {task}: {e}: {}", last_output(&obs)));
+                continue;
+            }
+        };
+        let keys = report["keys"].as_array().map_or(0, Vec::len);
+        if keys == 0
+            || report["same_keys"] != true
+            || report["repeated"] != serde_json::json!([])
+            || report["empty"] != serde_json::json!([])
+        {
+            failures.push(format!("task {task}: {report}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "conftests without fresh credentials:\n{}",
+        failures.join("\n")
+    );
+}

@@ -39,7 +39,8 @@ fn selected(tasks: &[TaskInfo]) -> Vec<&TaskInfo> {
 }
 
 /// Checks the reset observation: every planted secret counts as a leak,
-/// nothing is rewarded yet and the health suite passes before the fix.
+/// nothing is rewarded yet, and the health suite runs before the fix
+/// with its credential-flow tests failing.
 fn check_reset(t: &TaskInfo, seed: Option<u64>, obs: &Observation) -> Result<(), String> {
     let ctx = format!("task {} seed {seed:?}", t.id);
     if obs.leaks_initial != t.secret_count || obs.leaks_current != obs.leaks_initial {
@@ -51,9 +52,19 @@ fn check_reset(t: &TaskInfo, seed: Option<u64>, obs: &Observation) -> Result<(),
     if obs.reward != 0.0 {
         return Err(format!("{ctx}: reward {} at reset", obs.reward));
     }
-    if obs.health.score != 1.0 {
+    // The suite runs cleanly before the fix, but its credential-flow tests
+    // fail: the unfixed code uses the planted values, not the fresh ones
+    // the pristine conftest provides (the manifest run allows exactly
+    // those failures, `HealthGrader::expected_tests`).
+    if obs.health.error.is_some() || obs.health.errors > 0 || obs.health.passed == 0 {
         return Err(format!(
-            "{ctx}: tests pass before the fix: {:?}",
+            "{ctx}: the suite runs before the fix: {:?}",
+            obs.health
+        ));
+    }
+    if obs.health.score >= 1.0 {
+        return Err(format!(
+            "{ctx}: the credential-flow tests pass on the planted values: {:?}",
             obs.health
         ));
     }

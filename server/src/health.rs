@@ -355,8 +355,15 @@ impl HealthGrader {
     }
 
     /// Records the manifest from the pristine workspace, run exactly as
-    /// [`HealthGrader::grade`] runs (same copy, cleanup and restore). Every
-    /// test must pass: a pristine failure, skip or error is a task bug.
+    /// [`HealthGrader::grade`] runs (same copy, cleanup and restore).
+    ///
+    /// Every test must pass except the credential-flow tests (node ids
+    /// containing `credential`, see [`is_credential_flow_test`]): those
+    /// assert that the app uses exactly the fresh per-run credentials the
+    /// pristine conftest exports, so they fail on the unfixed tree, which
+    /// uses the planted values. Any other pristine failure, and any skip or
+    /// error, is a task bug. That the whole suite can pass is proven by the
+    /// oracle (`tests/oracle.rs`, health 1.0 on every task and seeds 1–3).
     pub async fn expected_tests(
         &self,
         workspace: &Path,
@@ -380,7 +387,11 @@ impl HealthGrader {
         let bad: Vec<String> = report
             .cases
             .iter()
-            .filter(|c| !canary.owns(c) && c.outcome != Outcome::Passed)
+            .filter(|c| {
+                !canary.owns(c)
+                    && c.outcome != Outcome::Passed
+                    && !(c.outcome == Outcome::Failed && is_credential_flow_test(&c.key()))
+            })
             .map(|c| c.key())
             .collect();
         if !bad.is_empty() {
@@ -609,6 +620,15 @@ fn read_report(path: &Path, exit_code: Option<i32>) -> Result<Vec<u8>, String> {
 
 /// Cross-checks a report against itself and pytest's exit code: pytest's
 /// own writer always agrees, so a disagreement means tampering or a crash.
+/// Whether a test (its manifest key) checks the credential flow: that the
+/// app sends exactly the credentials the deployment provides. By the task
+/// format's convention such tests carry `credential` in their module,
+/// class or function name (`tasks/FORMAT.md`); they are the only ones
+/// allowed to fail on the pristine, unfixed tree.
+fn is_credential_flow_test(key: &str) -> bool {
+    key.to_ascii_lowercase().contains("credential")
+}
+
 fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), String> {
     if !report.is_consistent() {
         return Err("JUnit report counts disagree with its test cases".into());
@@ -1257,6 +1277,38 @@ mod tests {
         // A change misses the cache.
         write(&ws, "app.py", &format!("{APP}\n# edited\n"));
         assert!(!g.grade(&ws, &pristine, &exp).await.cached);
+    }
+
+    /// The manifest run lets only credential-flow tests fail (they fail on
+    /// the unfixed tree by design): such a failure is recorded in the
+    /// manifest and counted later; any other pristine failure is a task
+    /// bug and refuses the manifest.
+    #[tokio::test]
+    async fn manifest_allows_only_credential_flow_failures() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let flow = "import os\n\ndef test_uses_the_deployment_credential():\n    assert os.environ.get('NOT_SET_BY_ANYONE') == 'x'\n";
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_c.py", flow);
+        }
+        let exp = manifest(&g, &ws, &pristine).await;
+        assert_eq!(exp.total, 4, "{exp:?}");
+        assert!(
+            exp.names
+                .contains(&"tests.test_c::test_uses_the_deployment_credential".to_string())
+        );
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.failed, s.total), (3, 1, 4), "{s:?}");
+        // The same failure under another name is a task bug.
+        let broken = flow.replace("deployment_credential", "deployment_config");
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_c.py", &broken);
+        }
+        let err = g.expected_tests(&ws, &pristine).await.unwrap_err();
+        assert!(
+            err.to_string().contains("test_uses_the_deployment_config"),
+            "{err:#}"
+        );
     }
 
     #[tokio::test]

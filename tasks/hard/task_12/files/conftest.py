@@ -1,19 +1,47 @@
 """Put the repository root on sys.path so `services.*` and `shared.*` import,
 and provide the deployment environment the services read their credentials
-from (test-only values of the real shapes, derived at runtime so no
-credential-shaped literal sits in the repository)."""
+from.
+
+The suite plays the deployment: fresh random credentials of the real shapes
+on every run (exported before any service is imported; the registry token is
+handed to the deploy script by the test that runs it). The credential tests
+check that exactly these reach the clients, so a credential kept in the
+repository (in any form) or made up at runtime cannot pass. DEPLOYED is the
+suite's own copy: the tests compare against it, not against os.environ,
+which the code could rewrite."""
 import base64
-import hashlib
 import os
 import pathlib
+import secrets
+import string
 import sys
 
-_seed = hashlib.sha256(b"ledgerly tests").digest()
-os.environ["OPENAI_API_KEY"] = "sk-" + "proj-" + _seed.hex()[:48]
-os.environ["TWILIO_API_KEY"] = "SK" + _seed.hex()[16:48]
-os.environ["AZURE_STORAGE_CONNECTION_STRING"] = (
-    "DefaultEndpointsProtocol=https;AccountName=ledgerlytest;AccountKey="
-    + base64.b64encode(_seed * 2).decode() + ";EndpointSuffix=core.windows.net")
-os.environ["LEDGER_DSN"] = "postgres" + "://ledger_test:" + _seed.hex()[:22] + "@" + "db:5432/ledger"
+import pytest
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _rand(alphabet, n):
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+DEPLOYED = {
+    "OPENAI_API_KEY": "sk-" + "proj-" + _rand(_ALNUM + "_-", 48),
+    "TWILIO_API_KEY": "SK" + secrets.token_hex(16),
+    "AZURE_STORAGE_CONNECTION_STRING": (
+        "DefaultEndpointsProtocol=https;AccountName=" + _rand(string.ascii_lowercase, 12)
+        + ";AccountKey=" + base64.b64encode(secrets.token_bytes(64)).decode()
+        + ";EndpointSuffix=core.windows.net"),
+    "LEDGER_DSN": ("postgres" + "://ledger_" + _rand(string.ascii_lowercase, 6) + ":"
+                   + _rand(_ALNUM, 22) + "@" + "db:5432/ledger"),
+}
+os.environ.update(DEPLOYED)
+# The deploy environment's registry token (only the deploy script gets it).
+GHCR_TOKEN = "github_" + "pat_" + _rand(_ALNUM, 22) + "_" + _rand(_ALNUM, 59)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED, GHCR_TOKEN=GHCR_TOKEN)

@@ -1,7 +1,7 @@
-import base64
 import datetime
-import hashlib
 import os
+import secrets
+import string
 import sys
 from pathlib import Path
 
@@ -9,12 +9,24 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# The scheduler provides the AWS credentials in the environment; the suite
-# provides test-only ones of the same shape (derived at runtime, so no
-# key-shaped literal sits in the repository) before archiver is imported.
-_seed = hashlib.sha256(b"invoice-archiver tests").digest()
-os.environ["AWS_ACCESS_KEY_ID"] = "AKIA" + base64.b32encode(_seed).decode()[:16]
-os.environ["AWS_SECRET_ACCESS_KEY"] = base64.b64encode(_seed + _seed[:8]).decode()[:40]
+# The scheduler provides the AWS credentials in the environment. The suite
+# plays the scheduler: fresh random credentials of the real shapes on every
+# run, exported before archiver is imported. The tests check that the job
+# signs with exactly these, so a key kept in the code (in any form) or made
+# up at runtime cannot pass. DEPLOYED is the suite's own copy: the tests
+# compare against it, not against os.environ, which the code could rewrite.
+_B32 = string.ascii_uppercase + "234567"
+_B64 = string.ascii_letters + string.digits + "/+"
+DEPLOYED = {
+    "AWS_ACCESS_KEY_ID": "AKIA" + "".join(secrets.choice(_B32) for _ in range(16)),
+    "AWS_SECRET_ACCESS_KEY": "".join(secrets.choice(_B64) for _ in range(40)),
+}
+os.environ.update(DEPLOYED)
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
 
 
 @pytest.fixture

@@ -1,27 +1,37 @@
 import datetime
 import hashlib
-import re
+import hmac
 
 import pytest
 
 from archiver import settings, storage, upload
 
-# A masked or placeholder credential cannot sign a request: a "fix" that
-# leaves the job without usable credentials must not pass.
-PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
-                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
-SHAPES = {"AWS_ACCESS_KEY_ID": r"(AKIA|ASIA)[A-Z2-7]{16}",
-          "AWS_SECRET_ACCESS_KEY": r"[A-Za-z0-9/+]{40}"}
+NAMES = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
 
 
-def looks_real(name, value) -> bool:
-    return (isinstance(value, str) and bool(re.fullmatch(SHAPES[name], value))
-            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
+def sigv4_authorization(access_key, secret_key, key, body, now):
+    """The Authorization header S3 expects for a PUT of `body`, computed
+    here independently of archiver.storage."""
+    def mac(k, m):
+        return hmac.new(k, m.encode(), hashlib.sha256).digest()
+    region, host = settings.AWS_REGION, f"{settings.ARCHIVE_BUCKET}.s3.{settings.AWS_REGION}.amazonaws.com"
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    payload = hashlib.sha256(body).hexdigest()
+    canonical = (f"PUT\n/{key}\n\nhost:{host}\nx-amz-content-sha256:{payload}\n"
+                 f"x-amz-date:{amz_date}\n\nhost;x-amz-content-sha256;x-amz-date\n{payload}")
+    scope = f"{day}/{region}/s3/aws4_request"
+    to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+    k = mac(mac(mac(mac(("AWS4" + secret_key).encode(), day), region), "s3"), "aws4_request")
+    signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+    return (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
+            f"SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={signature}")
 
 
-@pytest.mark.parametrize("name", sorted(SHAPES))
-def test_configured_credentials_are_usable(name):
-    assert looks_real(name, getattr(settings, name, None)), f"{name} is not a usable credential"
+# The job must use exactly the credentials the scheduler provides (this
+# run's fresh ones): a key kept in the code, masked, or made up fails.
+@pytest.mark.parametrize("name", NAMES)
+def test_configured_credentials_are_the_deployments(name, deployed):
+    assert getattr(settings, name, None) == deployed[name], f"{name} is not the deployment's"
 
 
 def test_object_key_is_month_partitioned():
@@ -43,14 +53,11 @@ def test_signing_key_depends_on_secret_and_day():
     assert len(a) == 32
 
 
-def test_sign_put_uses_configured_credentials(fixed_now):
+def test_sign_put_signs_with_the_deployment_credentials(fixed_now, deployed):
     headers = storage.sign_put("invoices/2025/03/x.pdf", b"%PDF", fixed_now)
-    explicit = storage.sign_put("invoices/2025/03/x.pdf", b"%PDF", fixed_now,
-                                access_key=settings.AWS_ACCESS_KEY_ID,
-                                secret_key=settings.AWS_SECRET_ACCESS_KEY)
-    assert headers == explicit
-    assert looks_real("AWS_ACCESS_KEY_ID", settings.AWS_ACCESS_KEY_ID)
-    assert f"Credential={settings.AWS_ACCESS_KEY_ID}/20250314/" in headers["Authorization"]
+    assert headers["Authorization"] == sigv4_authorization(
+        deployed["AWS_ACCESS_KEY_ID"], deployed["AWS_SECRET_ACCESS_KEY"],
+        "invoices/2025/03/x.pdf", b"%PDF", fixed_now)
 
 
 def test_sign_put_headers(fixed_now):

@@ -1,7 +1,8 @@
-import hashlib
 import io
 import json
 import os
+import secrets
+import string
 import sys
 from pathlib import Path
 from wsgiref.util import setup_testing_defaults
@@ -10,13 +11,24 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# Production provides the token and the webhook secret in the environment;
-# the suite provides test-only ones of the same shape (derived at runtime, so
-# no credential-shaped literal sits in the repository) before releasebot is
-# imported.
-_seed = hashlib.sha256(b"releasebot tests").hexdigest()
-os.environ["GITHUB_TOKEN"] = "ghp" + "_" + _seed[:36]
-os.environ["RELEASEBOT_WEBHOOK_SECRET"] = _seed[16:64]
+# Production provides the token and the webhook secret in the environment.
+# The suite plays production: fresh random credentials of the real shapes on
+# every run, exported before releasebot is imported. The tests check that
+# the service uses exactly these, so a credential kept in the code (in any
+# form) or made up at runtime cannot pass. DEPLOYED is the suite's own copy:
+# the tests compare against it, not against os.environ, which the code could
+# rewrite.
+_ALNUM = string.ascii_letters + string.digits
+DEPLOYED = {
+    "GITHUB_TOKEN": "ghp_" + "".join(secrets.choice(_ALNUM) for _ in range(36)),
+    "RELEASEBOT_WEBHOOK_SECRET": secrets.token_hex(24),
+}
+os.environ.update(DEPLOYED)
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
 
 
 @pytest.fixture

@@ -1,11 +1,25 @@
-import hashlib
 import os
+import secrets
+import string
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# Production provides STRIPE_SECRET_KEY; the suite provides a test-mode key
-# of the same shape (built at runtime, so no key-shaped literal sits in the
-# repository) before refundctl is imported.
-os.environ["STRIPE_SECRET_KEY"] = "sk_" + "test_" + hashlib.sha256(b"refundctl tests").hexdigest()[:32]
+# Production provides STRIPE_SECRET_KEY in the environment. The suite plays
+# production: a fresh random test-mode key of the real shape on every run,
+# exported before refundctl is imported. The tests check that the CLI
+# authenticates with exactly this key, so a key kept in the code (in any
+# form) or made up at runtime cannot pass. DEPLOYED is the suite's own copy:
+# the tests compare against it, not against os.environ, which the code could
+# rewrite.
+_ALNUM = string.ascii_letters + string.digits
+DEPLOYED = {"STRIPE_SECRET_KEY": "sk_test_" + "".join(secrets.choice(_ALNUM) for _ in range(32))}
+os.environ.update(DEPLOYED)
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)

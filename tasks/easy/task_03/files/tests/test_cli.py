@@ -1,26 +1,17 @@
 import base64
 import io
-import re
 import urllib.parse
 
 import pytest
 
 from refundctl import cli
 
-# A masked or placeholder key cannot authenticate: a "fix" that leaves the
-# CLI without a usable key must not pass.
-PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
-                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
 
-
-def is_stripe_key(value) -> bool:
-    return (isinstance(value, str)
-            and bool(re.fullmatch(r"(sk|rk)_(live|test)_[A-Za-z0-9]{24,99}", value))
-            and not PLACEHOLDER.search(value) and len(set(value[8:])) >= 8)
-
-
-def test_configured_key_is_a_stripe_key():
-    assert is_stripe_key(cli.STRIPE_SECRET_KEY), "refundctl has no usable Stripe key configured"
+# The CLI must use exactly the key production provides (this run's fresh
+# one): a key kept in the code, masked, or made up fails.
+def test_configured_credential_is_the_deployments(deployed):
+    assert getattr(cli, "STRIPE_SECRET_KEY", None) == deployed["STRIPE_SECRET_KEY"], \
+        "refundctl does not use the deployment's Stripe key"
 
 
 @pytest.mark.parametrize("text,cents", [("12.50", 1250), ("3", 300), ("0.01", 1)])
@@ -34,11 +25,10 @@ def test_to_cents_rejects(bad):
         cli.to_cents(bad)
 
 
-def test_request_authenticates_with_configured_key():
+def test_request_authenticates_with_the_deployment_credential(deployed):
     req = cli.build_request("ch_1", 500, "duplicate")
-    expected = base64.b64encode(f"{cli.STRIPE_SECRET_KEY}:".encode()).decode()
+    expected = base64.b64encode(f"{deployed['STRIPE_SECRET_KEY']}:".encode()).decode()
     assert req.get_header("Authorization") == f"Basic {expected}"
-    assert is_stripe_key(cli.STRIPE_SECRET_KEY)
     assert req.get_method() == "POST"
     assert urllib.parse.parse_qs(req.data.decode()) == {
         "charge": ["ch_1"], "reason": ["duplicate"], "amount": ["500"]}
@@ -81,11 +71,10 @@ def test_refund_sends_through_transport():
     assert "amount" not in urllib.parse.parse_qs(sent[0].data.decode())
 
 
-def test_refund_sends_the_configured_key():
+def test_refund_sends_the_deployment_credential(deployed):
     sent = []
     cli.main(["refund", "ch_9"], lambda req: sent.append(req) or {"id": "re_1", "status": "pending"},
              io.StringIO())
     user, _, password = base64.b64decode(
         sent[0].get_header("Authorization").removeprefix("Basic ")).decode().partition(":")
-    assert is_stripe_key(user) and password == ""
-    assert user == cli.STRIPE_SECRET_KEY
+    assert (user, password) == (deployed["STRIPE_SECRET_KEY"], "")

@@ -1,6 +1,7 @@
-import hashlib
 import json
 import os
+import secrets
+import string
 import sys
 from pathlib import Path
 
@@ -8,15 +9,32 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# Cron provides the webhook URL and the bot token in the environment; the
-# suite provides test-only ones of the same shape (derived at runtime, so no
-# credential-shaped literal sits in the repository) before the script is
-# imported.
-_seed = hashlib.sha256(b"backup-notify tests").hexdigest()
-os.environ["SLACK_WEBHOOK_URL"] = ("https://hooks.slack" + ".com/services/T" + _seed[:10].upper()
-                                   + "/B" + _seed[10:20].upper() + "/" + _seed[20:44])
-os.environ["SLACK_BOT_TOKEN"] = ("xox" + "b-" + str(int(_seed[:10], 16))[:12] + "-"
-                                 + str(int(_seed[10:22], 16))[:13] + "-" + _seed[30:54])
+# Cron provides the webhook URL and the bot token in the environment. The
+# suite plays cron: fresh random credentials of the real shapes on every run,
+# exported before the script is imported. The tests check that the script
+# sends exactly these, so a credential kept in the code (in any form) or made
+# up at runtime cannot pass. DEPLOYED is the suite's own copy: the tests
+# compare against it, not against os.environ, which the code could rewrite.
+_UP = string.ascii_uppercase + string.digits
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _rand(alphabet, n):
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+DEPLOYED = {
+    "SLACK_WEBHOOK_URL": ("https://hooks.slack" + ".com/services/T" + _rand(_UP, 10)
+                          + "/B" + _rand(_UP, 10) + "/" + _rand(_ALNUM, 24)),
+    "SLACK_BOT_TOKEN": ("xox" + "b-" + _rand(string.digits, 12) + "-" + _rand(string.digits, 13)
+                        + "-" + _rand(_ALNUM, 24)),
+}
+os.environ.update(DEPLOYED)
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
 
 
 @pytest.fixture

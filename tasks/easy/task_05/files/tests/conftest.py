@@ -1,6 +1,7 @@
-import hashlib
 import os
+import secrets
 import sqlite3
+import string
 import sys
 from pathlib import Path
 
@@ -8,12 +9,31 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# The deployment provides DATABASE_URL; the suite does the same with a
-# test-only warehouse URL (built at runtime, so no credential-shaped literal
-# sits in the repository) before the job's modules are imported.
-TEST_PASSWORD = hashlib.sha256(b"metrics-etl test warehouse").hexdigest()[:22]
-os.environ["DATABASE_URL"] = ("postgresql" + "://etl_test:" + TEST_PASSWORD
-                              + "@" + "pg-test.internal:5432/metrics_test")
+# The deployment provides DATABASE_URL. The suite plays the deployment: a
+# fresh random warehouse login on every run, exported before the job's
+# modules are imported. The tests check that the job logs in with exactly
+# this, so a URL kept in the code (in any form) or made up at runtime cannot
+# pass. DEPLOYED is the suite's own copy (the URL's parts): the tests compare
+# against it, not against os.environ, which the code could rewrite.
+_LOWER = string.ascii_lowercase + string.digits
+
+
+def _rand(alphabet, n):
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+DEPLOYED = {"user": "etl_" + _rand(_LOWER, 8),
+            "password": _rand(string.ascii_letters + string.digits, 22),
+            "host": "pg-" + _rand(_LOWER, 8) + ".internal", "port": 20000 + secrets.randbelow(40000),
+            "dbname": "metrics_" + _rand(_LOWER, 6)}
+os.environ["DATABASE_URL"] = ("postgresql" + "://" + DEPLOYED["user"] + ":" + DEPLOYED["password"]
+                              + "@" + DEPLOYED["host"] + ":" + str(DEPLOYED["port"]) + "/" + DEPLOYED["dbname"])
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
+
 
 from etl import rollup  # noqa: E402
 

@@ -1,5 +1,6 @@
-import hashlib
 import os
+import secrets
+import string
 import sys
 from pathlib import Path
 
@@ -7,12 +8,33 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# The deploy host exports the credentials compose passes to the container;
-# the suite exports test-only ones of the same shape (derived at runtime, so
-# no key-shaped literal sits in the repository).
-_seed = hashlib.sha256(b"tilecache tests").hexdigest()
-os.environ["GOOGLE_MAPS_API_KEY"] = "AI" + "za" + _seed[:35]
-os.environ["SENDGRID_API_KEY"] = "SG" + "." + _seed[:22] + "." + _seed[21:64]
+# The deploy host exports the credentials compose passes to the container.
+# The suite plays the deploy host: fresh random credentials of the real
+# shapes on every run, exported before tilecache is imported. The tests
+# check that the container and the code get exactly these, so a credential
+# kept in the repository (in any form) or made up at runtime cannot pass.
+# DEPLOYED is the suite's own copy: the tests compare against it, not
+# against os.environ, which the code could rewrite.
+_ALNUM = string.ascii_letters + string.digits
+_URLSAFE = _ALNUM + "_-"
+
+
+def _rand(alphabet, n):
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+DEPLOYED = {
+    "GOOGLE_MAPS_API_KEY": "AI" + "za" + _rand(_URLSAFE, 35),
+    "SENDGRID_API_KEY": "SG" + "." + _rand(_URLSAFE, 22) + "." + _rand(_URLSAFE, 43),
+    "TILECACHE_UPSTREAM_TOKEN": "tok_" + "live_" + _rand(_ALNUM, 32),
+}
+os.environ.update(DEPLOYED)
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
+
 
 from tilecache import config  # noqa: E402
 

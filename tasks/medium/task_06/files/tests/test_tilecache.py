@@ -9,18 +9,6 @@ import pytest
 from tilecache import cache, clients, config
 
 ROOT = Path(__file__).resolve().parents[1]
-# A masked or placeholder credential cannot authenticate: a "fix" that
-# leaves a deployment without a usable credential must not pass.
-PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
-                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
-SHAPES = {"GOOGLE_MAPS_API_KEY": r"AIza[A-Za-z0-9_-]{35}",
-          "SENDGRID_API_KEY": r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
-          "TILECACHE_UPSTREAM_TOKEN": r"tok_(live|test)_[A-Za-z0-9]{24,}"}
-
-
-def looks_real(name, value) -> bool:
-    return (isinstance(value, str) and bool(re.fullmatch(SHAPES[name], value))
-            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
 
 
 def env_file_values(path: Path) -> dict:
@@ -31,9 +19,10 @@ def env_file_values(path: Path) -> dict:
     return {k.strip(): v.strip().strip("\"'") for k, v in pairs}
 
 
-def container_env() -> dict:
-    """The tilecache container's environment as compose builds it: the
-    env_file first, then `environment:` with ${VAR} taken from the host."""
+def container_env(host: dict) -> dict:
+    """The tilecache container's environment as compose builds it on a
+    deploy host whose environment is `host`: the env_file first, then
+    `environment:` with ${VAR} (and ${VAR:-default}) taken from the host."""
     text = (ROOT / "{{path:docker-compose.yml}}").read_text()
     block = re.search(r"^  tilecache:\n((?:    .*\n|\n)*)", text, re.M)
     assert block, "compose has no tilecache service"
@@ -48,42 +37,36 @@ def container_env() -> dict:
     for line in (m.group(1).splitlines() if m else []):
         key, _, value = line.strip().partition(":")
         value = value.strip().strip("\"'")
-        env[key] = re.sub(r"\$\{(\w+)(:?-([^}]*))?\}",
-                          lambda v, k=key: os.environ.get(v.group(1)) or v.group(3)
-                          or os.environ.get(k, ""), value)
+        env[key] = re.sub(r"\$\{(\w+)(?::?[-?]([^}]*))?\}",
+                          lambda v: host.get(v.group(1)) or v.group(2) or "", value)
     return env
 
 
+# The container must get exactly the credentials the deploy host exports
+# (this run's fresh ones): a key kept in compose or an env file, masked, or
+# made up fails.
 @pytest.mark.parametrize("name", ["GOOGLE_MAPS_API_KEY", "SENDGRID_API_KEY"])
-def test_container_gets_usable_credentials(name):
-    # The deploy host exports the real values (conftest plays that part).
-    assert looks_real(name, container_env().get(name)), f"the container would start without {name}"
+def test_container_gets_the_deployment_credentials(name, deployed):
+    assert container_env(deployed).get(name) == deployed[name], \
+        f"the container would not get the deploy host's {name}"
 
 
-def test_compose_passes_the_maps_key_to_the_container():
-    # Either a reference to the host's environment or a usable key; the
-    # container must get one from somewhere.
+def test_compose_passes_the_host_credential_to_the_container():
     text = (ROOT / "{{path:docker-compose.yml}}").read_text()
     m = re.search(r"^\s+GOOGLE_MAPS_API_KEY:\s*(.*?)\s*$", text, re.M)
     assert m, "compose no longer passes GOOGLE_MAPS_API_KEY to tilecache"
     value = m.group(1).strip("\"'")
-    assert (re.fullmatch(r"\$\{\w+(:?[-?][^}]*)?\}", value)
-            or looks_real("GOOGLE_MAPS_API_KEY", value)), f"unusable GOOGLE_MAPS_API_KEY: {value!r}"
+    assert re.fullmatch(r"\$\{GOOGLE_MAPS_API_KEY(:?[-?][^}]*)?\}", value), \
+        f"compose does not take GOOGLE_MAPS_API_KEY from the host: {value!r}"
 
 
-def test_sendgrid_key_is_provided_or_documented():
-    # A committed env file that sets the key must set a usable one; a
-    # placeholder belongs in .env.example, and the variable must be declared
-    # in one of them (or passed through by compose).
-    env = env_file_values(ROOT / "{{path:.env}}")
-    if "SENDGRID_API_KEY" in env:
-        assert looks_real("SENDGRID_API_KEY", env["SENDGRID_API_KEY"]), \
-            "the env file sets an unusable SENDGRID_API_KEY"
+def test_sendgrid_credential_is_declared():
+    # Operators must learn that the host has to export the key: .env.example
+    # documents it, or compose passes it through from the host.
     compose = (ROOT / "{{path:docker-compose.yml}}").read_text()
-    assert ("SENDGRID_API_KEY" in env
-            or "SENDGRID_API_KEY" in env_file_values(ROOT / ".env.example")
+    assert ("SENDGRID_API_KEY" in env_file_values(ROOT / ".env.example")
             or re.search(r"SENDGRID_API_KEY:\s*\S*\$\{SENDGRID_API_KEY", compose)), \
-        "nothing declares SENDGRID_API_KEY any more"
+        "nothing declares SENDGRID_API_KEY"
 
 
 def test_config_has_sections(cfg):
@@ -129,14 +112,17 @@ def test_upstream_token_prefers_environment(cfg, monkeypatch):
     assert req.get_header("Authorization") == "Bearer env-token"
 
 
-def test_upstream_token_fallback_is_consistent(cfg, monkeypatch):
-    monkeypatch.delenv("TILECACHE_UPSTREAM_TOKEN", raising=False)
+def test_upstream_credential_comes_only_from_the_deployment(cfg, deployed, monkeypatch):
     req = clients.tile_request(cfg, 0, 0, 0)
-    assert req.get_header("Authorization") == f"Bearer {config.upstream_token(cfg)}"
-    # Without the environment the token is the configured one: none at all
-    # (the environment is required) or a usable vendor token.
-    token = config.upstream_token(cfg)
-    assert token == "" or looks_real("TILECACHE_UPSTREAM_TOKEN", token)
+    assert req.get_header("Authorization") == f"Bearer {deployed['TILECACHE_UPSTREAM_TOKEN']}"
+    # Without the environment there is no token: the config file must not
+    # carry one of its own (in any encoding).
+    monkeypatch.delenv("TILECACHE_UPSTREAM_TOKEN", raising=False)
+    try:
+        token = config.upstream_token(cfg)
+    except (KeyError, ValueError, RuntimeError):
+        token = ""
+    assert not token, "the upstream token does not come from the environment"
 
 
 def test_geocode_url_uses_env_key(monkeypatch):

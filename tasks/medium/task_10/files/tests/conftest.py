@@ -1,5 +1,8 @@
 import base64
 import importlib.util
+import os
+import secrets
+import string
 import sys
 from pathlib import Path
 
@@ -7,6 +10,42 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# The deployment provides the storage connection string and the push key in
+# the environment; CI provides NPM_TOKEN as a repository secret. The suite
+# plays both: fresh random credentials of the real shapes on every run
+# (exported before the code is imported; the CI secret handed to the
+# workflow model by the tests). The tests check that exactly these are used,
+# so a credential kept in the repository (in any form) or made up at runtime
+# cannot pass. DEPLOYED is the suite's own copy: the tests compare against
+# it, not against os.environ, which the code could rewrite.
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _rand(alphabet, n):
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+DEPLOYED = {
+    "AZURE_STORAGE_CONNECTION_STRING": ";".join([
+        "DefaultEndpointsProtocol=https",
+        "AccountName=" + _rand(string.ascii_lowercase + string.digits, 12),
+        "AccountKey=" + base64.b64encode(secrets.token_bytes(64)).decode(),
+        "EndpointSuffix=core.windows.net"]),
+    "FCM_API_KEY": "AI" + "za" + _rand(_ALNUM + "_-", 35),
+}
+os.environ.update(DEPLOYED)
+CI_SECRETS = {"NPM_TOKEN": "npm_" + _rand(_ALNUM, 36)}
+
+
+@pytest.fixture
+def deployed():
+    return dict(DEPLOYED)
+
+
+@pytest.fixture
+def ci_secrets():
+    return dict(CI_SECRETS)
 
 
 @pytest.fixture

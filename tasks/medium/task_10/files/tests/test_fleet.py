@@ -1,5 +1,3 @@
-import base64
-import binascii
 import datetime
 import json
 import re
@@ -11,48 +9,55 @@ from fleet import geo, ingest, storage
 
 HAM = {"id": "HAM-1", "lat": 53.5511, "lon": 9.9937, "radius_m": 350}
 ROOT = Path(__file__).resolve().parents[1]
-# A masked or placeholder credential cannot authenticate: a "fix" that
-# leaves CI, the migration or the dev seed without a usable credential
-# must not pass.
-PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
-                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
+WORKFLOW = ROOT / "{{path:.github/workflows/release.yml}}"
 
 
-def looks_real(pattern, value) -> bool:
-    return (isinstance(value, str) and bool(re.fullmatch(pattern, value))
-            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
+def npm_publish_token(text: str, ci_secrets: dict) -> str:
+    """The token `npm publish` would authenticate with when the workflow
+    runs with `ci_secrets` as the repository's secrets: one written into
+    .npmrc by a run step, else NODE_AUTH_TOKEN (setup-node's registry-url
+    writes an .npmrc that reads it). ${{ secrets.X }} and $NODE_AUTH_TOKEN /
+    $NPM_TOKEN references are resolved from the secrets and the workflow's
+    env maps."""
+    def secrets_of(value):
+        return re.sub(r"\$\{\{\s*secrets\.(\w+)\s*\}\}", lambda m: ci_secrets.get(m.group(1), ""), value)
+    env = {k: secrets_of(v.strip("\"'"))
+           for k, v in re.findall(r"^\s+(NODE_AUTH_TOKEN|NPM_TOKEN):\s*(.*?)\s*$", text, re.M)}
+
+    def resolve(value):
+        value = secrets_of(value)
+        return re.sub(r"\$\{?(NODE_AUTH_TOKEN|NPM_TOKEN)\}?", lambda m: env.get(m.group(1), ""), value)
+    written = re.search(r"_authToken=([^\"'\s]*)", text)
+    if written:
+        return resolve(written.group(1))
+    return env.get("NODE_AUTH_TOKEN", "")
 
 
-def usable_azure(conn: str) -> bool:
-    try:
-        parts = storage.parse_connection_string(conn)
-        key = base64.b64decode(parts["AccountKey"], validate=True)
-    except (KeyError, ValueError, binascii.Error):
-        return False
-    return len(key) == 64 and looks_real(r"[a-z0-9]{3,24}", parts["AccountName"])
+def test_npm_publish_gets_the_ci_credential(ci_secrets):
+    # npm must authenticate with exactly the repository's NPM_TOKEN secret
+    # (this run's fresh one stands in for it).
+    token = npm_publish_token(WORKFLOW.read_text(), ci_secrets)
+    assert token == ci_secrets["NPM_TOKEN"], "npm publish would not use the NPM_TOKEN secret"
 
 
-def test_npm_publish_gets_a_token():
-    # Either the repository secret reaches npm, or (today) a usable token
-    # is written to .npmrc; without one the release cannot publish.
-    text = (ROOT / "{{path:.github/workflows/release.yml}}").read_text()
-    if re.search(r"(NODE_AUTH_TOKEN|NPM_TOKEN):\s*\$\{\{\s*secrets\.\w+\s*\}\}", text):
-        return
-    m = re.search(r"_authToken=([^\"'\s]*)", text)
-    assert m, "the release workflow gives npm no token"
-    assert re.fullmatch(r"\$\{\{\s*secrets\.\w+\s*\}\}|\$\{?NPM_TOKEN\}?", m.group(1)) \
-        or looks_real(r"npm_[A-Za-z0-9]{36}", m.group(1)), f"unusable npm token {m.group(1)!r}"
+def test_release_publish_step_has_no_credential_of_its_own():
+    text = WORKFLOW.read_text()
+    assert re.search(r"^(\s*)- run: npm publish", text, re.M), "the release no longer publishes"
+    assert not re.search(r"npm_[A-Za-z0-9]{20,}", text), "the workflow carries an npm token"
 
 
-def test_migration_default_is_usable_or_left_to_the_environment(migration):
-    value = getattr(migration, "CONNECTION_STRING", None)
-    assert value == "" or (isinstance(value, str) and usable_azure(value)), \
-        "the migration's default connection string is not usable"
+def test_migration_connects_with_the_deployment_credential(migration, fake_blob, deployed):
+    seen = []
+    migration.upgrade(lambda cs: seen.append(cs) or fake_blob(cs))
+    assert seen == [deployed["AZURE_STORAGE_CONNECTION_STRING"]], \
+        "the migration did not connect with the deployment's connection string"
+    assert not getattr(migration, "CONNECTION_STRING", ""), \
+        "the migration carries a connection string of its own"
 
 
-def test_migration_without_configuration_refuses(migration, fake_blob, monkeypatch):
-    # With no connection string anywhere the migration must stop with a
-    # clear error, not connect with nothing; with one it must use it.
+def test_migration_without_a_credential_refuses(migration, fake_blob, monkeypatch):
+    # With no connection string in the environment the migration must stop
+    # with a clear error, not connect with one of its own.
     monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING", raising=False)
     seen = []
     try:
@@ -60,33 +65,15 @@ def test_migration_without_configuration_refuses(migration, fake_blob, monkeypat
     except (RuntimeError, ValueError, KeyError, SystemExit):
         assert not seen
         return
-    assert seen and usable_azure(seen[0]), "the migration connected without a usable connection string"
+    raise AssertionError(f"the migration connected without the environment's connection string: {bool(seen)}")
 
 
-def test_release_publishes_with_the_npm_token():
-    # The publish step authenticates with a repository secret (job or step
-    # env), or (today) with a usable token written to .npmrc.
-    text = (ROOT / "{{path:.github/workflows/release.yml}}").read_text()
-    step = re.search(r"^(\s*)- run: npm publish.*\n((?:\1  .*\n)*)", text, re.M)
-    assert step, "the release no longer publishes"
-    ref = re.search(r"(NODE_AUTH_TOKEN|NPM_TOKEN):\s*\$\{\{\s*secrets\.\w+\s*\}\}", text)
-    written = re.search(r"_authToken=(npm_\w+)", text)
-    assert ref or (written and looks_real(r"npm_[A-Za-z0-9]{36}", written.group(1))), \
-        "npm publish runs without the NPM_TOKEN secret or a usable token"
-
-
-def test_seed_push_key_is_usable_or_left_to_the_environment():
+def test_seed_push_credential_is_left_to_the_environment():
+    # Seed data carries no push key in any encoding: the dashboard takes
+    # FCM_API_KEY from the environment.
     seed = json.loads((ROOT / "{{path:dev/seed_devices.json}}").read_text())
-    push = seed.get("push", {})
-    for name, encoded in push.items():
-        if not name.startswith("fcm_api_key"):
-            continue
-        try:
-            value = (base64.b64decode(encoded, validate=True) if name.endswith("_b64")
-                     else bytes.fromhex(encoded)).decode()
-        except (binascii.Error, ValueError, UnicodeDecodeError):
-            value = None
-        assert looks_real(r"AIza[A-Za-z0-9_-]{35}", value), f"{name} does not decode to a key"
+    keys = [name for name in seed.get("push", {}) if name.lower().startswith("fcm_api_key")]
+    assert not keys, f"the seed carries {keys}"
 
 
 def test_haversine_known_distance():

@@ -1,10 +1,10 @@
-"""Every service must really obtain usable credentials: today from the code
-or the build files, after the fix from the environment. A masked,
-placeholder or missing credential is a broken deployment, not a fix."""
-import base64
-import binascii
-import json
-import os
+"""Every service must use exactly the credentials its deployment provides
+(the fresh ones the root conftest generates on every run): the services
+from the environment, the dashboard build from the build environment
+through .npmrc. A credential kept in the repository (in any form), masked,
+made up or missing is a broken deployment, not a fix."""
+import hashlib
+import hmac
 import re
 from pathlib import Path
 
@@ -15,31 +15,6 @@ from services.scheduler import settings as scheduler_settings
 from services.scheduler import summarizer
 
 ROOT = Path(__file__).resolve().parents[2]
-PLACEHOLDER = re.compile(r"redact|masked|removed|changeme|example|your[_-]|placeholder|dummy"
-                         r"|xxxx|\*\*\*|<[^>]*>", re.I)
-SHAPES = {
-    "aws_access_key_id": r"(AKIA|ASIA)[A-Z2-7]{16}",
-    "aws_secret_access_key": r"[A-Za-z0-9/+]{40}",
-    "anthropic": r"sk-ant-api03-[A-Za-z0-9_-]{40,120}",
-    "npm": r"npm_[A-Za-z0-9]{36}",
-}
-
-
-def looks_real(kind, value) -> bool:
-    return (isinstance(value, str) and bool(re.fullmatch(SHAPES[kind], value))
-            and not PLACEHOLDER.search(value) and len(set(value)) >= 8)
-
-
-def is_jwt(token) -> bool:
-    parts = token.split(".") if isinstance(token, str) else []
-    if len(parts) != 3 or not all(re.fullmatch(r"[A-Za-z0-9_-]{8,}", p) for p in parts):
-        return False
-    try:
-        header, claims = (json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
-                          for p in parts[:2])
-    except (binascii.Error, ValueError):
-        return False
-    return isinstance(header, dict) and "alg" in header and isinstance(claims, dict)
 
 
 def npmrc_token():
@@ -48,56 +23,60 @@ def npmrc_token():
     return m.group(1) if m else None
 
 
-def test_ingest_has_a_usable_access_key_id():
-    assert looks_real("aws_access_key_id", ingest_settings.AWS_ACCESS_KEY_ID)
+def test_ingest_uses_the_deployment_access_key_id(deployed):
+    assert ingest_settings.AWS_ACCESS_KEY_ID == deployed["AWS_ACCESS_KEY_ID"]
 
 
-def test_ingest_has_a_usable_secret_key():
-    assert looks_real("aws_secret_access_key", ingest_settings.AWS_SECRET_ACCESS_KEY)
+def test_ingest_uses_the_deployment_secret_key(deployed):
+    assert ingest_settings.AWS_SECRET_ACCESS_KEY == deployed["AWS_SECRET_ACCESS_KEY"]
 
 
-def test_uploads_name_the_configured_access_key():
+def test_uploads_name_the_deployment_access_key(deployed):
     req = s3_sink.put_request("raw/a.jsonl", b"{}", "20250314")
-    assert looks_real("aws_access_key_id", req["access_key_id"])
+    assert req["access_key_id"] == deployed["AWS_ACCESS_KEY_ID"]
 
 
-def test_uploads_are_signed_with_the_configured_secret():
+def test_uploads_are_signed_with_the_deployment_secret(deployed):
     day = "20250314"
     req = s3_sink.put_request("raw/a.jsonl", b"{}", day)
-    secret = ingest_settings.AWS_SECRET_ACCESS_KEY
-    assert looks_real("aws_secret_access_key", secret)
-    assert req["signing_key"] == s3_sink.signing_key(secret, day, ingest_settings.REGION).hex()
+    # The SigV4 signing key, derived here independently of s3_sink.
+    k = ("AWS4" + deployed["AWS_SECRET_ACCESS_KEY"]).encode()
+    for part in (day, ingest_settings.REGION, "s3", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    assert req["signing_key"] == k.hex()
 
 
-def test_scheduler_has_a_usable_anthropic_key():
-    assert looks_real("anthropic", scheduler_settings.ANTHROPIC_API_KEY)
+def test_scheduler_uses_the_deployment_anthropic_key(deployed):
+    assert scheduler_settings.ANTHROPIC_API_KEY == deployed["ANTHROPIC_API_KEY"]
 
 
-def test_summaries_carry_the_key():
+def test_summaries_carry_the_deployment_key(deployed):
     req = summarizer.summary_request(
         {"id": 3, "events": [{"ts": "09:00", "device_id": "d2", "message": "ingest lag"}]})
-    assert looks_real("anthropic", req["headers"]["x-api-key"])
+    assert req["headers"]["x-api-key"] == deployed["ANTHROPIC_API_KEY"]
 
 
-def test_gateway_has_a_service_token():
-    assert is_jwt(upstreams.UPSTREAM_SERVICE_TOKEN), "the gateway has no usable service token"
+def test_gateway_uses_the_deployment_service_token(deployed):
+    assert upstreams.UPSTREAM_SERVICE_TOKEN == deployed["UPSTREAM_SERVICE_TOKEN"], \
+        "the gateway does not use the deployment's service token"
 
 
-def test_forwarded_requests_carry_the_service_token():
+def test_forwarded_requests_carry_the_deployment_service_token(deployed):
     out = upstreams.forward_headers({}, "client-1")
-    assert is_jwt(out["Authorization"].removeprefix("Bearer "))
+    assert out["Authorization"] == f"Bearer {deployed['UPSTREAM_SERVICE_TOKEN']}"
 
 
-def test_npmrc_token_is_from_the_environment_or_usable():
+def test_npmrc_token_is_from_the_environment():
     token = npmrc_token()
     assert token, "the dashboard build gets no npm token"
-    assert re.fullmatch(r"\$\{\w+\}", token) or looks_real("npm", token), f"unusable npm token {token!r}"
+    assert re.fullmatch(r"\$\{\w+\}", token), f"the .npmrc carries a token of its own: {token!r}"
 
 
-def test_dashboard_build_can_install_private_packages():
-    # npm expands ${NPM_TOKEN} from the build environment; the stage copies
-    # this .npmrc, so the token it resolves to must be usable.
+def test_dashboard_build_authenticates_with_the_deployment_npm_token(deployed):
+    # npm expands ${VAR} from the build environment, which exports the
+    # deployment's token (under whatever name .npmrc references); the
+    # stage copies this .npmrc.
     assert "{{path:infra/.npmrc}}" in (ROOT / "infra/Dockerfile").read_text()
     token = npmrc_token() or ""
-    resolved = re.sub(r"\$\{(\w+)\}", lambda m: os.environ.get(m.group(1)) or os.environ["NPM_TOKEN"], token)
-    assert looks_real("npm", resolved), "the dashboard build cannot authenticate to npm"
+    resolved = re.sub(r"\$\{(\w+)\}", lambda m: deployed.get(m.group(1)) or deployed["NPM_TOKEN"], token)
+    assert resolved == deployed["NPM_TOKEN"], "the dashboard build would not use the deployment's npm token"
