@@ -17,7 +17,7 @@
 use server::env::{EnvConfig, Environment, StepProfile};
 use server::health::HealthGrader;
 use server::models::{Action, ResetRequest, TaskRef};
-use server::sandbox::{ExecRequest, Sandbox, SandboxConfig};
+use server::sandbox::{ExecRequest, Sandbox, SandboxConfig, TierChoice};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -203,13 +203,18 @@ fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
 
 /// A real environment over the repository's tasks in a fresh data dir,
 /// with the runtimes of the benchmarked tasks built (untimed).
-async fn environment(venv: &Path, prewarm: bool) -> (Environment, tempfile::TempDir) {
+async fn environment(
+    venv: &Path,
+    prewarm: bool,
+    tier: TierChoice,
+) -> (Environment, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
     let mut cfg = EnvConfig::with_root(&root());
     cfg.data_dir = data.path().to_path_buf();
     cfg.max_sessions = 8;
     cfg.venv = venv.to_path_buf();
     cfg.prewarm = prewarm;
+    cfg.sandbox = tier;
     let t = Instant::now();
     let env = Environment::new(cfg).await.expect("environment");
     eprintln!(
@@ -243,14 +248,16 @@ async fn bench_edit(
     venv: &Path,
     n_slow: usize,
     how: &str,
+    tier: TierChoice,
 ) -> Vec<(String, &'static str, Vec<Duration>)> {
     let mut rows = Vec::new();
     let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
         rows.push((name, target, samples));
     };
-    let sb = Arc::new(Sandbox::detect(SandboxConfig::with_venv(
-        venv.to_path_buf(),
-    )));
+    let sb = Arc::new(Sandbox::detect(SandboxConfig {
+        tier,
+        ..SandboxConfig::with_venv(venv.to_path_buf())
+    }));
     let grader = HealthGrader::new(sb);
     let gen_dir = data.join("tasks").join(format!("task_{HARD_TASK:02}"));
     let pristine = gen_dir.join("pristine");
@@ -325,8 +332,10 @@ async fn main() {
     // The server's default (each session's next sandbox prewarmed), and
     // the same with every command started cold, for the rows that show
     // what prewarming buys, measured in this same run.
-    let (env, data) = environment(&venv, true).await;
-    let (env_cold, data_cold) = environment(&venv, false).await;
+    let (env, data) = environment(&venv, true, TierChoice::Auto).await;
+    let (env_cold, data_cold) = environment(&venv, false, TierChoice::Auto).await;
+    // The namespace-free tier (what containers get), in the same run.
+    let (env_ll, data_ll) = environment(&venv, false, TierChoice::Landlock).await;
 
     let mut rows: Vec<Row> = Vec::new();
     let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
@@ -357,6 +366,23 @@ async fn main() {
             }
         }
         push("sandbox spawn (`true` in bwrap)".into(), "reference", v);
+        let ll = Sandbox::detect(SandboxConfig {
+            tier: TierChoice::Landlock,
+            ..SandboxConfig::with_venv(venv.clone())
+        });
+        let mut v = Vec::new();
+        for i in 0..=n {
+            let t = Instant::now();
+            let o = ll
+                .run(ExecRequest::bash(ws.path(), "true"))
+                .await
+                .expect("sandbox");
+            assert_eq!(o.exit_code, Some(0));
+            if i > 0 {
+                v.push(t.elapsed());
+            }
+        }
+        push("sandbox spawn (`true` in landlock)".into(), "reference", v);
         // The same command delivered to a sandbox prewarmed 50 ms earlier
         // (untimed): what a step pays when its sandbox is ready.
         let mut v = Vec::new();
@@ -450,6 +476,8 @@ async fn main() {
         ("true", 0, &env, ""),
         ("true", 50, &env_cold, ", cold"),
         ("true", 0, &env_cold, ", cold"),
+        ("true", 50, &env_ll, ", landlock"),
+        ("true", 0, &env_ll, ", landlock"),
     ];
     for (cmd, think, env, how) in runs {
         let name = if think > 0 {
@@ -495,9 +523,13 @@ async fn main() {
     // The pytest part is timed separately on the very tree the step left
     // behind, with a separate grader (cold cache) and the same pristine
     // suite, so step − health is the environment's own overhead.
-    for (env, data, how) in [(&env, &data, ""), (&env_cold, &data_cold, ", cold")] {
+    for (env, data, how, tier) in [
+        (&env, &data, "", TierChoice::Auto),
+        (&env_cold, &data_cold, ", cold", TierChoice::Auto),
+        (&env_ll, &data_ll, ", landlock", TierChoice::Landlock),
+    ] {
         if want("edit") {
-            let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how).await;
+            let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how, tier).await;
             for (name, target, v) in rows_edit {
                 push(name, target, v);
             }
