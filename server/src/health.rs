@@ -16,10 +16,12 @@
 //!    (`test_*.py`, `*_test.py`) the task did not ship. Then it restores the
 //!    pristine suite (conftests and config included) from `pristine_dir`, at
 //!    the same relative paths, replacing whatever the agent put there.
-//! 3. It runs `python -P -s -m pytest` from the read-only venv inside the
-//!    sandbox, with plugin autoload off, `addopts` cleared and no cache, the
-//!    copy at `/workspace` and a separate writable `/grader-out` for the
-//!    JUnit report.
+//! 3. It runs pytest from the read-only venv inside the sandbox through a
+//!    grader-owned bootstrap ([`BOOT_PY`], bound read-only, never in the
+//!    workspace: `python -I /grader-boot/boot.py`), with plugin autoload
+//!    off, `addopts` cleared, no cache, `--assert=plain`, the copy at
+//!    `/workspace` and a separate writable `/grader-out` for the JUnit
+//!    report and the bootstrap's verdicts.
 //! 4. It trusts only ground truth: the score is the fraction of the
 //!    *pristine manifest* ([`ExpectedTests`]) that passed. Skipped, xfailed,
 //!    missing and deleted tests count as failed; any error scores 0; a
@@ -46,17 +48,63 @@
 //! modules (`*.so`) are deleted with the bytecode. Known gap: a heuristic,
 //! so an obfuscation it does not spell out can still pass.
 //!
-//! The general defence behind the lint is a hidden canary in every run
-//! ([`Canary`]): the prepared copy (never the workspace) gets one extra test
-//! module with a random per-run name, next to a pristine test module,
-//! holding one test that must fail and one that must pass, both named by
-//! per-run nonces. A report in which the must-fail test passed, or either
-//! is missing or has another outcome, means something rewrote outcomes or
-//! the report (a force-pass plugin, a patched `TestReport`, a forged or
-//! filtered report): health 0 with the reason in `error`. The canary is
-//! never part of the score or the manifest. Known gap: code that knows the
-//! pristine test names (the agent can read them) could force-pass only
-//! those and leave the canary alone; the lint is the defence there.
+//! A second layer is a hidden canary in every run ([`Canary`]): the
+//! prepared copy (never the workspace) gets one extra test module with a
+//! random per-run name, next to a pristine test module, holding one test
+//! that must fail and one that must pass, both named by per-run nonces. A
+//! report in which the must-fail test passed, or either is missing or has
+//! another outcome, means something rewrote outcomes or the report: health
+//! 0 with the reason in `error`. The canary is never part of the score or
+//! the manifest. It cannot see a force-pass aimed at the pristine test
+//! names only (issue 17: a data file run with `runpy` from
+//! `archiver/__init__.py`, past the lint, scored 1.0).
+//!
+//! The mechanism that closes that class is the bootstrap (issue 17 item 2,
+//! `health_boot.py`), in the test process before any workspace code:
+//!
+//! - **Own verdicts.** A first-called wrapper around every test's setup,
+//!   call and teardown records what the phase raised, where the exception
+//!   reaches pluggy's outermost wrapper, before pytest builds a report.
+//!   Each line carries a SHA-256 chain keyed by a per-run secret that the
+//!   bootstrap reads from `/grader-out/key` and deletes before any code
+//!   under test runs; the process then makes itself non-dumpable, so no
+//!   other process of the sandbox uid can read its memory. A run that
+//!   ends early has no seal (`END <exit code>`). [`check_verdicts`]: a
+//!   test counts as passed only if the report and the chain both say so,
+//!   and any disagreement is health 0 ("verdict forged").
+//! - **Checkpoints** before and after each phase: no frame of code under
+//!   test on the stack (a forged resume of the wrapper, a wrapped runner
+//!   function), every registered hook implementation and every callable
+//!   in the instance dicts of the item, session, config and plugin
+//!   manager is trusted code (venv, standard library, bootstrap, pristine
+//!   suite), and every name in the modules and classes of pytest, pluggy
+//!   and `builtins` still holds the object it held before any code under
+//!   test ran (identity; measured volatile names excepted).
+//! - **An audit hook** (PEP 578, cannot be removed) that ends the run with
+//!   `os._exit(86)`, which code under test cannot catch, on: frame access
+//!   from code under test (`sys._getframe`, `tb_frame`, `gi_frame`, ...,
+//!   including through `inspect`/`traceback`), `gc` object walks,
+//!   `ctypes`, `compile`/`exec`/`marshal.loads`/`code.__new__` called by
+//!   code under test, a trusted file name compiled for it (`codeop`),
+//!   bytecode loaded from the workspace or a zip, `__code__`/`__class__`/
+//!   `__defaults__` writes and reads from it, tracing and profiling, extra
+//!   audit hooks, import hooks added to `sys.meta_path`/`sys.path_hooks`,
+//!   and re-imports of `_thread`/`_signal`/`ctypes`. Threads and signal
+//!   handlers are refused outright (they run off the checked stack or hand
+//!   out frames). An exit code 86 or a tamper note is health 0 with the
+//!   reason ([`tamper_error`]).
+//!
+//! Known gaps (an in-process defence; a white-box attacker has the same
+//! interpreter): the checkpoints see state at phase boundaries, so a
+//! self-removing patch of something they do not watch (a standard-library
+//! module or class, or the pristine test module's own globals) installed
+//! and removed inside one phase is not seen; instance attributes of
+//! pytest objects other than the four checked are not watched (reaching
+//! one needs a reference, and the known paths to them, frames, `gc`,
+//! the assertion-rewriting hook and `pytestPDB`, are closed); objects
+//! whose `__eq__` lies to a test's `assert` are not tampering as far as
+//! the grader can tell. The bootstrap's checks cost about a second per
+//! run.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;

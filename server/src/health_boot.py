@@ -24,12 +24,15 @@ usual means of reaching into the process fatal:
   implementation is trusted code, and that the modules and classes of
   pytest, pluggy and builtins still hold what they held before any code
   under test ran.
-* The verdict file cannot be forged: after it is created, ``/grader-out`` is
-  made read-only (0500) and the file 0400; only the bootstrap's own writer
-  may chmod it back for a write, and the audit hook kills any other chmod of
-  the grader's paths. Threads are refused (they would run outside the
-  checked stack). The last line, ``END``, is written after ``pytest.main``
-  returns and the final checks pass: a run cut short has no seal.
+* The verdict file cannot be forged: every line carries a SHA-256 chain
+  keyed by a per-run secret that the grader puts in ``/grader-out/key``;
+  it is read and the file deleted before any code under test runs, kept
+  only as a local of a suspended generator (reachable only through a frame,
+  which the hook refuses), and the process is made non-dumpable so that
+  processes the tests start cannot read it from memory. The last line,
+  ``END``, is written after ``pytest.main`` returns and the final checks
+  pass: a run cut short has no seal. Threads are refused (they would run
+  outside the checked stack), as are signal handlers (they receive frames).
 
 Everything the checks use is bound as default arguments or locals at start,
 so later rebinding of module globals (``os._exit = ...``) does not reach
@@ -322,11 +325,17 @@ def _grader_main():
                           # rewritten asserts, which --assert=plain turns off.
                           "_reprcompare", "_assertion_pass", "_config"))
 
-    def snapshot(_w=tuple(watched), _type=type, _id=id, _vol=volatile):
+    from operator import is_
+
+    def snapshot(_w=tuple(watched), _type=type, _vol=volatile, _tuple=tuple):
+        # Holds the objects themselves: compared by identity (`is`), never
+        # by `==` (which could call code of the run) nor `id()` (audited,
+        # so slow under the hook).
         snap = []
 
         def take(d):
-            snap.append((d, {k: _id(v) for k, v in d.items() if k not in _vol}))
+            snap.append((d, _tuple(d), _tuple(d.values()),
+                         {k: v for k, v in d.items() if k not in _vol}))
 
         for m in _w:
             take(m.__dict__)
@@ -337,25 +346,34 @@ def _grader_main():
 
     baseline = snapshot()
 
-    def state_clean(_b=baseline, _id=id, _vol=volatile, _len=len, _type=type, _str=str):
+    def slow_diff(d, items, _vol=volatile, _len=len, _type=type, _str=str):
+        n = 0
+        for k in d:
+            if _type(k) is not _str:
+                return "a non-str name in a watched namespace"
+            if k in _vol:
+                continue
+            n += 1
+            if k not in items:
+                return "name %s added to a namespace of pytest, pluggy or builtins" % k
+            if d[k] is not items[k]:
+                return "%s rebound in a namespace of pytest, pluggy or builtins" % k
+        if n != _len(items):
+            return "a name removed from a namespace of pytest, pluggy or builtins"
+        return None
+
+    def state_clean(_b=baseline, _len=len, _all=all, _map=map, _is=is_, _slow=slow_diff):
         """Every watched namespace holds exactly the objects it held before
-        code under test ran (identity, not equality: no code of the run is
-        called). None if so, else what changed."""
-        for d, items in _b:
-            n = 0
-            for k in d:
-                if _type(k) is not _str:
-                    return "a non-str name in a watched namespace"
-                if k in _vol:
-                    continue
-                n += 1
-                i = items.get(k)
-                if i is None:
-                    return "name %s added to a namespace of pytest, pluggy or builtins" % k
-                if _id(d[k]) != i:
-                    return "%s rebound in a namespace of pytest, pluggy or builtins" % k
-            if n != _len(items):
-                return "a name removed from a namespace of pytest, pluggy or builtins"
+        code under test ran. None if so, else what changed. The common case
+        is a C-level identity sweep per namespace; only a namespace that
+        differs is walked name by name (measured volatile names aside)."""
+        for d, keys, vals, items in _b:
+            if _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
+                    and _all(_map(_is, d.values(), vals)):
+                continue
+            bad = _slow(d, items)
+            if bad is not None:
+                return bad
         return None
 
     def code_of(v, _ft=types.FunctionType, _mt=types.MethodType, _type=type):
