@@ -103,8 +103,8 @@
 //! one needs a reference, and the known paths to them, frames, `gc`,
 //! the assertion-rewriting hook and `pytestPDB`, are closed); objects
 //! whose `__eq__` lies to a test's `assert` are not tampering as far as
-//! the grader can tell. The bootstrap's checks cost about a second per
-//! run.
+//! the grader can tell. The bootstrap costs about 0.3-0.6 s per run
+//! (measured on the 13 tasks' suites, 9-34 tests each).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
