@@ -430,8 +430,13 @@ def _grader_main():
         names = _mangle(item.nodeid)
         return (".".join(names[:-1]) + "::" + names[-1]).encode("utf-8").hex()
 
+    import _pytest.assertion.util as assert_util
+
     def phase(item, when, _cp=checkpoint, _wv=write_verdict, _key=key_of,
-              _skip=Skipped, _mro=mro_of, _type=type):
+              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util):
+        # Set per test by the assertion plugin and read only by rewritten
+        # asserts (off here): a module-global path to the config otherwise.
+        _au._config = None
         _cp(item, when + " start")
         try:
             res = yield
@@ -444,6 +449,13 @@ def _grader_main():
         return res
 
     class GraderVerdicts:
+        @pytest.hookimpl(trylast=True)
+        def pytest_configure(self, config):
+            # `pytest.mark` keeps the config for marker validation; from
+            # there, module globals lead to every pytest object without
+            # a frame. Validation of marker names is not a grading concern.
+            pytest.mark._config = None
+
         @pytest.hookimpl(wrapper=True, tryfirst=True)
         def pytest_runtest_setup(self, item, _p=phase):
             return (yield from _p(item, "setup"))
