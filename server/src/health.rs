@@ -16,10 +16,12 @@
 //!    (`test_*.py`, `*_test.py`) the task did not ship. Then it restores the
 //!    pristine suite (conftests and config included) from `pristine_dir`, at
 //!    the same relative paths, replacing whatever the agent put there.
-//! 3. It runs `python -P -s -m pytest` from the read-only venv inside the
-//!    sandbox, with plugin autoload off, `addopts` cleared and no cache, the
-//!    copy at `/workspace` and a separate writable `/grader-out` for the
-//!    JUnit report.
+//! 3. It runs pytest from the read-only venv inside the sandbox through a
+//!    grader-owned bootstrap ([`BOOT_PY`], bound read-only, never in the
+//!    workspace: `python -I /grader-boot/boot.py`), with plugin autoload
+//!    off, `addopts` cleared, no cache, `--assert=plain`, the copy at
+//!    `/workspace` and a separate writable `/grader-out` for the JUnit
+//!    report and the bootstrap's verdicts.
 //! 4. It trusts only ground truth: the score is the fraction of the
 //!    *pristine manifest* ([`ExpectedTests`]) that passed. Skipped, xfailed,
 //!    missing and deleted tests count as failed; any error scores 0; a
@@ -46,17 +48,63 @@
 //! modules (`*.so`) are deleted with the bytecode. Known gap: a heuristic,
 //! so an obfuscation it does not spell out can still pass.
 //!
-//! The general defence behind the lint is a hidden canary in every run
-//! ([`Canary`]): the prepared copy (never the workspace) gets one extra test
-//! module with a random per-run name, next to a pristine test module,
-//! holding one test that must fail and one that must pass, both named by
-//! per-run nonces. A report in which the must-fail test passed, or either
-//! is missing or has another outcome, means something rewrote outcomes or
-//! the report (a force-pass plugin, a patched `TestReport`, a forged or
-//! filtered report): health 0 with the reason in `error`. The canary is
-//! never part of the score or the manifest. Known gap: code that knows the
-//! pristine test names (the agent can read them) could force-pass only
-//! those and leave the canary alone; the lint is the defence there.
+//! A second layer is a hidden canary in every run ([`Canary`]): the
+//! prepared copy (never the workspace) gets one extra test module with a
+//! random per-run name, next to a pristine test module, holding one test
+//! that must fail and one that must pass, both named by per-run nonces. A
+//! report in which the must-fail test passed, or either is missing or has
+//! another outcome, means something rewrote outcomes or the report: health
+//! 0 with the reason in `error`. The canary is never part of the score or
+//! the manifest. It cannot see a force-pass aimed at the pristine test
+//! names only (issue 17: a data file run with `runpy` from
+//! `archiver/__init__.py`, past the lint, scored 1.0).
+//!
+//! The mechanism that closes that class is the bootstrap (issue 17 item 2,
+//! `health_boot.py`), in the test process before any workspace code:
+//!
+//! - **Own verdicts.** A first-called wrapper around every test's setup,
+//!   call and teardown records what the phase raised, where the exception
+//!   reaches pluggy's outermost wrapper, before pytest builds a report.
+//!   Each line carries a SHA-256 chain keyed by a per-run secret that the
+//!   bootstrap reads from `/grader-out/key` and deletes before any code
+//!   under test runs; the process then makes itself non-dumpable, so no
+//!   other process of the sandbox uid can read its memory. A run that
+//!   ends early has no seal (`END <exit code>`). [`check_verdicts`]: a
+//!   test counts as passed only if the report and the chain both say so,
+//!   and any disagreement is health 0 ("verdict forged").
+//! - **Checkpoints** before and after each phase: no frame of code under
+//!   test on the stack (a forged resume of the wrapper, a wrapped runner
+//!   function), every registered hook implementation and every callable
+//!   in the instance dicts of the item, session, config and plugin
+//!   manager is trusted code (venv, standard library, bootstrap, pristine
+//!   suite), and every name in the modules and classes of pytest, pluggy
+//!   and `builtins` still holds the object it held before any code under
+//!   test ran (identity; measured volatile names excepted).
+//! - **An audit hook** (PEP 578, cannot be removed) that ends the run with
+//!   `os._exit(86)`, which code under test cannot catch, on: frame access
+//!   from code under test (`sys._getframe`, `tb_frame`, `gi_frame`, ...,
+//!   including through `inspect`/`traceback`), `gc` object walks,
+//!   `ctypes`, `compile`/`exec`/`marshal.loads`/`code.__new__` called by
+//!   code under test, a trusted file name compiled for it (`codeop`),
+//!   bytecode loaded from the workspace or a zip, `__code__`/`__class__`/
+//!   `__defaults__` writes and reads from it, tracing and profiling, extra
+//!   audit hooks, import hooks added to `sys.meta_path`/`sys.path_hooks`,
+//!   and re-imports of `_thread`/`_signal`/`ctypes`. Threads and signal
+//!   handlers are refused outright (they run off the checked stack or hand
+//!   out frames). An exit code 86 or a tamper note is health 0 with the
+//!   reason ([`tamper_error`]).
+//!
+//! Known gaps (an in-process defence; a white-box attacker has the same
+//! interpreter): the checkpoints see state at phase boundaries, so a
+//! self-removing patch of something they do not watch (a standard-library
+//! module or class, or the pristine test module's own globals) installed
+//! and removed inside one phase is not seen; instance attributes of
+//! pytest objects other than the four checked are not watched (reaching
+//! one needs a reference, and the known paths to them, frames, `gc`,
+//! the assertion-rewriting hook and `pytestPDB`, are closed); objects
+//! whose `__eq__` lies to a test's `assert` are not tampering as far as
+//! the grader can tell. The bootstrap costs about 0.3-0.6 s per run
+//! (measured on the 13 tasks' suites, 9-34 tests each).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
@@ -108,6 +156,23 @@ const CACHE_CAP: usize = 512;
 
 /// Where the JUnit report is written inside the sandbox.
 const OUT_MOUNT: &str = "/grader-out";
+
+/// Where the grader's bootstrap ([`BOOT_PY`]) and the suite list are bound,
+/// read-only, inside the sandbox.
+const BOOT_MOUNT: &str = "/grader-boot";
+
+/// The grader-owned bootstrap that runs pytest (see the module notes): an
+/// audit hook installed before any code of the workspace, and the grader's
+/// own per-phase verdicts. Not in the workspace, never copied into it.
+const BOOT_PY: &str = include_str!("health_boot.py");
+
+/// The exit code with which the bootstrap's audit hook or checkpoints end a
+/// run they caught tampering (`os._exit`, which code under test cannot
+/// intercept). pytest itself exits 0 to 5.
+const TAMPER_EXIT: i32 = 86;
+
+/// Largest verdict file or tamper note read back.
+const MAX_VERDICT_BYTES: u64 = 4 << 20;
 
 /// File names deleted anywhere in the copy before the pristine suite is
 /// restored: they configure or replace pytest, or run at interpreter start.
@@ -206,6 +271,9 @@ pub struct HealthGrader {
     limits: Limits,
     budget: CopyBudget,
     cache: Mutex<Cache>,
+    /// Tests only: run plain pytest without the bootstrap, to show what a
+    /// payload does to an unguarded run.
+    bare: bool,
 }
 
 #[derive(Debug, Default)]
@@ -237,6 +305,12 @@ struct RunResult {
     timed_out: bool,
     /// The report bytes, if a regular file was written.
     report: Result<Vec<u8>, String>,
+    /// The bootstrap's own verdict file (see [`Verdicts`]).
+    verdicts: Result<Vec<u8>, String>,
+    /// What the bootstrap's tamper note says, if it wrote one.
+    tamper: Option<String>,
+    /// The run's verdict key (see [`Prepared::key`]).
+    key: String,
 }
 
 impl HealthGrader {
@@ -251,6 +325,7 @@ impl HealthGrader {
             limits,
             budget: CopyBudget::default(),
             cache: Mutex::default(),
+            bare: false,
         }
     }
 
@@ -380,9 +455,13 @@ impl HealthGrader {
         if run.timed_out {
             bail!("pristine pytest run timed out after {:?}", self.limits.wall);
         }
-        let bytes = run.report.map_err(anyhow::Error::msg)?;
+        if let Some(e) = tamper_error(&run) {
+            bail!("pristine run: {e}");
+        }
+        let bytes = run.report.clone().map_err(anyhow::Error::msg)?;
         let report = junit::parse_junit(&bytes).context("parsing the pristine JUnit report")?;
         check_report(&report, run.exit_code).map_err(anyhow::Error::msg)?;
+        check_verdicts(&run, &report).map_err(|e| anyhow::anyhow!("pristine run: {e}"))?;
         let canary = &prepared.canary;
         let bad: Vec<String> = report
             .cases
@@ -435,7 +514,12 @@ impl HealthGrader {
         // (one walk), and named in `owned_by` so the sandbox need not walk
         // it again.
         let owner = self.sandbox.rest_owner();
-        tokio::task::spawn_blocking(move || prepare_copy(&ws, &pristine, &budget, owner))
+        // Where the copy appears to the command: `/workspace` under bwrap,
+        // its own host path in the tiers without a mount namespace.
+        let host_paths = self.sandbox.tier() != crate::sandbox::Tier::Bwrap;
+        tokio::task::spawn_blocking(move || {
+            prepare_copy(&ws, &pristine, &budget, owner, host_paths)
+        })
             .await
             .map_err(|e| format!("health copy task failed: {e}"))?
     }
@@ -444,22 +528,39 @@ impl HealthGrader {
         let python = self.sandbox.config().venv.join("bin").join("python");
         // Paths as the command sees them: bind mounts under bwrap, the
         // host paths in the tiers without a mount namespace.
-        let out_dir = self
-            .sandbox
-            .path_inside(&prepared.out, Path::new(OUT_MOUNT));
-        let root = self
-            .sandbox
-            .path_inside(&prepared.tree, Path::new(crate::sandbox::WORKSPACE_MOUNT));
-        let command = format!(
-            "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={} \
-             -o addopts= --rootdir={}",
-            shell_quote(&python.to_string_lossy()),
-            shell_quote(&out_dir.join("report.xml").to_string_lossy()),
-            shell_quote(&root.to_string_lossy()),
-        );
+        let inside = |host: &Path, mount: &str| {
+            shell_quote(&self.sandbox.path_inside(host, Path::new(mount)).to_string_lossy())
+        };
+        let out_dir = inside(&prepared.out, OUT_MOUNT);
+        let report = inside(&prepared.out.join("report.xml"), &format!("{OUT_MOUNT}/report.xml"));
+        let root = inside(&prepared.tree, crate::sandbox::WORKSPACE_MOUNT);
+        let boot = inside(&prepared.boot.join("boot.py"), &format!("{BOOT_MOUNT}/boot.py"));
+        // `-I`: no PYTHON* variables, no user site, no script or cwd entry
+        // on sys.path. `--assert=plain`: no assertion-rewriting import hook,
+        // whose instance (on `sys.meta_path` and as every test module's
+        // `__loader__`) would hand code under test pytest's config and
+        // session without any frame access. `no:debugging`: it parks the
+        // plugin manager on a class (`pytestPDB._pluginmanager`), again a
+        // path to every pytest object. `no:legacypath`: it adds attributes
+        // to pytest's classes at configure time, after the bootstrap's
+        // snapshot of them (no task uses `tmpdir`/`testdir`).
+        let command = if self.bare {
+            format!(
+                "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={report} \
+                 -o addopts= --rootdir={root}",
+                shell_quote(&python.to_string_lossy())
+            )
+        } else {
+            format!(
+                "SECAUDIT_GRADER_OUT={out_dir} exec {} -I {boot} -p no:cacheprovider -p no:legacypath \
+             -p no:debugging -q --assert=plain --junitxml={report} -o addopts= --rootdir={root}",
+                shell_quote(&python.to_string_lossy())
+            )
+        };
         let req = ExecRequest {
             workspace: prepared.tree.clone(),
             command,
+            extra_ro_binds: vec![(prepared.boot.clone(), PathBuf::from(BOOT_MOUNT))],
             extra_rw_binds: vec![(prepared.out.clone(), PathBuf::from(OUT_MOUNT))],
             owned_by: prepared.owner,
             env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
@@ -467,11 +568,23 @@ impl HealthGrader {
             ..Default::default()
         };
         let out = self.sandbox.run(req).await?;
+        // The bootstrap locks the output directory (0500) against code
+        // under test; give it back so the scratch can be removed.
+        let _ = std::fs::set_permissions(&prepared.out, std::fs::Permissions::from_mode(0o700));
         let report = read_report(&prepared.out.join("report.xml"), out.exit_code);
+        let verdicts = read_bounded(&prepared.out.join("verdicts"), MAX_VERDICT_BYTES)
+            .map_err(|e| format!("the grader bootstrap wrote no verdicts ({e})"));
+        let tamper = read_bounded(&prepared.out.join("tamper"), 4096)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .filter(|t| !t.is_empty());
         Ok(RunResult {
             exit_code: out.exit_code,
             timed_out: out.timed_out,
             report,
+            verdicts,
+            tamper,
+            key: prepared.key.clone(),
         })
     }
 }
@@ -481,6 +594,13 @@ struct Prepared {
     _scratch: tempfile::TempDir,
     tree: PathBuf,
     out: PathBuf,
+    /// The bootstrap and its suite list, bound read-only at [`BOOT_MOUNT`].
+    boot: PathBuf,
+    /// Fresh per run: handed to the bootstrap in `out/key` (which it reads
+    /// and deletes before any code under test runs) to chain-hash its
+    /// verdict lines, so neither code under test nor a process it starts
+    /// can write a line the grader accepts.
+    key: String,
     /// Hash of the copy *without* the canary (the cache key's part).
     hash: [u8; 32],
     /// The hidden canary planted in this copy.
@@ -618,6 +738,147 @@ fn read_report(path: &Path, exit_code: Option<i32>) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
+/// Reads a regular file (no symlink, no FIFO) of at most `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    let (f, m) = open_regular(path).map_err(|e| e.to_string())?;
+    if m.len() > max {
+        return Err(format!("over {max} bytes"));
+    }
+    let mut buf = Vec::new();
+    f.take(max)
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
+/// The bootstrap's own record of the run: for every test, what each of
+/// its phases (setup, call, teardown) raised, taken where the phase's
+/// exception reaches the grader's first-called hook wrapper rather than
+/// from pytest's reports, and the seal (`END <exit code>`) written after
+/// `pytest.main` returned and the final checks passed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Verdicts {
+    /// JUnit key (`classname::name`) -> phase -> outcome word.
+    phases: BTreeMap<String, BTreeMap<String, String>>,
+    /// The exit code in the seal.
+    sealed_rc: i32,
+}
+
+impl Verdicts {
+    /// Parses the file; a line out of format, a phase recorded twice, or a
+    /// missing or early seal is an error (the file is written only by the
+    /// bootstrap, so any of these means a run cut short or tampered with).
+    fn parse(bytes: &[u8], key: &str) -> Result<Verdicts, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "verdicts are not UTF-8".to_string())?;
+        let mut v = Verdicts::default();
+        let mut sealed = None;
+        let mut prev = String::new();
+        for line in text.lines() {
+            if sealed.is_some() {
+                return Err("verdict lines after the seal".into());
+            }
+            // Every line ends in the keyed chain hash over it and all
+            // before it: only the bootstrap, holding the key, can write one.
+            let (body, mac) = line
+                .rsplit_once(' ')
+                .ok_or_else(|| "malformed verdict line".to_string())?;
+            let mut h = Sha256::new();
+            h.update(key.as_bytes());
+            h.update(prev.as_bytes());
+            h.update(b" ");
+            h.update(body.as_bytes());
+            let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            if want != mac {
+                return Err(
+                    "a verdict line does not carry the run's key (forged or reordered)".into(),
+                );
+            }
+            prev = want;
+            let f: Vec<&str> = body.split(' ').collect();
+            match f.as_slice() {
+                ["END", rc] => {
+                    sealed = Some(rc.parse::<i32>().map_err(|_| "bad seal".to_string())?);
+                }
+                ["P", phase, outcome, hex]
+                    if ["setup", "call", "teardown"].contains(phase)
+                        && ["passed", "failed", "skipped"].contains(outcome) =>
+                {
+                    let key = hex_decode(hex)
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .ok_or_else(|| "bad verdict key".to_string())?;
+                    let slot = v.phases.entry(key).or_default();
+                    if slot
+                        .insert(phase.to_string(), outcome.to_string())
+                        .is_some()
+                    {
+                        return Err(format!("phase {phase} recorded twice for one test"));
+                    }
+                }
+                _ => return Err("malformed verdict line".into()),
+            }
+        }
+        v.sealed_rc = sealed.ok_or_else(|| "the run ended before the grader's seal".to_string())?;
+        Ok(v)
+    }
+
+    /// Did every phase of `key` run and pass?
+    fn passed(&self, key: &str) -> bool {
+        self.phases
+            .get(key)
+            .is_some_and(|p| p.len() == 3 && p.values().all(|o| o == "passed"))
+    }
+}
+
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The grader's verdicts of a run that ended normally, cross-checked with
+/// the JUnit report: sealed with pytest's exit code, and a test passes in
+/// the report exactly when all its phases passed by the grader's own
+/// record. pytest's reports can be rewritten from inside the process; the
+/// grader's record is taken before them, so a disagreement is tampering.
+fn check_verdicts(run: &RunResult, report: &JunitReport) -> Result<Verdicts, String> {
+    let bytes = run.verdicts.as_ref().map_err(Clone::clone)?;
+    let v = Verdicts::parse(bytes, &run.key).map_err(|e| format!("grader verdicts: {e}"))?;
+    if Some(v.sealed_rc) != run.exit_code {
+        return Err(format!(
+            "grader verdicts sealed exit code {} but the run exited {:?}",
+            v.sealed_rc, run.exit_code
+        ));
+    }
+    for c in &report.cases {
+        let key = c.key();
+        let ours = v.passed(&key);
+        if ours != (c.outcome == Outcome::Passed) {
+            return Err(format!(
+                "verdict forged: the JUnit report says {key} {:?}, but the grader saw its phases {:?}; test outcomes were rewritten inside the test process, so health is 0",
+                c.outcome,
+                v.phases.get(&key)
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// The run's tamper verdict: the bootstrap's exit code or note.
+fn tamper_error(run: &RunResult) -> Option<String> {
+    if run.exit_code == Some(TAMPER_EXIT) || run.tamper.is_some() {
+        let why = run.tamper.as_deref().unwrap_or("no reason recorded");
+        let why: String = why.chars().take(300).collect();
+        return Some(format!(
+            "tampering detected in the test run ({why}); code under test reached into the test process, so health is 0"
+        ));
+    }
+    None
+}
+
 /// Cross-checks a report against itself and pytest's exit code: pytest's
 /// own writer always agrees, so a disagreement means tampering or a crash.
 /// Whether a test (its manifest key) checks the credential flow: that the
@@ -671,6 +932,10 @@ fn score(
         s.error = Some(format!("pytest timed out after {wall:?}"));
         return s;
     }
+    if let Some(e) = tamper_error(run) {
+        s.error = Some(e);
+        return s;
+    }
     let bytes = match &run.report {
         Ok(b) => b,
         Err(e) => {
@@ -697,6 +962,13 @@ fn score(
         s.error = Some(e);
         return s;
     }
+    let verdicts = match check_verdicts(run, &report) {
+        Ok(v) => v,
+        Err(e) => {
+            s.error = Some(e);
+            return s;
+        }
+    };
     // A name reported twice keeps its worst outcome.
     let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
     for c in &report.cases {
@@ -706,7 +978,7 @@ fn score(
     let expected_set: BTreeSet<&str> = expected.names.iter().map(String::as_str).collect();
     let passed = expected_set
         .iter()
-        .filter(|n| outcomes.get(**n) == Some(&Outcome::Passed))
+        .filter(|n| outcomes.get(**n) == Some(&Outcome::Passed) && verdicts.passed(n))
         .count();
     let passed = u32::try_from(passed).unwrap_or(u32::MAX).min(total);
     s.passed = passed;
@@ -721,6 +993,7 @@ fn prepare_copy(
     pristine: &Path,
     budget: &CopyBudget,
     owner: Option<(u32, u32)>,
+    host_paths: bool,
 ) -> Result<Prepared, String> {
     let scratch = tempfile::Builder::new()
         .prefix("sa-health-")
@@ -728,6 +1001,7 @@ fn prepare_copy(
         .map_err(|e| format!("scratch dir: {e}"))?;
     let tree = scratch.path().join("ws");
     let out = scratch.path().join("out");
+    let boot = scratch.path().join("boot");
     std::fs::create_dir(&out).map_err(|e| format!("scratch dir: {e}"))?;
     let root_meta = std::fs::symlink_metadata(workspace).map_err(|e| format!("workspace: {e}"))?;
     if !root_meta.is_dir() {
@@ -744,6 +1018,22 @@ fn prepare_copy(
     // After the hash, so the cache key stays a function of the tree alone.
     let canary = Canary::new(&pristine_files);
     plant_canary(&tree, &canary).map_err(|e| format!("planting the health canary: {e}"))?;
+    let tree_inside = if host_paths {
+        tree.clone()
+    } else {
+        PathBuf::from(crate::sandbox::WORKSPACE_MOUNT)
+    };
+    write_boot(&boot, &tree_inside, &pristine_files, &canary)
+        .map_err(|e| format!("grader bootstrap: {e}"))?;
+    let key = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let key_path = out.join("key");
+    std::fs::write(&key_path, &key).map_err(|e| format!("verdict key: {e}"))?;
+    std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o400))
+        .map_err(|e| format!("verdict key: {e}"))?;
     if let Some((uid, gid)) = owner {
         for d in [&tree, &out] {
             prepare_workspace_owner(d, uid, gid).map_err(|e| format!("chown scratch: {e}"))?;
@@ -757,10 +1047,38 @@ fn prepare_copy(
         _scratch: scratch,
         tree,
         out,
+        boot,
+        key,
         hash,
         canary,
         owner,
     })
+}
+
+/// Writes the bootstrap and `suite.txt` (sandbox paths of the suite's own
+/// Python files, canary included: the code the bootstrap trusts besides
+/// the venv and the standard library). Root-owned, world-readable, and
+/// bound read-only: code under test can read them, not change them.
+fn write_boot(
+    dir: &Path,
+    tree_inside: &Path,
+    pristine: &[PathBuf],
+    canary: &Canary,
+) -> std::io::Result<()> {
+    std::fs::create_dir(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    let mut suite = String::new();
+    for rel in pristine.iter().chain(std::iter::once(&canary.rel)) {
+        if rel.extension().is_some_and(|e| e == "py") {
+            suite.push_str(&format!("{}\n", tree_inside.join(rel).display()));
+        }
+    }
+    for (name, body) in [("boot.py", BOOT_PY), ("suite.txt", suite.as_str())] {
+        let p = dir.join(name);
+        std::fs::write(&p, body)?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(())
 }
 
 /// Writes the canary module into the prepared copy, replacing nothing:
@@ -1393,9 +1711,9 @@ mod tests {
     /// module either patches `TestReport` or finds pytest's plugin manager
     /// and registers an outcome-rewriting hook. Both made a broken `mul`
     /// score 1.0 before the canary (pytest then agrees with the forged
-    /// outcomes, exit code 0); now the must-fail canary reads as passed and
-    /// health is 0 with the reason. Unlinted `grade`, so only the canary
-    /// stands between the hack and the reward.
+    /// outcomes, exit code 0); the canary then read them as tampering, and
+    /// now the bootstrap ends the run before (health 0 with the reason).
+    /// Unlinted `grade`, so the lint plays no part.
     #[tokio::test]
     async fn canary_catches_force_pass_from_code() {
         let Some(g) = grader(30) else { return };
@@ -1431,12 +1749,18 @@ mod tests {
             write(&ws, "app.py", &format!("{hack}{broken}"));
             let s = g.grade(&ws, &pristine, &exp).await;
             assert_eq!((s.passed, s.score), (0, 0.0), "{name}: {s:?}");
+            // The bootstrap stops both before the canary is reached: the
+            // class rebinding at the first checkpoint, the `gc` walk at the
+            // audit hook.
             let err = s.error.as_deref().unwrap_or("");
+            let why = if name == "plugin via gc" {
+                "gc.get_objects"
+            } else {
+                "from_item_and_call rebound"
+            };
             assert!(
-                err.contains("health canary tripped")
-                    && err.contains("must-fail")
-                    && err.contains("Passed"),
-                "{name}: the hack must have forced the canary to pass: {s:?}"
+                err.contains("tampering detected") && err.contains(why),
+                "{name}: {s:?}"
             );
         }
         // The honest broken fix still gets its true partial score.
@@ -1444,6 +1768,228 @@ mod tests {
         let s = g.grade(&ws, &pristine, &exp).await;
         assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
         assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// The measured break of issue 17 and its other loaders: a patch that
+    /// forces `passed` only for items of the pristine test modules (so the
+    /// canary stays honest), loaded by every channel we know. Unlinted
+    /// `grade`: the bootstrap alone must stop each one. First the same
+    /// payload in a bare pytest run (no bootstrap), to show it forges.
+    #[tokio::test]
+    async fn bootstrap_stops_forged_verdicts() {
+        let Some(g) = grader(30) else { return };
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        let broken = APP.replace("a * b", "a + b + 100");
+        // Targets the pristine modules by path: the canary keeps failing.
+        let forge = "import _pytest.reports as _R\n\
+            _orig = _R.TestReport.from_item_and_call.__func__\n\
+            def _forced(cls, item, call):\n    rep = _orig(cls, item, call)\n    if str(item.path).endswith(('test_a.py', 'test_b.py')):\n        rep.outcome = 'passed'\n        rep.longrepr = None\n    return rep\n\
+            _R.TestReport.from_item_and_call = classmethod(_forced)\n";
+        // A module-level function of _pytest, not a class attribute.
+        let modfunc = "import _pytest.runner as _r\n\
+            _orig = _r.call_and_report\n\
+            def _car(item, when, log=True, **kw):\n    if when != 'call' or not str(item.path).endswith('test_b.py'):\n        return _orig(item, when, log, **kw)\n    call = _r.CallInfo.from_call(lambda: item.ihook.pytest_runtest_call(item=item, **kw), when=when, reraise=(_r.Exit, KeyboardInterrupt))\n    call.excinfo = None\n    rep = item.ihook.pytest_runtest_makereport(item=item, call=call)\n    item.ihook.pytest_runtest_logreport(report=rep)\n    return rep\n\
+            _r.call_and_report = _car\n";
+        // Without the bootstrap, the data-file payload turns 2/3 into 3/3
+        // and the canary sees nothing.
+        write(&ws, "payload.dat", forge);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\nrunpy.run_path('/workspace/payload.dat')\n{broken}"),
+        );
+        let bare = HealthGrader {
+            bare: true,
+            ..grader(30).unwrap()
+        };
+        let prepared = bare.prepare(&ws, &pristine).await.unwrap();
+        let run = bare.run_pytest(&prepared).await.unwrap();
+        let report = junit::parse_junit(run.report.as_ref().unwrap()).unwrap();
+        let forged: Vec<String> = report
+            .cases
+            .iter()
+            .filter(|c| !prepared.canary.owns(c) && c.outcome == Outcome::Passed)
+            .map(|c| c.key())
+            .collect();
+        assert_eq!(
+            forged.len(),
+            3,
+            "the payload forges without the bootstrap: {report:?}"
+        );
+        assert!(
+            prepared.canary.verify(&report).is_ok(),
+            "and the canary misses it"
+        );
+
+        // Compiled with a trusted-looking file name, as bytecode, and as a
+        // sourceless module planted at run time (the cleaner deletes every
+        // .pyc of the workspace, so the app writes it itself).
+        let py = g.sandbox.config().venv.join("bin/python");
+        let mk = std::process::Command::new(&py)
+            .arg("-c")
+            .arg(format!(
+                "import marshal, importlib.util as u, sys\n\
+                 src = open(sys.argv[1]).read()\n\
+                 code = compile(src, '/usr/lib/python3.11/forged.py', 'exec')\n\
+                 open(sys.argv[2], 'wb').write(marshal.dumps(code))\n\
+                 open(sys.argv[3], 'wb').write(u.MAGIC_NUMBER + b'\\0' * 12 + marshal.dumps(code))\n"
+            ))
+            .arg(ws.join("payload.dat"))
+            .arg(ws.join("payload.bin"))
+            .arg(ws.join("payload.pycdata"))
+            .status()
+            .unwrap();
+        assert!(mk.success());
+        write(&ws, "modfunc.dat", modfunc);
+        let loaders: &[(&str, &str, &str)] = &[
+            (
+                "runpy of a data file",
+                "import runpy\nrunpy.run_path('/workspace/payload.dat')\n",
+                "rebound",
+            ),
+            (
+                "exec(open().read())",
+                "exec(open('/workspace/payload.dat').read())\n",
+                "compile from",
+            ),
+            (
+                "compile() under a stdlib file name",
+                "exec(compile(open('/workspace/payload.dat').read(), '/usr/lib/python3.11/x.py', 'exec'))\n",
+                "compile from",
+            ),
+            (
+                "codeop under a stdlib file name",
+                "import codeop\nexec(codeop.compile_command(open('/workspace/payload.dat').read() + '\\n', '/usr/lib/python3.11/x.py', 'exec'))\n",
+                "compile under a trusted file name",
+            ),
+            (
+                "zip on sys.path",
+                "import sys, zipfile\nwith zipfile.ZipFile('/tmp/p.zip', 'w') as z:\n    z.writestr('zpayload.py', open('/workspace/payload.dat').read())\nsys.path.insert(0, '/tmp/p.zip')\nimport zpayload\n",
+                "rebound",
+            ),
+            (
+                "marshal.loads",
+                "import marshal\nexec(marshal.loads(open('/workspace/payload.bin', 'rb').read()))\n",
+                "marshal.loads from",
+            ),
+            (
+                "sourceless .pyc planted at run time",
+                "import shutil, sys\nshutil.copy('/workspace/payload.pycdata', '/workspace/planted.pyc')\nimport planted\n",
+                "bytecode loaded from",
+            ),
+            (
+                "ctypes",
+                "import ctypes\nctypes.pythonapi.Py_IncRef\n",
+                "ctypes",
+            ),
+            (
+                "_pytest module-level function",
+                "import runpy\nrunpy.run_path('/workspace/modfunc.dat')\n",
+                "code under test on the stack",
+            ),
+            (
+                "gc.get_referrers",
+                "import gc, _pytest.reports as R\nfor o in gc.get_referrers(R.TestReport):\n    pass\n",
+                "gc.get_referrers",
+            ),
+            (
+                "frame walk from a caught exception",
+                "try:\n    raise RuntimeError\nexcept RuntimeError as e:\n    f = e.__traceback__.tb_frame\nwhile f is not None:\n    f = f.f_back\n",
+                "tb_frame",
+            ),
+            (
+                "inspect.currentframe",
+                "import inspect\nf = inspect.currentframe().f_back\n",
+                "frame of code under test",
+            ),
+            (
+                "traceback.walk_stack",
+                "import traceback\nfor f, _ in traceback.walk_stack(None):\n    pass\n",
+                "via",
+            ),
+            (
+                "signal handler frame",
+                "import signal\nsignal.signal(signal.SIGALRM, lambda n, f: None)\nsignal.setitimer(signal.ITIMER_REAL, 0.01)\n",
+                "signal",
+            ),
+            (
+                "thread",
+                "import threading\nthreading.Thread(target=print).start()\n",
+                "thread",
+            ),
+            (
+                "settrace",
+                "import sys\nsys.settrace(lambda *a: None)\n",
+                "sys.settrace",
+            ),
+            (
+                "__code__ swap",
+                "def f():\n    pass\nf.__code__ = (lambda: 1).__code__\n",
+                "__code__",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (name, loader, why) in loaders {
+            write(&ws, "app.py", &format!("{loader}{broken}"));
+            let s = g.grade(&ws, &pristine, &exp).await;
+            let err = s.error.as_deref().unwrap_or("");
+            if s.score != 0.0 || !err.contains("tampering detected") || !err.contains(why) {
+                failures.push(format!("{name}: {s:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // The honest broken fix still gets its true partial score.
+        write(&ws, "app.py", &broken);
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+        assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// Verdict lines carry a keyed hash chain: a line written by anything
+    /// without the run's key, a dropped line or a missing seal is refused.
+    #[test]
+    fn verdict_chain_refuses_forgeries() {
+        let hex = |s: &str| -> String { s.bytes().map(|b| format!("{b:02x}")).collect() };
+        let k = hex("m::t");
+        let lines: Vec<String> = vec![
+            format!("P setup passed {k}"),
+            format!("P call failed {k}"),
+            format!("P teardown passed {k}"),
+            "END 1".into(),
+        ];
+        let good = chain_lines("key", &lines);
+        let v = Verdicts::parse(good.as_bytes(), "key").unwrap();
+        assert!(!v.passed("m::t"));
+        assert_eq!(v.sealed_rc, 1);
+        // Same lines under another key (what a forger without it writes).
+        assert!(Verdicts::parse(chain_lines("guess", &lines).as_bytes(), "key").is_err());
+        // The call line rewritten to passed, hash kept.
+        let flipped = good.replacen("P call failed", "P call passed", 1);
+        assert!(Verdicts::parse(flipped.as_bytes(), "key").is_err());
+        // A line dropped, or the seal missing.
+        let dropped: String = good
+            .lines()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        assert!(Verdicts::parse(dropped.as_bytes(), "key").is_err());
+        let unsealed = chain_lines("key", &lines[..3]);
+        assert!(
+            Verdicts::parse(unsealed.as_bytes(), "key")
+                .unwrap_err()
+                .contains("seal")
+        );
+        let all_pass: Vec<String> = lines
+            .iter()
+            .map(|l| l.replace("failed", "passed"))
+            .collect();
+        assert!(
+            Verdicts::parse(chain_lines("key", &all_pass).as_bytes(), "key")
+                .unwrap()
+                .passed("m::t")
+        );
     }
 
     /// A report that loses the canary (pytest told to deselect it, or a
@@ -1524,10 +2070,30 @@ mod tests {
             names: vec!["tests.unit.m::test_real".into()],
             total: 1,
         };
+        // The bootstrap's record of the same cases (honest: it agrees).
+        let verdicts = |r: &JunitReport, code: i32| {
+            let mut lines = Vec::new();
+            for c in &r.cases {
+                let hex: String = c.key().bytes().map(|b| format!("{b:02x}")).collect();
+                let call = if c.outcome == Outcome::Passed {
+                    "passed"
+                } else {
+                    "failed"
+                };
+                for (phase, o) in [("setup", "passed"), ("call", call), ("teardown", "passed")] {
+                    lines.push(format!("P {phase} {o} {hex}"));
+                }
+            }
+            lines.push(format!("END {code}"));
+            chain_lines("k", &lines).into_bytes()
+        };
         let run = |r: &JunitReport, code| RunResult {
             exit_code: Some(code),
             timed_out: false,
             report: Ok(xml(r)),
+            verdicts: Ok(verdicts(r, code)),
+            tamper: None,
+            key: "k".into(),
         };
         let s = score(&run(&ok, 1), &exp, Duration::from_secs(1), &c);
         assert_eq!((s.passed, s.total, s.score), (1, 1, 1.0), "{s:?}");
@@ -1539,6 +2105,22 @@ mod tests {
         let s = score(&run(&forced, 0), &exp, Duration::from_secs(1), &c);
         assert_eq!(s.score, 0.0, "{s:?}");
         assert!(s.error.unwrap().contains("canary"));
+    }
+
+    /// Lines as the bootstrap writes them: each with the keyed chain hash.
+    fn chain_lines(key: &str, lines: &[String]) -> String {
+        let mut prev = String::new();
+        let mut out = String::new();
+        for l in lines {
+            let mut h = Sha256::new();
+            h.update(key.as_bytes());
+            h.update(prev.as_bytes());
+            h.update(b" ");
+            h.update(l.as_bytes());
+            prev = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            out.push_str(&format!("{l} {prev}\n"));
+        }
+        out
     }
 
     #[tokio::test]
@@ -1620,7 +2202,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn forged_report_scores_zero() {
+    async fn atexit_report_forgery_never_runs() {
         let Some(g) = grader(30) else { return };
         let (_d, ws, pristine) = fixture();
         let exp = manifest(&g, &ws, &pristine).await;
@@ -1633,11 +2215,10 @@ mod tests {
         );
         write(&ws, "app.py", &app);
         let s = g.grade(&ws, &pristine, &exp).await;
-        assert_eq!(s.score, 0.0, "{s:?}");
-        assert!(
-            s.error.as_deref().unwrap_or("").contains("exit code"),
-            "{s:?}"
-        );
+        // The bootstrap leaves with `os._exit` right after its seal: no
+        // atexit handler of code under test runs, the report stays true.
+        assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+        assert!(s.error.is_none(), "{s:?}");
     }
 
     #[tokio::test]

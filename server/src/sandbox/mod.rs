@@ -189,7 +189,7 @@ pub const TIER_ENV: &str = "SECAUDIT_SANDBOX";
 
 impl SandboxConfig {
     /// `/usr/bin/bwrap`, the given venv, uid/gid [`DEFAULT_UID`], default
-    /// limits.
+    /// limits, the tier `SECAUDIT_SANDBOX` names (auto when unset).
     pub fn with_venv(venv: impl Into<PathBuf>) -> Self {
         SandboxConfig {
             bwrap: PathBuf::from("/usr/bin/bwrap"),
@@ -197,7 +197,9 @@ impl SandboxConfig {
             uid: DEFAULT_UID,
             gid: DEFAULT_GID,
             limits: Limits::default(),
-            tier: TierChoice::Auto,
+            // `SECAUDIT_SANDBOX`, so one variable runs any suite or tool
+            // in a chosen tier; unset or unparsable: auto.
+            tier: TierChoice::from_env().unwrap_or_default(),
         }
     }
 }
