@@ -1797,7 +1797,7 @@ mod tests {
         write(
             &ws,
             "app.py",
-            &format!("import runpy\nrunpy.run_path('/workspace/payload.dat')\n{broken}"),
+            &format!("import runpy\nrunpy.run_path('payload.dat')\n{broken}"),
         );
         let bare = HealthGrader {
             bare: true,
@@ -1845,37 +1845,37 @@ mod tests {
         let loaders: &[(&str, &str, &str)] = &[
             (
                 "runpy of a data file",
-                "import runpy\nrunpy.run_path('/workspace/payload.dat')\n",
+                "import runpy\nrunpy.run_path('payload.dat')\n",
                 "rebound",
             ),
             (
                 "exec(open().read())",
-                "exec(open('/workspace/payload.dat').read())\n",
+                "exec(open('payload.dat').read())\n",
                 "compile from",
             ),
             (
                 "compile() under a stdlib file name",
-                "exec(compile(open('/workspace/payload.dat').read(), '/usr/lib/python3.11/x.py', 'exec'))\n",
+                "exec(compile(open('payload.dat').read(), '/usr/lib/python3.11/x.py', 'exec'))\n",
                 "compile from",
             ),
             (
                 "codeop under a stdlib file name",
-                "import codeop\nexec(codeop.compile_command(open('/workspace/payload.dat').read() + '\\n', '/usr/lib/python3.11/x.py', 'exec'))\n",
+                "import codeop\nexec(codeop.compile_command(open('payload.dat').read() + '\\n', '/usr/lib/python3.11/x.py', 'exec'))\n",
                 "compile under a trusted file name",
             ),
             (
                 "zip on sys.path",
-                "import sys, zipfile\nwith zipfile.ZipFile('/tmp/p.zip', 'w') as z:\n    z.writestr('zpayload.py', open('/workspace/payload.dat').read())\nsys.path.insert(0, '/tmp/p.zip')\nimport zpayload\n",
+                "import sys, zipfile\nwith zipfile.ZipFile('p.zip', 'w') as z:\n    z.writestr('zpayload.py', open('payload.dat').read())\nsys.path.insert(0, 'p.zip')\nimport zpayload\n",
                 "rebound",
             ),
             (
                 "marshal.loads",
-                "import marshal\nexec(marshal.loads(open('/workspace/payload.bin', 'rb').read()))\n",
+                "import marshal\nexec(marshal.loads(open('payload.bin', 'rb').read()))\n",
                 "marshal.loads from",
             ),
             (
                 "sourceless .pyc planted at run time",
-                "import shutil, sys\nshutil.copy('/workspace/payload.pycdata', '/workspace/planted.pyc')\nimport planted\n",
+                "import shutil, sys\nshutil.copy('payload.pycdata', 'planted.pyc')\nimport planted\n",
                 "bytecode loaded from",
             ),
             (
@@ -1885,7 +1885,7 @@ mod tests {
             ),
             (
                 "_pytest module-level function",
-                "import runpy\nrunpy.run_path('/workspace/modfunc.dat')\n",
+                "import runpy\nrunpy.run_path('modfunc.dat')\n",
                 "code under test on the stack",
             ),
             (
