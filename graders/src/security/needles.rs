@@ -128,6 +128,11 @@ impl Needles {
         }
     }
 
+    /// How many secrets the automaton was built for.
+    pub(crate) fn secrets(&self) -> usize {
+        self.secrets
+    }
+
     /// The best hit of each secret in `hay` (at most one per secret): the
     /// most direct kind (raw before encodings before fragments), then the
     /// earliest. Stops early once every secret has a raw hit.
