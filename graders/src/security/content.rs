@@ -10,8 +10,7 @@
 //! whether or not the cache answered, and grading stays deterministic.
 
 use super::decode::{
-    self, DECODE_BUDGET_BASE, DECODE_BUDGET_PER_BYTE, DECODE_DEPTH, DECODE_MAX_LAYERS,
-    MIN_INFLATED,
+    self, DECODE_BUDGET_BASE, DECODE_BUDGET_PER_BYTE, DECODE_DEPTH, DECODE_MAX_LAYERS, MIN_INFLATED,
 };
 use super::needles::{Needles, normalise};
 use sha2::{Digest, Sha256};
@@ -261,7 +260,12 @@ impl Closure<'_> {
             if self.done() || !self.charge(l.data.len() as u64) {
                 return;
             }
-            self.visit(&l.data, &format!("{path} ({})", l.how), depth + 1, &l.starts);
+            self.visit(
+                &l.data,
+                &format!("{path} ({})", l.how),
+                depth + 1,
+                &l.starts,
+            );
         });
         let mut skip_to = 0;
         for (at, method) in decode::stream_candidates(data, starts) {
@@ -350,5 +354,168 @@ mod tests {
         z.write_all(&vec![b'a'; 4 << 20]).unwrap();
         let z = z.finish().unwrap();
         assert_eq!(scan(&z), (false, true));
+    }
+
+    /// One encoding a writer could apply; `text_only` ones need printable
+    /// ASCII input (UTF-16 of a binary stream is not a thing anyone does).
+    fn encode(kind: u8, d: &[u8]) -> Option<Vec<u8>> {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let text = d.iter().all(|b| b.is_ascii_graphic() || *b == b' ');
+        Some(match kind {
+            0 => STANDARD.encode(d).into_bytes(),
+            1 => URL_SAFE_NO_PAD.encode(d).into_bytes(),
+            2 => {
+                // Junk every third symbol, as Python's decoder drops it.
+                let e = STANDARD.encode(d);
+                let mut o = Vec::new();
+                for (i, c) in e.bytes().enumerate() {
+                    o.push(c);
+                    if i % 3 == 2 {
+                        o.push(b'*');
+                    }
+                }
+                o
+            }
+            3 => hex::encode_upper(d).into_bytes(),
+            4 => d
+                .iter()
+                .flat_map(|b| format!("\\x{b:02X}").into_bytes())
+                .collect(),
+            5 => d
+                .iter()
+                .flat_map(|b| format!("%{b:02x}").into_bytes())
+                .collect(),
+            6 => d
+                .iter()
+                .flat_map(|b| format!("&#{b};").into_bytes())
+                .collect(),
+            7 if text => d
+                .iter()
+                .flat_map(|b| format!("\\u{b:04x}").into_bytes())
+                .collect(),
+            8 if text => d.iter().flat_map(|&b| [b, 0]).collect(),
+            9 if text => d.iter().flat_map(|&b| [0, 0, 0, b]).collect(),
+            10 => {
+                let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
+                e.write_all(d).unwrap();
+                e.finish().unwrap()
+            }
+            11 => {
+                let mut e = ZlibEncoder::new(Vec::new(), Compression::best());
+                e.write_all(d).unwrap();
+                e.finish().unwrap()
+            }
+            12 => {
+                let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+                e.write_all(d).unwrap();
+                e.finish().unwrap()
+            }
+            13 => {
+                let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+                e.write_all(d).unwrap();
+                e.finish().unwrap()
+            }
+            14 => {
+                let mut o = Vec::new();
+                lzma_rs::xz_compress(&mut std::io::Cursor::new(d), &mut o).unwrap();
+                o
+            }
+            15 => ruzstd::encoding::compress_to_vec(d, ruzstd::encoding::CompressionLevel::Fastest),
+            16 => {
+                // base32, RFC 4648.
+                let alpha = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+                let mut o = Vec::new();
+                let (mut acc, mut n) = (0u64, 0);
+                for &b in d {
+                    acc = (acc << 8) | u64::from(b);
+                    n += 8;
+                    while n >= 5 {
+                        n -= 5;
+                        o.push(alpha[((acc >> n) & 31) as usize]);
+                    }
+                }
+                if n > 0 {
+                    o.push(alpha[((acc << (5 - n)) & 31) as usize]);
+                }
+                o
+            }
+            17 => {
+                // Z85 (partial last group as Python's b85 does).
+                let alpha = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+                let mut o = Vec::new();
+                for chunk in d.chunks(4) {
+                    let mut w = [0u8; 4];
+                    w[..chunk.len()].copy_from_slice(chunk);
+                    let mut v = u32::from_be_bytes(w);
+                    let mut g = [0u8; 5];
+                    for k in (0..5).rev() {
+                        g[k] = alpha[(v % 85) as usize];
+                        v /= 85;
+                    }
+                    o.extend_from_slice(&g[..chunk.len() + 1]);
+                }
+                o
+            }
+            18 => d
+                .iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+                .into_bytes(),
+            _ => return None,
+        })
+    }
+
+    const KINDS: u8 = 19;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// Any chain of two or three encodings (within [`DECODE_DEPTH`])
+        /// over a planted value, written into a file between code, is found.
+        #[test]
+        fn chains_within_depth_are_found(
+            chain in proptest::collection::vec(0..KINDS, 2..=DECODE_DEPTH as usize),
+            pre in "[a-z_ ]{0,12}",
+        ) {
+            let mut d = V.to_vec();
+            let mut applied = Vec::new();
+            for &k in &chain {
+                if let Some(e) = encode(k, &d) {
+                    d = e;
+                    applied.push(k);
+                }
+            }
+            let mut file = format!("{pre} = '").into_bytes();
+            file.extend_from_slice(&d);
+            file.extend_from_slice(b"'\n");
+            let n = Needles::build([V]);
+            let r = closure_of(&n, &file, true);
+            proptest::prop_assert!(r.exceeded.is_none(), "{applied:?}: {:?}", r.exceeded);
+            proptest::prop_assert!(r.hits.iter().any(|(s, _)| *s == 0), "chain {applied:?} not found");
+        }
+    }
+
+    #[test]
+    fn cache_answers_repeats() {
+        let n = Needles::build([V]);
+        let cache = ScanCache::default();
+        let mut ctx = Ctx::new(
+            &n,
+            InflateBudget {
+                bytes_left: 1 << 30,
+                attempts_left: 1 << 20,
+            },
+        )
+        .with_cache(&cache);
+        let enc = encode(10, V).and_then(|d| encode(2, &d)).unwrap();
+        ctx.scan_content(&enc, "a");
+        ctx.scan_content(&enc, "b");
+        assert_eq!(cache.len(), 1);
+        let locs = &ctx.hits[&0];
+        assert!(
+            locs.iter().any(|l| l.starts_with("a (")) && locs.iter().any(|l| l.starts_with("b (")),
+            "{locs:?}"
+        );
     }
 }

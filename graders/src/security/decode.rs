@@ -55,6 +55,8 @@ pub(crate) const MIN_RUN: usize = 16;
 pub(crate) const MAX_JUNK_GAP: usize = 4;
 /// Longest base58 run decoded (quadratic): longer runs are cut in pieces.
 const MAX_B58_RUN: usize = 4096;
+/// Raw-deflate trials per buffer at "binary after a text delimiter".
+const MAX_PASTED_STARTS: usize = 1024;
 /// Fewest decoded bytes worth a layer.
 const MIN_LAYER: usize = 8;
 /// Fewest escapes (or numbers) in a buffer for a rewrite to be a layer.
@@ -339,10 +341,7 @@ fn b58_layers(data: &[u8], out: &mut dyn FnMut(Layer)) {
         for (k, piece) in run.chunks(MAX_B58_RUN).enumerate() {
             let bytes = b58_decode(piece, &table);
             if bytes.len() >= MIN_LAYER {
-                out(layer(
-                    format!("base58@{}", start + k * MAX_B58_RUN),
-                    bytes,
-                ));
+                out(layer(format!("base58@{}", start + k * MAX_B58_RUN), bytes));
             }
         }
     }
@@ -389,6 +388,16 @@ fn hex_at(data: &[u8], at: usize, min: usize, max: usize) -> Option<(u32, usize)
     (n >= min).then_some((v, n))
 }
 
+/// Pushes code point `cp` as UTF-8, or as one byte when `latin1` and it
+/// fits (`html.unescape(s).encode("latin-1")`: binary written as text).
+fn push_cp(out: &mut Vec<u8>, cp: u32, latin1: bool) {
+    if latin1 && cp <= 0xff {
+        out.push(cp as u8);
+        return;
+    }
+    push_char(out, cp);
+}
+
 fn push_char(out: &mut Vec<u8>, cp: u32) {
     match char::from_u32(cp) {
         Some(c) => {
@@ -401,7 +410,7 @@ fn push_char(out: &mut Vec<u8>, cp: u32) {
 
 /// One escape at `data[i..]`: (bytes it stands for, length, is a real
 /// escape rather than a plain `\n`-style one).
-fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
+fn escape_at(data: &[u8], i: usize, latin1: bool) -> Option<(Vec<u8>, usize, bool)> {
     let b = data[i];
     let next = data.get(i + 1).copied();
     let mut out = Vec::new();
@@ -414,7 +423,7 @@ fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
         (b'\\', Some(b'u')) if data.get(i + 2) == Some(&b'{') => {
             let (v, n) = hex_at(data, i + 3, 1, 8)?;
             (data.get(i + 3 + n) == Some(&b'}')).then_some(())?;
-            push_char(&mut out, v);
+            push_cp(&mut out, v, latin1);
             Some((out, 4 + n, true))
         }
         (b'\\' | b'%', Some(b'u' | b'U')) if next == Some(b'u') || b == b'%' => {
@@ -426,20 +435,24 @@ fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
                 && let Some((lo, 4)) = hex_at(data, i + 8, 4, 4)
                 && (0xDC00..0xE000).contains(&lo)
             {
-                push_char(&mut out, 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00));
+                push_cp(
+                    &mut out,
+                    0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00),
+                    latin1,
+                );
                 return Some((out, 12, true));
             }
-            push_char(&mut out, v);
+            push_cp(&mut out, v, latin1);
             Some((out, 6, true))
         }
         (b'\\', Some(b'U')) => {
             let (v, n) = hex_at(data, i + 2, 8, 8)?;
-            push_char(&mut out, v);
+            push_cp(&mut out, v, latin1);
             Some((out, 2 + n, true))
         }
         (b'U' | b'u', Some(b'+')) => {
             let (v, n) = hex_at(data, i + 2, 4, 6)?;
-            push_char(&mut out, v);
+            push_cp(&mut out, v, latin1);
             Some((out, 2 + n, true))
         }
         (b'\\', Some(b'0'..=b'7')) => {
@@ -483,13 +496,15 @@ fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
                 let mut v: u32 = 0;
                 let mut n = 0;
                 while n < 10 && data.get(i + 2 + n).is_some_and(u8::is_ascii_digit) {
-                    v = v.saturating_mul(10).saturating_add(u32::from(data[i + 2 + n] - b'0'));
+                    v = v
+                        .saturating_mul(10)
+                        .saturating_add(u32::from(data[i + 2 + n] - b'0'));
                     n += 1;
                 }
                 (n > 0).then_some(())?;
                 (v, 2 + n)
             };
-            push_char(&mut out, v);
+            push_cp(&mut out, v, latin1);
             let semi = usize::from(data.get(i + n) == Some(&b';'));
             Some((out, n + semi, true))
         }
@@ -501,7 +516,8 @@ fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
                 (b"&quot;", b'"'),
                 (b"&apos;", b'\''),
             ] {
-                if data[i..].len() >= name.len() && data[i..i + name.len()].eq_ignore_ascii_case(name)
+                if data[i..].len() >= name.len()
+                    && data[i..i + name.len()].eq_ignore_ascii_case(name)
                 {
                     out.push(c);
                     return Some((out, name.len(), false));
@@ -514,43 +530,56 @@ fn escape_at(data: &[u8], i: usize) -> Option<(Vec<u8>, usize, bool)> {
 }
 
 /// The buffer with every escape replaced by what it stands for, when it has
-/// at least [`MIN_ESCAPES`]. Runs of escapes start new possible streams.
+/// at least [`MIN_ESCAPES`]; code points above U+007F as UTF-8, and when
+/// some are at most U+00FF, once more as single bytes (binary written as
+/// Latin-1 text). Runs of escapes start new possible streams.
 fn unescape_layer(data: &[u8], out: &mut dyn FnMut(Layer)) {
     // Cheap test first: most buffers have none of the lead bytes.
-    if memchr::memchr3(b'\\', b'%', b'&', data).is_none() && memchr::memchr(b'+', data).is_none()
-    {
+    if memchr::memchr3(b'\\', b'%', b'&', data).is_none() && memchr::memchr(b'+', data).is_none() {
         return;
     }
-    let mut res = Vec::with_capacity(data.len());
-    let mut starts = Vec::new();
-    let mut count = 0;
-    let mut run = 0;
-    let mut i = 0;
-    while i < data.len() {
-        if matches!(data[i], b'\\' | b'%' | b'&' | b'U' | b'u')
-            && let Some((bytes, n, real)) = escape_at(data, i)
-        {
-            if real {
-                count += 1;
-                if run == 0 {
-                    starts.push(res.len());
+    for latin1 in [false, true] {
+        let mut res = Vec::with_capacity(data.len());
+        let mut starts = Vec::new();
+        let mut count = 0;
+        let mut run = 0;
+        let mut high = false;
+        let mut i = 0;
+        while i < data.len() {
+            if matches!(data[i], b'\\' | b'%' | b'&' | b'U' | b'u')
+                && let Some((bytes, n, real)) = escape_at(data, i, latin1)
+            {
+                if real {
+                    count += 1;
+                    if run == 0 {
+                        starts.push(res.len());
+                    }
+                    run += 1;
                 }
-                run += 1;
+                high |= bytes.len() > 1 || bytes.first().is_some_and(|b| *b >= 0x80);
+                res.extend_from_slice(&bytes);
+                i += n;
+                continue;
             }
-            res.extend_from_slice(&bytes);
-            i += n;
-            continue;
+            run = 0;
+            res.push(data[i]);
+            i += 1;
         }
-        run = 0;
-        res.push(data[i]);
-        i += 1;
-    }
-    if count >= MIN_ESCAPES {
+        if count < MIN_ESCAPES {
+            return;
+        }
         out(Layer {
-            how: "unescaped".into(),
+            how: if latin1 {
+                "unescaped latin-1".into()
+            } else {
+                "unescaped".into()
+            },
             data: res,
             starts,
         });
+        if !high {
+            return;
+        }
     }
 }
 
@@ -607,7 +636,11 @@ fn number_at(data: &[u8], i: usize) -> Option<(u32, usize)> {
         v = v * 10 + u32::from(data[i + n] - b'0');
         n += 1;
     }
-    if n == 0 || data.get(i + n).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.') {
+    if n == 0
+        || data
+            .get(i + n)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
+    {
         return None;
     }
     Some((v, n))
@@ -755,7 +788,22 @@ fn zlib_header(data: &[u8], i: usize) -> bool {
     let (Some(&cmf), Some(&flg)) = (data.get(i), data.get(i + 1)) else {
         return false;
     };
-    cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(cmf) * 256 + u16::from(flg)) % 31 == 0 && flg & 0x20 == 0
+    cmf & 0x0f == 8
+        && cmf >> 4 <= 7
+        && (u16::from(cmf) * 256 + u16::from(flg)) % 31 == 0
+        && flg & 0x20 == 0
+}
+
+/// Whether a raw deflate stream can start at `d[0]`: a valid block type,
+/// and for a stored block, LEN and NLEN complementary. Cheap, and rejects
+/// about half of all starts before a decompressor is set up.
+fn deflate_header_ok(d: &[u8]) -> bool {
+    let Some(&b) = d.first() else { return false };
+    match (b >> 1) & 3 {
+        3 => false,
+        0 => d.len() >= 5 && u16::from_le_bytes([d[1], d[2]]) == !u16::from_le_bytes([d[3], d[4]]),
+        _ => true,
+    }
 }
 
 /// Where a zip local header's member data starts.
@@ -778,6 +826,19 @@ pub(crate) fn stream_candidates(data: &[u8], starts: &[usize]) -> Vec<(usize, &'
         }
     };
     raw(0, &mut c);
+    // A stream pasted into a text file (`key = '<bytes>'`, a line of its
+    // own): right after a quote or a line start, when the block header
+    // there is possible at all.
+    let mut pasted = 0;
+    for i in 1..data.len() {
+        if pasted < MAX_PASTED_STARTS
+            && matches!(data[i - 1], b'\'' | b'"' | b'`' | b'\n')
+            && deflate_header_ok(&data[i..])
+        {
+            raw(i, &mut c);
+            pasted += 1;
+        }
+    }
     for &s in starts {
         if s != 0 {
             raw(s, &mut c);

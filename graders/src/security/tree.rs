@@ -251,8 +251,10 @@ impl Walk<'_, '_> {
             return false;
         };
         let body = &out[nul + 1..];
-        let (Ok(kind), Ok(len)) = (git2::ObjectType::from_str(kind).ok_or(()), len.parse::<usize>())
-        else {
+        let (Ok(kind), Ok(len)) = (
+            git2::ObjectType::from_str(kind).ok_or(()),
+            len.parse::<usize>(),
+        ) else {
             return false;
         };
         let same = len == body.len()
