@@ -10,7 +10,7 @@
 //! whether or not the cache answered, and grading stays deterministic.
 
 use super::decode::{
-    self, DECODE_BUDGET_BASE, DECODE_BUDGET_PER_BYTE, DECODE_DEPTH, DECODE_MAX_LAYERS, MIN_INFLATED,
+    self, DECODE_BUDGET_BASE, DECODE_BUDGET_PER_BYTE, DECODE_DEPTH, DECODE_LAYER_COST, MIN_INFLATED,
 };
 use super::needles::{Needles, normalise};
 use sha2::{Digest, Sha256};
@@ -156,6 +156,23 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Test-only: the closure depth, so a measurement can compare against
+/// search without decoding (`u32::MAX` = [`DECODE_DEPTH`]).
+#[cfg(test)]
+pub(crate) static DEPTH_FOR_TESTS: std::sync::atomic::AtomicU32 =
+    std::sync::atomic::AtomicU32::new(u32::MAX);
+
+fn max_depth() -> u32 {
+    #[cfg(test)]
+    {
+        let d = DEPTH_FOR_TESTS.load(std::sync::atomic::Ordering::Relaxed);
+        if d != u32::MAX {
+            return d;
+        }
+    }
+    DECODE_DEPTH
+}
+
 /// The per-buffer state of one closure.
 struct Closure<'n> {
     needles: &'n Needles,
@@ -164,7 +181,6 @@ struct Closure<'n> {
     found: Vec<bool>,
     found_count: usize,
     bytes_left: u64,
-    layers_left: u64,
 }
 
 /// Runs the closure over `data` under the per-buffer budget.
@@ -178,7 +194,6 @@ fn closure_of(needles: &Needles, data: &[u8], lines: bool) -> BufResult {
         found_count: 0,
         bytes_left: DECODE_BUDGET_BASE
             .saturating_add(DECODE_BUDGET_PER_BYTE.saturating_mul(data.len() as u64)),
-        layers_left: DECODE_MAX_LAYERS,
     };
     if n > 0 {
         c.visit(data, "", 0, &[]);
@@ -209,20 +224,17 @@ impl Closure<'_> {
         }
     }
 
-    /// Charges one layer of `bytes`; false (and failed closed) when over.
+    /// Charges one layer of `bytes` (at least [`DECODE_LAYER_COST`]);
+    /// false (and failed closed) when over.
     fn charge(&mut self, bytes: u64) -> bool {
+        let cost = bytes.max(DECODE_LAYER_COST);
         self.res.layers += 1;
-        self.res.bytes += bytes;
-        if self.layers_left == 0 {
-            self.fail(format!("more than {DECODE_MAX_LAYERS} decoded layers"));
-            return false;
-        }
-        self.layers_left -= 1;
-        if bytes > self.bytes_left {
+        self.res.bytes += cost;
+        if cost > self.bytes_left {
             self.fail("decoding budget exceeded".into());
             return false;
         }
-        self.bytes_left -= bytes;
+        self.bytes_left -= cost;
         true
     }
 
@@ -253,7 +265,7 @@ impl Closure<'_> {
     /// Searches `data`, then every layer decoded from it.
     fn visit(&mut self, data: &[u8], path: &str, depth: u32, starts: &[usize]) {
         self.search(data, path);
-        if depth >= DECODE_DEPTH || self.done() {
+        if depth >= max_depth() || self.done() {
             return;
         }
         decode::text_layers(data, &mut |l: decode::Layer| {
@@ -268,7 +280,7 @@ impl Closure<'_> {
             );
         });
         let mut skip_to = 0;
-        for (at, method) in decode::stream_candidates(data, starts) {
+        for (at, method) in decode::stream_candidates(data, starts, depth == 0) {
             if self.done() {
                 return;
             }

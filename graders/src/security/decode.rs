@@ -7,7 +7,8 @@
 //! [`super::content::Ctx`] searches each layer with the needle automaton and
 //! decodes it again, down to [`DECODE_DEPTH`] layers below the file and
 //! within [`DECODE_BUDGET_BASE`] + [`DECODE_BUDGET_PER_BYTE`] × file size
-//! decoded bytes and [`DECODE_MAX_LAYERS`] layers per file. A file whose
+//! decoded bytes per file, each layer costing at least
+//! [`DECODE_LAYER_COST`]. A file whose
 //! closure does not fit fails closed: every secret counts as present.
 //!
 //! Textual encodings (each a layer per run, at every symbol alignment, so a
@@ -47,8 +48,10 @@ pub(crate) const DECODE_DEPTH: u32 = 3;
 pub(crate) const DECODE_BUDGET_BASE: u64 = 64 << 20;
 /// See [`DECODE_BUDGET_BASE`].
 pub(crate) const DECODE_BUDGET_PER_BYTE: u64 = 64;
-/// Layers allowed per file (decoded runs, streams, rewrites).
-pub(crate) const DECODE_MAX_LAYERS: u64 = 20_000;
+/// What one layer costs at least, in budget bytes, however short: a
+/// layer's fixed work (a search, a decoder pass, a decompressor set up) is
+/// charged so that many tiny layers cannot cost more than the budget says.
+pub(crate) const DECODE_LAYER_COST: u64 = 256;
 /// Fewest alphabet symbols a run needs to be decoded (12 bytes of base64).
 pub(crate) const MIN_RUN: usize = 16;
 /// Most junk bytes tolerated between two symbols of a base16/32/64 run.
@@ -794,6 +797,17 @@ fn zlib_header(data: &[u8], i: usize) -> bool {
         && flg & 0x20 == 0
 }
 
+/// At least 7/8 of `d` is printable ASCII or whitespace: a text file, in
+/// which pasted binary stands out (in random bytes, quotes and newlines are
+/// everywhere and mean nothing).
+fn mostly_text(d: &[u8]) -> bool {
+    let text = d
+        .iter()
+        .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+        .count();
+    text * 8 >= d.len() * 7
+}
+
 /// Whether a raw deflate stream can start at `d[0]`: a valid block type,
 /// and for a stored block, LEN and NLEN complementary. Cheap, and rejects
 /// about half of all starts before a decompressor is set up.
@@ -816,9 +830,14 @@ fn zip_member_start(data: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Candidate streams of `data`: (offset, method). Signatures at any
-/// offset; raw deflate at offset 0, at each of `starts`, and at zip member
-/// data (whatever the member's method field says).
-pub(crate) fn stream_candidates(data: &[u8], starts: &[usize]) -> Vec<(usize, &'static str)> {
+/// offset; raw deflate at offset 0, at each of `starts`, at zip member
+/// data (whatever the member's method field says), and after quotes and
+/// line starts of a file (`top`) or of a layer that is mostly text.
+pub(crate) fn stream_candidates(
+    data: &[u8],
+    starts: &[usize],
+    top: bool,
+) -> Vec<(usize, &'static str)> {
     let mut c: Vec<(usize, &'static str)> = Vec::new();
     let raw = |at: usize, c: &mut Vec<(usize, &'static str)>| {
         if at < data.len() {
@@ -829,8 +848,15 @@ pub(crate) fn stream_candidates(data: &[u8], starts: &[usize]) -> Vec<(usize, &'
     // A stream pasted into a text file (`key = '<bytes>'`, a line of its
     // own): right after a quote or a line start, when the block header
     // there is possible at all.
-    let mut pasted = 0;
+    let mut pasted = if top || mostly_text(data) {
+        0
+    } else {
+        MAX_PASTED_STARTS
+    };
     for i in 1..data.len() {
+        if pasted >= MAX_PASTED_STARTS {
+            break;
+        }
         if pasted < MAX_PASTED_STARTS
             && matches!(data[i - 1], b'\'' | b'"' | b'`' | b'\n')
             && deflate_header_ok(&data[i..])

@@ -195,7 +195,7 @@ fn wide_text_both_orders() {
 }
 
 fn streams_of(data: &[u8]) -> Vec<Vec<u8>> {
-    stream_candidates(data, &[])
+    stream_candidates(data, &[], true)
         .into_iter()
         .map(|(at, m)| decompress(data, at, m, 1 << 20).data)
         .collect()
@@ -218,7 +218,7 @@ fn compression_by_trial() {
     // Raw deflate inside a layer, at a stream start the layer declares.
     let mut prefixed = b"junk".to_vec();
     prefixed.extend_from_slice(&raw);
-    let hit = stream_candidates(&prefixed, &[4])
+    let hit = stream_candidates(&prefixed, &[4], false)
         .into_iter()
         .any(|(at, m)| {
             decompress(&prefixed, at, m, 1 << 20)
@@ -295,4 +295,19 @@ fn plain_text_makes_few_layers() {
         b"def handler(event, context):\n    return {'status': 200, 'body': json.dumps(event)}\n";
     let n: usize = layers(&text.repeat(50)).iter().map(|l| l.data.len()).sum();
     assert!(n < text.len() * 50 * 8, "{n}");
+}
+
+#[test]
+#[ignore = "diagnostic"]
+fn layer_census() {
+    let path = std::env::var("CENSUS_FILE").unwrap();
+    let data = std::fs::read(path).unwrap();
+    let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    text_layers(&data, &mut |l| {
+        let k = l.how.split('@').next().unwrap().to_string();
+        let e = by.entry(k).or_default();
+        e.0 += 1;
+        e.1 += l.data.len();
+    });
+    println!("{} bytes: {by:?}", data.len());
 }

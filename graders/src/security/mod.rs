@@ -10,7 +10,8 @@
 //! The rule, written down once: **a secret is remediated only if neither
 //! its value nor any derived needle (see [`needles`]) occurs in any regular
 //! file (whatever its name, type or ignore status, `.git` included), file
-//! name, symlink target, or compressed stream inside one, and, for git
+//! name, symlink target or extended attribute, nor in any layer the
+//! decoder closure ([`decode`]) peels off one of those, and, for git
 //! tasks, in no object of the object database and no reflog, with history
 //! still intact.** Any budget overrun, unreadable entry or suspicious repo
 //! layout fails closed: the secret counts as present.
