@@ -47,11 +47,11 @@ pub(crate) const DECODE_DEPTH: u32 = 3;
 /// closed.
 pub(crate) const DECODE_BUDGET_BASE: u64 = 64 << 20;
 /// See [`DECODE_BUDGET_BASE`].
-pub(crate) const DECODE_BUDGET_PER_BYTE: u64 = 64;
+pub(crate) const DECODE_BUDGET_PER_BYTE: u64 = 256;
 /// What one layer costs at least, in budget bytes, however short: a
 /// layer's fixed work (a search, a decoder pass, a decompressor set up) is
 /// charged so that many tiny layers cannot cost more than the budget says.
-pub(crate) const DECODE_LAYER_COST: u64 = 256;
+pub(crate) const DECODE_LAYER_COST: u64 = 64;
 /// Fewest alphabet symbols a run needs to be decoded (12 bytes of base64).
 pub(crate) const MIN_RUN: usize = 16;
 /// Most junk bytes tolerated between two symbols of a base16/32/64 run.
@@ -141,8 +141,11 @@ fn radixes() -> &'static [Radix; 4] {
 /// Junk a lenient decoder drops and a writer may sprinkle: printable ASCII
 /// and whitespace, minus quotes (which end a literal) and `=` (padding ends
 /// a base64/base32 chunk: what follows is a new one).
+/// Letters and digits are never junk: sprinkled junk is punctuation, and
+/// counting letters as junk would join a base32 run across ordinary text.
 fn is_junk(b: u8) -> bool {
-    (b.is_ascii_graphic() || b.is_ascii_whitespace()) && !matches!(b, b'"' | b'\'' | b'`' | b'=')
+    (b.is_ascii_punctuation() || b.is_ascii_whitespace())
+        && !matches!(b, b'"' | b'\'' | b'`' | b'=')
 }
 
 /// Runs of `r`'s alphabet with at most [`MAX_JUNK_GAP`] junk bytes between
@@ -703,8 +706,11 @@ pub(crate) fn text_layers(data: &[u8], out: &mut dyn FnMut(Layer)) {
         b85_layers(data, v, out);
     }
     b58_layers(data, out);
-    unescape_layer(data, out);
-    number_list_layers(data, out);
+    // Escapes and number lists are text: in binary bytes they are noise.
+    if mostly_text(data) {
+        unescape_layer(data, out);
+        number_list_layers(data, out);
+    }
     // Wide text needs NUL bytes; most text has none.
     if memchr::memchr(0, data).is_some() {
         wide_layers(data, out);
@@ -840,7 +846,7 @@ pub(crate) fn stream_candidates(
 ) -> Vec<(usize, &'static str)> {
     let mut c: Vec<(usize, &'static str)> = Vec::new();
     let raw = |at: usize, c: &mut Vec<(usize, &'static str)>| {
-        if at < data.len() {
+        if at < data.len() && deflate_header_ok(&data[at..]) {
             c.push((at, "deflate"));
         }
     };
