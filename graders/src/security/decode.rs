@@ -600,10 +600,7 @@ fn number_list_layers(data: &[u8], out: &mut dyn FnMut(Layer)) {
         let start = i;
         let mut bytes = Vec::new();
         let mut j = i;
-        loop {
-            let Some((v, n)) = number_at(data, j) else {
-                break;
-            };
+        while let Some((v, n)) = number_at(data, j) {
             if v > 0x10FFFF {
                 break;
             }

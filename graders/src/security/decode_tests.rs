@@ -1,5 +1,4 @@
 use super::*;
-use std::io::Write as _;
 
 fn layers(data: &[u8]) -> Vec<Layer> {
     let mut v = Vec::new();
@@ -68,7 +67,7 @@ fn data_b32(d: &[u8], alpha: &[u8]) -> String {
     if n > 0 {
         out.push(alpha[((acc << (5 - n)) & 31) as usize] as char);
     }
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push('=');
     }
     out
