@@ -33,8 +33,8 @@ const MAX_OBJECT_BYTES: u64 = 512 << 20;
 const MAX_COMMITS: usize = 100_000;
 /// Decompression inside blobs (a committed `.gz`).
 const INFLATE: InflateBudget = InflateBudget {
-    bytes_left: 256 << 20,
-    attempts_left: 100_000,
+    bytes_left: 4 << 30,
+    attempts_left: 4_000_000,
 };
 
 /// The workspace is written by the sandbox uid and graded by the server's;
@@ -105,7 +105,7 @@ pub(crate) fn scan_git(
             return ev;
         }
     };
-    let mut ctx = Ctx::new(&index.needles, INFLATE);
+    let mut ctx = Ctx::new(&index.needles, INFLATE).with_cache(&index.cache);
     let scanned = scan_objects(&repo, &mut ctx);
     ev.objects_scanned = scanned.as_ref().copied().unwrap_or(0);
     let logs = scan_logs(&git_dir.join("logs"), &mut ctx);
@@ -161,7 +161,7 @@ pub(crate) fn scan_new_objects(
             return ev;
         }
     };
-    let mut ctx = Ctx::new(&index.needles, INFLATE);
+    let mut ctx = Ctx::new(&index.needles, INFLATE).with_cache(&index.cache);
     let scanned = scan_objects_except(&repo, &mut ctx, Some(known));
     ev.objects_scanned = scanned.as_ref().copied().unwrap_or(0);
     let logs = scan_logs(&git_dir.join("logs"), &mut ctx);
@@ -279,7 +279,7 @@ fn scan_objects_except(
             .read(*oid)
             .map_err(|e| format!("object {oid}: {}", e.message()))?;
         let label = format!("object {oid} ({})", obj.kind().str());
-        ctx.scan_content(obj.data(), &label, 0);
+        ctx.scan_content(obj.data(), &label);
     }
     Ok(oids.len())
 }
@@ -310,7 +310,7 @@ fn scan_logs(dir: &Path, ctx: &mut Ctx<'_>) -> Result<(), String> {
                 .iter()
                 .skip_while(|c| *c != ".git")
                 .collect::<std::path::PathBuf>();
-            ctx.scan_content(&data, &format!("reflog {}", rel.display()), 0);
+            ctx.scan_content(&data, &format!("reflog {}", rel.display()));
         }
     }
     Ok(())

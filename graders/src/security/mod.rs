@@ -10,7 +10,8 @@
 //! The rule, written down once: **a secret is remediated only if neither
 //! its value nor any derived needle (see [`needles`]) occurs in any regular
 //! file (whatever its name, type or ignore status, `.git` included), file
-//! name, symlink target, or compressed stream inside one, and, for git
+//! name, symlink target or extended attribute, nor in any layer the
+//! decoder closure ([`decode`]) peels off one of those, and, for git
 //! tasks, in no object of the object database and no reflog, with history
 //! still intact.** Any budget overrun, unreadable entry or suspicious repo
 //! layout fails closed: the secret counts as present.
@@ -21,6 +22,7 @@
 //! - [`grade`]: evidence to per-secret verdicts.
 
 mod content;
+mod decode;
 mod git;
 mod needles;
 mod tree;
@@ -50,9 +52,11 @@ pub struct TreeLimits {
     pub max_bytes: u64,
     /// Directory nesting below the root.
     pub max_depth: u32,
-    /// Bytes produced by decompression, in total.
+    /// Bytes produced by the decoder closure (decoding and decompression),
+    /// in total over the scan. Each file also has its own budget
+    /// (`decode::DECODE_BUDGET_*`).
     pub max_inflated_bytes: u64,
-    /// Compressed-stream candidates tried, in total.
+    /// Decoded layers (decoded runs, rewrites, streams), in total.
     pub max_inflate_attempts: u64,
     /// Skip `<root>/.git/objects` in the tree walk. Dir-mode grading sets
     /// it and searches the objects created after reset with
@@ -67,8 +71,8 @@ impl Default for TreeLimits {
             max_files: 50_000,
             max_bytes: 256 << 20,
             max_depth: 64,
-            max_inflated_bytes: 256 << 20,
-            max_inflate_attempts: 200_000,
+            max_inflated_bytes: 4 << 30,
+            max_inflate_attempts: 4_000_000,
             skip_git_objects: false,
         }
     }
@@ -147,6 +151,9 @@ pub struct SecretVerdict {
 pub struct PlantedIndex {
     planted: Vec<Planted>,
     needles: needles::Needles,
+    /// Decoder-closure results by buffer hash: a grading pass decodes only
+    /// the files and objects whose bytes are new to this task.
+    cache: content::ScanCache,
 }
 
 impl PlantedIndex {
@@ -155,6 +162,7 @@ impl PlantedIndex {
         PlantedIndex {
             needles: needles::Needles::build(planted.iter().map(|p| p.value.as_bytes())),
             planted: planted.to_vec(),
+            cache: content::ScanCache::default(),
         }
     }
 
@@ -179,12 +187,60 @@ impl std::fmt::Debug for PlantedIndex {
 /// by `limits` (exceeding them sets `budget_exceeded`). Builds the needle
 /// automaton on every call; hot paths use [`scan_tree_indexed`].
 pub fn scan_tree(root: &Path, planted: &[Planted], limits: &TreeLimits) -> TreeEvidence {
-    tree::scan_tree(root, &PlantedIndex::new(planted), limits)
+    tree::scan_tree(root, &PlantedIndex::new(planted), limits, None)
 }
 
 /// [`scan_tree`] with a prebuilt [`PlantedIndex`].
 pub fn scan_tree_indexed(root: &Path, index: &PlantedIndex, limits: &TreeLimits) -> TreeEvidence {
-    tree::scan_tree(root, index, limits)
+    tree::scan_tree(root, index, limits, None)
+}
+
+/// [`scan_tree_indexed`] for a dir-mode task: `.git/objects` is walked, and
+/// what in it is the reset's own history (`pristine`) is skipped.
+pub fn scan_tree_dir_mode(
+    root: &Path,
+    index: &PlantedIndex,
+    limits: &TreeLimits,
+    pristine: &PristineGit,
+) -> TreeEvidence {
+    tree::scan_tree(root, index, limits, Some(pristine))
+}
+
+/// What a dir-mode task's `.git/objects` held at reset: the SHA-256 of
+/// every file under it, and every object id. In dir mode the history at
+/// reset is not the agent's to rewrite, so the tree walk skips exactly
+/// these bytes and nothing else.
+#[derive(Debug, Clone, Default)]
+pub struct PristineGit {
+    files: std::collections::HashSet<[u8; 32]>,
+    objects: std::collections::HashSet<String>,
+}
+
+/// Records [`PristineGit`] for the repository at `repo_dir` (the directory
+/// holding `.git`); empty when there is none.
+pub fn record_pristine_git(repo_dir: &Path) -> PristineGit {
+    use sha2::Digest;
+    fn walk(dir: &Path, out: &mut std::collections::HashSet<[u8; 32]>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                walk(&e.path(), out);
+            } else if ft.is_file()
+                && let Ok(data) = std::fs::read(e.path())
+            {
+                out.insert(sha2::Sha256::digest(&data).into());
+            }
+        }
+    }
+    let mut files = std::collections::HashSet::new();
+    walk(&repo_dir.join(".git/objects"), &mut files);
+    PristineGit {
+        files,
+        objects: git::record_objects(repo_dir).unwrap_or_default(),
+    }
 }
 
 /// Searches every object of `git_dir_parent/.git`'s object database and its

@@ -21,9 +21,12 @@
 //! The random tokens themselves also get the encodings above, so
 //! `base64(password)` is found even when the value is a whole URL.
 //!
-//! Not covered (documented limits): XOR, char-code arrays, double encodings,
-//! bzip2/xz/zstd, and pieces shorter than the fragment length that are not
-//! adjacent string literals.
+//! Chains of encodings, char-code arrays, junk between symbols and every
+//! compression format are undone before this search by the decoder
+//! closure ([`super::decode`]); the needles then cover the last step.
+//! Not covered (spec.md, "Honest limits"): XOR and other keyed transforms,
+//! and pieces shorter than the fragment length that are not adjacent
+//! string literals.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine;
@@ -126,6 +129,11 @@ impl Needles {
             owners,
             secrets,
         }
+    }
+
+    /// How many secrets the automaton was built for.
+    pub(crate) fn secrets(&self) -> usize {
+        self.secrets
     }
 
     /// The best hit of each secret in `hay` (at most one per secret): the

@@ -588,3 +588,78 @@ fn prebuilt_index_matches_fresh_build() {
     let none = scan_new_objects_indexed(r.path(), &index, &known);
     assert!(none.history_valid && none.present.is_empty(), "{none:?}");
 }
+
+/// Cost of the decoder closure on a ~10 MB workspace of mixed text and
+/// binary (issue 17). Run with
+/// `cargo nextest run -p graders --release --run-ignored only closure_cost`.
+#[test]
+#[ignore = "measurement, prints timings"]
+fn closure_cost_on_10mb() {
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut rng: u64 = 0x9e3779b97f4a7c15;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let line = "    result = client.fetch(url, timeout=30, headers={'Accept': 'application/json'})  # retry on 5xx\n";
+    let mut total = 0;
+    for i in 0..120 {
+        let mut src = format!("import os\n\nclass Handler{i}:\n");
+        while src.len() < 40_000 {
+            src.push_str(&line.replace("30", &(next() % 1000).to_string()));
+            src.push_str(&format!(
+                "    token_{} = os.environ['T{}']\n",
+                next() % 97,
+                next() % 13
+            ));
+        }
+        total += src.len();
+        std::fs::create_dir_all(root.join(format!("pkg{}", i % 10))).unwrap();
+        std::fs::write(root.join(format!("pkg{}/mod{i}.py", i % 10)), src).unwrap();
+    }
+    // Binary: random bytes (as in images), a base64 data file, gzip.
+    let bin: Vec<u8> = (0..2_500_000).map(|_| next() as u8).collect();
+    std::fs::write(root.join("assets.bin"), &bin).unwrap();
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&bin[..1_000_000]);
+    std::fs::write(root.join("data.json"), format!("{{\"blob\": \"{b64}\"}}")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(
+        &mut gz,
+        &std::fs::read(root.join("pkg0/mod0.py")).unwrap().repeat(20),
+    )
+    .unwrap();
+    std::fs::write(root.join("logs.gz"), gz.finish().unwrap()).unwrap();
+    let bytes = total + bin.len() + b64.len() + 20;
+    let planted = planted();
+    let limits = TreeLimits::default();
+    let run = |depth: u32| {
+        super::content::DEPTH_FOR_TESTS.store(depth, std::sync::atomic::Ordering::Relaxed);
+        let index = PlantedIndex::new(&planted);
+        let t = Instant::now();
+        let ev = scan_tree_indexed(root, &index, &limits);
+        let cold = t.elapsed();
+        let t = Instant::now();
+        let ev2 = scan_tree_indexed(root, &index, &limits);
+        let warm = t.elapsed();
+        assert!(
+            !ev.budget_exceeded && ev.present.is_empty(),
+            "{:?} {:?}",
+            ev.errors,
+            ev.present
+        );
+        assert_eq!(ev, ev2);
+        (cold, warm)
+    };
+    let (base_cold, _) = run(0);
+    let (cold, warm) = run(u32::MAX);
+    println!(
+        "closure cost, {:.1} MB workspace: search only (depth 0) {base_cold:?}; closure depth {} cold {cold:?}, warm (cached) {warm:?}",
+        bytes as f64 / 1e6,
+        super::decode::DECODE_DEPTH
+    );
+}

@@ -9,13 +9,27 @@
 //! directory, objects included, so a dir-mode agent that commits the
 //! secret into a fresh repository has not removed it.
 //!
+//! Extended attributes (every namespace the grader can list: `user.*`,
+//! and `system.posix_acl_*` as raw bytes) of every entry, the root
+//! included, are read without following links and searched like files:
+//! names as labels, values through the closure. Searched rather than
+//! stripped, so the sandbox needs no post-command pass and a filesystem
+//! without xattr support costs nothing.
+//!
+//! In dir mode `.git/objects` is walked too (issue 17): a file there that
+//! is byte-identical to one of the reset's, or a loose object that
+//! inflates exactly (nothing after the stream) to an object the reset
+//! already had, is the task's own history and is skipped; anything else,
+//! a new pack included, is searched like any file.
+//!
 //! Grading runs after the step's sandbox has exited, so nothing renames
 //! directories under the walk; the remaining TOCTOU (a directory replaced
 //! by a link between `lstat` and `read_dir`) needs a concurrent writer.
 
 use super::content::{Ctx, InflateBudget};
 use super::needles::Needles;
-use super::{PlantedIndex, TreeEvidence, TreeLimits};
+use super::{PlantedIndex, PristineGit, TreeEvidence, TreeLimits};
+use sha2::{Digest, Sha256};
 use std::fs::{self, OpenOptions};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -25,13 +39,19 @@ use std::path::{Path, PathBuf};
 struct Walk<'a, 'n> {
     ctx: Ctx<'n>,
     limits: &'a TreeLimits,
+    pristine: Option<&'a PristineGit>,
     files: u64,
     bytes: u64,
     special: u64,
 }
 
 /// See [`super::scan_tree`].
-pub(crate) fn scan_tree(root: &Path, index: &PlantedIndex, limits: &TreeLimits) -> TreeEvidence {
+pub(crate) fn scan_tree(
+    root: &Path,
+    index: &PlantedIndex,
+    limits: &TreeLimits,
+    pristine: Option<&PristineGit>,
+) -> TreeEvidence {
     let needles: &Needles = &index.needles;
     let ctx = Ctx::new(
         needles,
@@ -39,16 +59,21 @@ pub(crate) fn scan_tree(root: &Path, index: &PlantedIndex, limits: &TreeLimits) 
             bytes_left: limits.max_inflated_bytes,
             attempts_left: limits.max_inflate_attempts,
         },
-    );
+    )
+    .with_cache(&index.cache);
     let mut walk = Walk {
         ctx,
         limits,
+        pristine,
         files: 0,
         bytes: 0,
         special: 0,
     };
     match fs::symlink_metadata(root) {
-        Ok(md) if md.is_dir() => walk.dir(root, Path::new(""), 0),
+        Ok(md) if md.is_dir() => {
+            walk.xattrs(root, "(workspace root)");
+            walk.dir(root, Path::new(""), 0)
+        }
         Ok(_) => walk.fail(format!("{}: root is not a directory", root.display())),
         Err(e) => walk.fail(format!("{}: {e}", root.display())),
     }
@@ -107,6 +132,7 @@ impl Walk<'_, '_> {
             self.ctx
                 .scan_label(name.as_bytes(), &format!("{label} (file name)"));
             let abs_child = entry.path();
+            self.xattrs(&abs_child, &label);
             let ft = match entry.file_type() {
                 Ok(ft) => ft,
                 Err(e) => {
@@ -132,6 +158,9 @@ impl Walk<'_, '_> {
                     self.dir(&abs_child, &rel_child, depth + 1);
                 }
             } else if ft.is_file() {
+                if self.is_pristine_object(&abs_child, &rel_child) {
+                    continue;
+                }
                 self.file(&abs_child, &label);
             } else {
                 self.special += 1;
@@ -144,7 +173,7 @@ impl Walk<'_, '_> {
         match read_regular(abs, left) {
             Ok(Read_::Data(data)) => {
                 self.bytes += data.len() as u64;
-                self.ctx.scan_content(&data, label, 0);
+                self.ctx.scan_content(&data, label);
             }
             Ok(Read_::NotRegular) => self.special += 1,
             Ok(Read_::TooBig) => self.fail(format!(
@@ -153,6 +182,87 @@ impl Walk<'_, '_> {
             )),
             Err(e) => self.fail(format!("{label}: {e}")),
         }
+    }
+}
+
+impl Walk<'_, '_> {
+    /// Every extended attribute of `abs` (not following a link): names as
+    /// labels, values through the closure.
+    fn xattrs(&mut self, abs: &Path, label: &str) {
+        let names = match xattr::list(abs) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => return,
+            Err(e) => return self.fail(format!("{label}: extended attributes: {e}")),
+        };
+        for name in names {
+            let shown = name.as_bytes().escape_ascii().to_string();
+            self.ctx
+                .scan_label(name.as_bytes(), &format!("{label} (xattr name {shown})"));
+            match xattr::get(abs, &name) {
+                Ok(Some(v)) => {
+                    self.bytes += v.len() as u64;
+                    self.ctx
+                        .scan_content(&v, &format!("{label} (xattr {shown})"));
+                }
+                Ok(None) => {}
+                Err(e) => self.fail(format!("{label}: xattr {shown}: {e}")),
+            }
+        }
+    }
+
+    /// In dir mode, whether `rel` under `.git/objects` is the reset's own
+    /// history: byte-identical to a reset file, or a loose object that
+    /// inflates exactly to an object id the reset had.
+    fn is_pristine_object(&mut self, abs: &Path, rel: &Path) -> bool {
+        let Some(p) = self.pristine else {
+            return false;
+        };
+        if !rel.starts_with(".git/objects") {
+            return false;
+        }
+        let left = self.limits.max_bytes.saturating_sub(self.bytes);
+        let Ok(Read_::Data(data)) = read_regular(abs, left) else {
+            return false;
+        };
+        let key: [u8; 32] = Sha256::digest(&data).into();
+        if p.files.contains(&key) {
+            self.bytes += data.len() as u64;
+            return true;
+        }
+        // `.git/objects/ab/<38 hex>`: the id is the path.
+        let mut comps = rel.iter().skip(2);
+        let (Some(dir), Some(file), None) = (comps.next(), comps.next(), comps.next()) else {
+            return false;
+        };
+        let id = format!("{}{}", dir.to_string_lossy(), file.to_string_lossy());
+        if id.len() != 40 || !p.objects.contains(&id) {
+            return false;
+        }
+        let (out, consumed, truncated) =
+            super::decode::inflate(&data, true, super::decode::DECODE_BUDGET_BASE as usize);
+        if truncated || consumed != data.len() {
+            return false;
+        }
+        let Some(nul) = out.iter().position(|&b| b == 0) else {
+            return false;
+        };
+        let header = String::from_utf8_lossy(&out[..nul]);
+        let Some((kind, len)) = header.split_once(' ') else {
+            return false;
+        };
+        let body = &out[nul + 1..];
+        let (Ok(kind), Ok(len)) = (
+            git2::ObjectType::from_str(kind).ok_or(()),
+            len.parse::<usize>(),
+        ) else {
+            return false;
+        };
+        let same = len == body.len()
+            && git2::Oid::hash_object(kind, body).is_ok_and(|o| o.to_string() == id);
+        if same {
+            self.bytes += data.len() as u64;
+        }
+        same
     }
 }
 

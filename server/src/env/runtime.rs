@@ -38,6 +38,9 @@ pub struct TaskRuntime {
     /// Object ids of the pristine repository (dir mode grades only newer
     /// objects).
     pub pristine_objects: std::collections::HashSet<String>,
+    /// The reset's `.git/objects` files and object ids: in dir mode the
+    /// tree walk reads `.git/objects` and skips exactly these.
+    pub pristine_git: graders::security::PristineGit,
     /// Values the scanner found in the pristine workspace: not new leaks.
     pub initial_values: BTreeSet<String>,
     /// The grader's scanner, with the pristine allowlist.
@@ -237,6 +240,7 @@ fn prepare(
     };
     let redactor = graders::redact::Redactor::from_values(secrets.iter().map(|s| s.value.clone()));
     let pristine_objects = graders::security::record_objects(&g.workspace).unwrap_or_default();
+    let pristine_git = graders::security::record_pristine_git(&g.workspace);
     let planted = graders::security::PlantedIndex::new(
         &secrets
             .iter()
@@ -249,6 +253,7 @@ fn prepare(
     );
     Ok(TaskRuntime {
         pristine_objects,
+        pristine_git,
         planted,
         info,
         secrets,
