@@ -520,8 +520,8 @@ impl HealthGrader {
         tokio::task::spawn_blocking(move || {
             prepare_copy(&ws, &pristine, &budget, owner, host_paths)
         })
-            .await
-            .map_err(|e| format!("health copy task failed: {e}"))?
+        .await
+        .map_err(|e| format!("health copy task failed: {e}"))?
     }
 
     async fn run_pytest(&self, prepared: &Prepared) -> std::io::Result<RunResult> {
@@ -529,12 +529,23 @@ impl HealthGrader {
         // Paths as the command sees them: bind mounts under bwrap, the
         // host paths in the tiers without a mount namespace.
         let inside = |host: &Path, mount: &str| {
-            shell_quote(&self.sandbox.path_inside(host, Path::new(mount)).to_string_lossy())
+            shell_quote(
+                &self
+                    .sandbox
+                    .path_inside(host, Path::new(mount))
+                    .to_string_lossy(),
+            )
         };
         let out_dir = inside(&prepared.out, OUT_MOUNT);
-        let report = inside(&prepared.out.join("report.xml"), &format!("{OUT_MOUNT}/report.xml"));
+        let report = inside(
+            &prepared.out.join("report.xml"),
+            &format!("{OUT_MOUNT}/report.xml"),
+        );
         let root = inside(&prepared.tree, crate::sandbox::WORKSPACE_MOUNT);
-        let boot = inside(&prepared.boot.join("boot.py"), &format!("{BOOT_MOUNT}/boot.py"));
+        let boot = inside(
+            &prepared.boot.join("boot.py"),
+            &format!("{BOOT_MOUNT}/boot.py"),
+        );
         // `-I`: no PYTHON* variables, no user site, no script or cwd entry
         // on sys.path. `--assert=plain`: no assertion-rewriting import hook,
         // whose instance (on `sys.meta_path` and as every test module's
@@ -565,7 +576,6 @@ impl HealthGrader {
             owned_by: prepared.owner,
             env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
             limits: Some(self.limits.clone()),
-            ..Default::default()
         };
         let out = self.sandbox.run(req).await?;
         // The bootstrap locks the output directory (0500) against code
@@ -830,7 +840,7 @@ impl Verdicts {
 }
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -1828,13 +1838,13 @@ mod tests {
         let py = g.sandbox.config().venv.join("bin/python");
         let mk = std::process::Command::new(&py)
             .arg("-c")
-            .arg(format!(
+            .arg(
                 "import marshal, importlib.util as u, sys\n\
                  src = open(sys.argv[1]).read()\n\
                  code = compile(src, '/usr/lib/python3.11/forged.py', 'exec')\n\
                  open(sys.argv[2], 'wb').write(marshal.dumps(code))\n\
-                 open(sys.argv[3], 'wb').write(u.MAGIC_NUMBER + b'\\0' * 12 + marshal.dumps(code))\n"
-            ))
+                 open(sys.argv[3], 'wb').write(u.MAGIC_NUMBER + b'\\0' * 12 + marshal.dumps(code))\n",
+            )
             .arg(ws.join("payload.dat"))
             .arg(ws.join("payload.bin"))
             .arg(ws.join("payload.pycdata"))

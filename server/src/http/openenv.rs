@@ -55,7 +55,7 @@ pub(crate) const DESCRIPTION: &str = "SecretsAuditEnv: an agent remediates secre
 pub(crate) const NAME: &str = "secrets_audit_env";
 
 /// `GET /metadata`.
-pub(crate) async fn metadata() -> Json<Value> {
+pub(crate) async fn metadata(State(st): State<AppState>) -> Json<Value> {
     Json(json!({
         "name": NAME,
         "description": DESCRIPTION,
@@ -63,6 +63,8 @@ pub(crate) async fn metadata() -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "author": "SecretsAuditEnv contributors",
         "documentation_url": "/web",
+        // How agent commands are contained here (spec.md section 7).
+        "sandbox": st.env.sandbox_info(),
     }))
 }
 

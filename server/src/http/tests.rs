@@ -287,6 +287,8 @@ async fn metadata() {
     ] {
         assert!(b[k].is_string(), "{k}: {b}");
     }
+    assert_eq!(b["sandbox"]["tier"], "bwrap", "{b}");
+    assert_eq!(b["sandbox"]["available"], true, "{b}");
 }
 
 #[tokio::test]
