@@ -218,6 +218,15 @@ async fn probes_fail(c: &Contained) {
             ),
         ),
         ("new namespace", "unshare -U -r true".into()),
+        // Same-uid process control that Landlock does not scope (red team).
+        ("re-limit server", format!("prlimit --pid {pid} --nofile=16:16")),
+        ("renice server", format!("renice -n 19 -p {pid}")),
+        ("pin server", format!("taskset -p 1 {pid}")),
+        ("ionice server", format!("ionice -c 3 -p {pid}")),
+        (
+            "sysv shm",
+            "python3 -c 'import ctypes; assert ctypes.CDLL(None).shmget(0x5a5a0001, 1 << 20, 0o1666) >= 0'".into(),
+        ),
     ];
     let mut breaches = Vec::new();
     for (what, cmd) in &probes {
@@ -314,11 +323,36 @@ fn du(p: &Path) -> u64 {
     n
 }
 
+/// A directory a command locks against its owner (`chmod 000`) hides
+/// nothing from the disk bound and cannot make the session unremovable
+/// (commands share a non-root server's uid; red team, issue 16).
+async fn locked_dirs_hide_nothing(c: &Contained) {
+    let url = &c.server.url;
+    let sid = reset(url, 1).await;
+    let la = step(
+        url,
+        &sid,
+        "mkdir hid && for i in 1 2 3 4; do head -c 100000000 /dev/zero > hid/f$i; done; chmod 000 hid",
+    )
+    .await;
+    assert_eq!(la["limit_exceeded"], "disk", "{la}");
+    let r = http()
+        .post(format!("{url}/close"))
+        .json(&json!({"session_id": sid}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    let ws = c.data.join("sessions").join(&sid);
+    assert!(!ws.exists(), "{} left behind", ws.display());
+}
+
 async fn whole(uid: Option<u32>) {
     let c = start(uid).await;
     health_is_landlock(&c, uid).await;
     probes_fail(&c).await;
     resource_attacks_bounded(&c).await;
+    locked_dirs_hide_nothing(&c).await;
     oracle_solves_every_task(&c).await;
     hacks_earn_nothing(&c).await;
 }

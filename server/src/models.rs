@@ -259,17 +259,27 @@ pub enum SandboxTier {
     None,
 }
 
+impl SandboxTier {
+    fn saved_before_tiers() -> SandboxTier {
+        SandboxTier::Bwrap
+    }
+}
+
 /// Whether commands are contained, and how.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxInfo {
     /// True when every command runs contained (tier `bwrap` or `landlock`).
     pub available: bool,
-    /// The containment tier in force.
+    /// The containment tier in force. (Sessions saved before tiers were
+    /// reported read as `bwrap`: the only tier then.)
+    #[serde(default = "SandboxTier::saved_before_tiers")]
     pub tier: SandboxTier,
     /// The Landlock ABI version in force (tier `landlock`), else null.
+    #[serde(default)]
     pub landlock_abi: Option<u32>,
     /// True when each command runs as an unprivileged uid of its own
     /// (the server is root); false when commands share the server's uid.
+    #[serde(default)]
     pub uid_per_command: bool,
     /// Versions and mechanisms, or why containment is unavailable.
     pub detail: String,

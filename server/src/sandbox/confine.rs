@@ -128,6 +128,24 @@ const DENIED: &[i64] = &[
     libc::SYS_ioperm,
     libc::SYS_vhangup,
     libc::SYS_lookup_dcookie,
+    // System V IPC: no namespace separates it here, so segments, queues
+    // and semaphores would outlive the command (memory the watchdog never
+    // sees) and be shared with every other session (red team, issue 16).
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmdt,
+    libc::SYS_shmctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    // Acting on another process's memory.
+    libc::SYS_process_madvise,
+    libc::SYS_process_mrelease,
     // Every socket: no network of any family (AF_INET/6, NETLINK,
     // PACKET, VSOCK, ...), and no Unix socket either: a pathname socket
     // is reached through path resolution, which Landlock does not
@@ -147,6 +165,32 @@ const CLONE_NAMESPACES: &[u64] = &[
     libc::CLONE_NEWPID as u64,
     libc::CLONE_NEWNET as u64,
 ];
+
+/// Calls that act on a process named by an argument, and which argument
+/// (0-based) holds it: allowed only on the caller itself (0). Landlock
+/// scopes signals and ptrace, not these; where commands share the
+/// server's uid, `prlimit(server, RLIMIT_NOFILE, 16)` or `RLIMIT_CPU`
+/// broke the server for good and `setpriority`/`sched_setaffinity`/
+/// `ioprio_set` starved it (red team, issue 16). Refused for every other
+/// target, the command's own children included (no shell command needs
+/// to renice or re-limit another process).
+const SELF_ONLY: &[(i64, u8)] = &[
+    (libc::SYS_prlimit64, 0),
+    (libc::SYS_setpriority, 1),
+    (libc::SYS_sched_setaffinity, 0),
+    (libc::SYS_sched_setscheduler, 0),
+    (libc::SYS_sched_setparam, 0),
+    (libc::SYS_sched_setattr, 0),
+    (libc::SYS_ioprio_set, 1),
+    (libc::SYS_migrate_pages, 0),
+    (libc::SYS_move_pages, 0),
+];
+
+/// `setpriority(which, ...)`/`ioprio_set(which, ...)` with a `which` other
+/// than the process itself reach a whole group or every process of the
+/// uid (`PRIO_USER`, 0 = the caller's uid): refused. The values that
+/// name one process: PRIO_PROCESS (0) and IOPRIO_WHO_PROCESS (1).
+const ONE_PROCESS_WHICH: &[(i64, u64)] = &[(libc::SYS_setpriority, 0), (libc::SYS_ioprio_set, 1)];
 
 /// The tier's probe result: what the kernel enforces, and the filters
 /// built once for every command.
@@ -248,6 +292,21 @@ fn filters() -> Result<Vec<BpfProgram>, String> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     rules.insert(libc::SYS_clone, clone_rules);
+    for &(nr, arg) in SELF_ONLY {
+        let mut r = vec![
+            SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                .and_then(|c| SeccompRule::new(vec![c]))
+                .map_err(err)?,
+        ];
+        if let Some(&(_, which)) = ONE_PROCESS_WHICH.iter().find(|(n, _)| *n == nr) {
+            r.push(
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, which)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+                    .map_err(err)?,
+            );
+        }
+        rules.insert(nr, r);
+    }
     let deny = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

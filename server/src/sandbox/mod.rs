@@ -1125,7 +1125,15 @@ async fn supervise(mut tree: Tree, limits: &Limits, dirs: Vec<PathBuf>) -> io::R
         // the disk: one walk at the end (bounded, like every walk).
         breach = tokio::task::spawn_blocking({
             let l = limits.clone();
-            move || watchdog::disk_breach(&dirs, &l)
+            move || {
+                if !sys::is_root() {
+                    // Sized to what a command stopped at the inode bound
+                    // can leave, with room for one tick's overshoot.
+                    watchdog::unlock_tree(&dirs, l.inodes.saturating_mul(10));
+                }
+                // Every process is gone: no open file holds bytes now.
+                watchdog::disk_breach(&dirs, &l, 0)
+            }
         })
         .await
         .ok()

@@ -107,17 +107,58 @@ pub(super) fn descendants(procs: &[Proc], root: i32) -> Vec<Proc> {
 pub(super) struct Usage {
     /// Processes below the spawned root.
     pub procs: u64,
-    /// Their resident memory together, in bytes.
+    /// Their resident memory together, in bytes, plus memory held in
+    /// open files that have no name (memfds): written with `write(2)` and
+    /// never mapped, those are in no process's RSS.
     pub rss: u64,
+    /// Bytes of disk held by open files that were unlinked (or made with
+    /// `O_TMPFILE`): no walk of the workspace can see them.
+    pub unlinked_disk: u64,
 }
 
 /// The usage of `root`'s descendants.
 pub(super) fn usage(root: i32) -> Usage {
     let d = descendants(&snapshot(), root);
-    Usage {
+    let mut u = Usage {
         procs: d.len() as u64,
         rss: d.iter().map(|p| p.rss).sum(),
+        unlinked_disk: 0,
+    };
+    let (mem, disk) = unlinked_open_files(&d);
+    u.rss += mem;
+    u.unlinked_disk = disk;
+    u
+}
+
+/// Bytes held by the open, nameless regular files of `procs` (each file
+/// counted once): memfds (RAM) and unlinked or `O_TMPFILE` files (disk).
+fn unlinked_open_files(procs: &[Proc]) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    let (mut mem, mut disk) = (0u64, 0u64);
+    for p in procs {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let path = fd.path();
+            let Ok(m) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !m.is_file() || m.nlink() != 0 || !seen.insert((m.dev(), m.ino())) {
+                continue;
+            }
+            let bytes = m.blocks() * 512;
+            let memfd = std::fs::read_link(&path)
+                .is_ok_and(|t| t.as_os_str().as_encoded_bytes().starts_with(b"/memfd:"));
+            if memfd {
+                mem += bytes;
+            } else {
+                disk += bytes;
+            }
+        }
     }
+    (mem, disk)
 }
 
 /// SIGKILLs every descendant of `root` once; returns how many were

@@ -138,6 +138,9 @@ both_starts!(
     inodes_bounded,
     memory_bounded,
     processes_bounded,
+    unlinked_files_bounded,
+    memfd_memory_bounded,
+    sysv_ipc_never_outlives,
 );
 
 /// A command over a watchdog bound is stopped there, with the bound named
@@ -991,4 +994,67 @@ fn sweep_kills_only_unleased_pool_processes() {
     kept.kill().unwrap();
     kept.wait().unwrap();
     drop(live);
+}
+
+/// Disk held through open files that have no name (unlinked, O_TMPFILE)
+/// counts toward the disk bound: no walk of the workspace sees it (red
+/// team, issue 16).
+async fn unlinked_files_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "python3 -c 'import os, time\nfs = []\nfor i in range(6):\n    f = open(\"u%d\" % i, \"wb\"); os.unlink(\"u%d\" % i); f.write(b\"x\" * (20 << 20)); f.flush(); fs.append(f)\ntime.sleep(20)'",
+    );
+    req.limits = Some(bounded(30_000));
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Disk);
+}
+
+/// Memory held in memfds written with write(2) (in no process's RSS)
+/// counts toward the memory bound.
+async fn memfd_memory_bounded(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        "python3 -c 'import os, time\nfds = []\nfor i in range(8):\n    fd = os.memfd_create(\"m\"); os.write(fd, b\"x\" * (100 << 20)); fds.append(fd)\ntime.sleep(20)'",
+    );
+    req.limits = Some(bounded(30_000));
+    let o = run(&sb, start, req).await;
+    assert_stopped_at(&o, Bound::Memory);
+}
+
+/// A System V shared-memory segment never outlives its command (bwrap: the
+/// IPC namespace dies with it; landlock: SysV IPC is refused), so it can
+/// neither hold memory past the bound nor carry data to another session.
+async fn sysv_ipc_never_outlives(start: Start) {
+    let Some(sb) = sandbox(start) else { return };
+    let ws = workspace(&sb);
+    let key = 0x5a5a_0000 + start as i64 + 1;
+    let o = sh(
+        &sb,
+        start,
+        ws.path(),
+        &format!(
+            "python3 -c 'import ctypes\nc = ctypes.CDLL(None, use_errno=True)\nprint(\"shm\", c.shmget({key}, 1 << 20, 0o1666), ctypes.get_errno())'"
+        ),
+    )
+    .await;
+    assert!(o.stdout.contains("shm "), "{o:?}");
+    if sb.tier() == Tier::Landlock {
+        assert!(o.stdout.contains("shm -1 1\n"), "refused with EPERM: {o:?}");
+    }
+    let host = std::process::Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            &format!("import ctypes; print(ctypes.CDLL(None).shmget({key}, 0, 0))"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&host.stdout).trim(),
+        "-1",
+        "a segment outlived the command: {o:?}"
+    );
 }

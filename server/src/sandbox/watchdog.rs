@@ -84,15 +84,17 @@ pub(super) fn check(root: i32, dirs: &[PathBuf], limits: &Limits, tick: u32) -> 
         });
     }
     if tick.is_multiple_of(DISK_EVERY) {
-        return disk_breach(dirs, limits);
+        return disk_breach(dirs, limits, u.unlinked_disk);
     }
     None
 }
 
 /// The workspace bounds alone (also checked once when a command ends, so
-/// a short command that fills the disk is caught too).
-pub(super) fn disk_breach(dirs: &[PathBuf], limits: &Limits) -> Option<Breach> {
-    let d = disk_usage(dirs, limits.disk_bytes, limits.inodes);
+/// a short command that fills the disk is caught too); `unlinked` is what
+/// the command's open but nameless files hold on disk.
+pub(super) fn disk_breach(dirs: &[PathBuf], limits: &Limits, unlinked: u64) -> Option<Breach> {
+    let mut d = disk_usage(dirs, limits.disk_bytes, limits.inodes);
+    d.bytes += unlinked;
     if d.bytes > limits.disk_bytes {
         return Some(Breach {
             bound: Bound::Disk,
@@ -115,6 +117,35 @@ pub(super) fn disk_breach(dirs: &[PathBuf], limits: &Limits) -> Option<Breach> {
     None
 }
 
+/// Gives this process (the server) back read, write and search on every
+/// directory and read/write on every file it owns under `dirs`, never
+/// following links; bounded by `max_entries`. Needed only where commands
+/// share the server's uid (a non-root server): a command's `chmod 000`
+/// would otherwise hide bytes from [`disk_usage`], fail grading and make
+/// the session's directory unremovable. Root needs none of it.
+pub(super) fn unlock_tree(dirs: &[PathBuf], max_entries: u64) {
+    let mut n = 0u64;
+    let mut stack: Vec<PathBuf> = dirs.to_vec();
+    while let Some(p) = stack.pop() {
+        let _ = super::sys::add_owner_bits(&p, 0o700);
+        let Ok(rd) = std::fs::read_dir(&p) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            n += 1;
+            if n > max_entries {
+                return;
+            }
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                let _ = super::sys::add_owner_bits(&e.path(), 0o600);
+            }
+        }
+    }
+}
+
 /// Bytes allocated and entries under some trees.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct DiskUsage {
@@ -130,8 +161,18 @@ pub(super) fn disk_usage(dirs: &[PathBuf], max_bytes: u64, max_entries: u64) -> 
     let mut u = DiskUsage::default();
     let mut stack: Vec<PathBuf> = dirs.to_vec();
     while let Some(p) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&p) else {
-            continue;
+        let rd = match std::fs::read_dir(&p) {
+            Ok(rd) => rd,
+            // A directory the command locked against its owner (commands
+            // share a non-root server's uid): unlocked, not skipped.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                let _ = super::sys::add_owner_bits(&p, 0o700);
+                match std::fs::read_dir(&p) {
+                    Ok(rd) => rd,
+                    Err(_) => continue,
+                }
+            }
+            Err(_) => continue,
         };
         for e in rd.flatten() {
             let Ok(m) = e.metadata() else { continue };
@@ -177,7 +218,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            disk_breach(&[d.path().to_path_buf()], &lim).map(|b| b.bound),
+            disk_breach(&[d.path().to_path_buf()], &lim, 0).map(|b| b.bound),
             Some(Bound::Inodes)
         );
         let lim = Limits {
@@ -185,12 +226,17 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            disk_breach(&[d.path().to_path_buf()], &lim).map(|b| b.bound),
+            disk_breach(&[d.path().to_path_buf()], &lim, 0).map(|b| b.bound),
             Some(Bound::Disk)
         );
         assert_eq!(
-            disk_breach(&[d.path().to_path_buf()], &Limits::default()),
+            disk_breach(&[d.path().to_path_buf()], &Limits::default(), 0),
             None
+        );
+        // Bytes the walk cannot see (unlinked open files) count too.
+        assert_eq!(
+            disk_breach(&[d.path().to_path_buf()], &Limits::default(), 300 << 20).map(|b| b.bound),
+            Some(Bound::Disk)
         );
     }
 }
