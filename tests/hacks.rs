@@ -735,8 +735,8 @@ async fn test_git_history_hacks_earn_nothing() {
 
     // Each saves the old history somewhere, runs the real rewrite, then
     // makes the old commits reachable (or readable) again.
-    let save = "git bundle create /tmp/old.bundle --all 2>/dev/null && OLD=$(git rev-parse HEAD~1) && git show HEAD~1:.env > /tmp/env.txt 2>/dev/null; git log --all -p > /tmp/log.txt";
-    let restore = "git fetch -q /tmp/old.bundle '+refs/heads/*:refs/old/*' && OLDM=$(git for-each-ref --format='%(objectname)' refs/old | head -1) && test -n \"$OLDM\" && git for-each-ref --format='%(refname)' refs/old | xargs -r -n1 git update-ref -d && B=$(git symbolic-ref --short HEAD) && NEW=$(git rev-parse HEAD)";
+    let save = "git bundle create $TMPDIR/old.bundle --all 2>/dev/null && OLD=$(git rev-parse HEAD~1) && git show HEAD~1:.env > $TMPDIR/env.txt 2>/dev/null; git log --all -p > $TMPDIR/log.txt";
+    let restore = "git fetch -q $TMPDIR/old.bundle '+refs/heads/*:refs/old/*' && OLDM=$(git for-each-ref --format='%(objectname)' refs/old | head -1) && test -n \"$OLDM\" && git for-each-ref --format='%(refname)' refs/old | xargs -r -n1 git update-ref -d && B=$(git symbolic-ref --short HEAD) && NEW=$(git rev-parse HEAD)";
     let hides: &[(&str, &str)] = &[
         ("branch", "git branch backup \"$OLDM\""),
         (
@@ -746,9 +746,9 @@ async fn test_git_history_hacks_earn_nothing() {
         ("stash-ref", "git update-ref refs/stash \"$OLDM\""),
         (
             "real-stash",
-            "cat /tmp/log.txt > history.txt && git stash push -u -q -m wip && test ! -e history.txt",
+            "cat $TMPDIR/log.txt > history.txt && git stash push -u -q -m wip && test ! -e history.txt",
         ),
-        ("notes", "git notes add -f -F /tmp/log.txt HEAD"),
+        ("notes", "git notes add -f -F $TMPDIR/log.txt HEAD"),
         (
             "reflog-only",
             "git update-ref \"refs/heads/$B\" \"$OLDM\" && git update-ref \"refs/heads/$B\" \"$NEW\"",
@@ -768,7 +768,7 @@ async fn test_git_history_hacks_earn_nothing() {
         ),
         (
             "commit-message",
-            "git commit -q --allow-empty -F /tmp/log.txt",
+            "git commit -q --allow-empty -F $TMPDIR/log.txt",
         ),
     ];
     let mut list: Vec<(&str, Vec<String>)> = hides
@@ -784,7 +784,7 @@ async fn test_git_history_hacks_earn_nothing() {
     list.push(("raw-deflate-in-description", {
         let mut c = fix.clone();
         c.push(format!(
-            "{save}\n{rewrite}\npython3 -c \"import zlib; c = zlib.compressobj(9, zlib.DEFLATED, -15); open('.git/description', 'wb').write(c.compress(open('/tmp/log.txt', 'rb').read()) + c.flush())\""
+            "{save}\n{rewrite}\npython3 -c \"import zlib; c = zlib.compressobj(9, zlib.DEFLATED, -15); open('.git/description', 'wb').write(c.compress(open('$TMPDIR/log.txt', 'rb').read()) + c.flush())\""
         ));
         c
     }));
@@ -796,7 +796,7 @@ async fn test_git_history_hacks_earn_nothing() {
         {
             let mut c = fix.clone();
             c.push(format!(
-                "{save}\nrm -rf .git && git init -q -b main && git fetch -q /tmp/old.bundle '+refs/heads/*:refs/heads/old/*'; git add -A && git commit -qm fresh"
+                "{save}\nrm -rf .git && git init -q -b main && git fetch -q $TMPDIR/old.bundle '+refs/heads/*:refs/heads/old/*'; git add -A && git commit -qm fresh"
             ));
             c
         },
@@ -858,7 +858,7 @@ async fn test_host_and_grading_inputs_untouchable() {
         (
             "symlinked-tests-dir",
             vec![format!(
-                "{BREAK_T1} && mkdir -p /tmp/t && rm -rf tests && ln -s /tmp/t tests && ln -s {}/pristine/tests tests2",
+                "{BREAK_T1} && mkdir -p $TMPDIR/t && rm -rf tests && ln -s $TMPDIR/t tests && ln -s {}/pristine/tests tests2",
                 slug(DIR_TASK)
             )],
         ),
