@@ -299,7 +299,8 @@ async fn resource_attacks_bounded(c: &Contained) {
         // The attacker's workspace stays near its bound, not the host's.
         let ws = c.data.join("sessions").join(&sid).join("workspace");
         let used = du(&ws);
-        assert!(used < 600 << 20, "{bound}: {used} bytes left");
+        // Of the 3 GB asked; the overshoot is one (possibly late) tick.
+        assert!(used < 1 << 30, "{bound}: {used} bytes left");
         for s in [&sid, &victim] {
             post(url, "/close", json!({"session_id": s})).await;
         }

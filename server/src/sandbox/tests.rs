@@ -173,14 +173,15 @@ async fn disk_bounded(start: Start) {
     // Many files each under RLIMIT_FSIZE: only the total crosses a bound.
     let mut req = ExecRequest::bash(
         ws.path(),
-        "for i in $(seq 40); do head -c 8000000 /dev/zero > big$i || exit 9; done; echo done",
+        "for i in $(seq 200); do head -c 8000000 /dev/zero > big$i || exit 9; done; echo done",
     );
     req.limits = Some(bounded(30_000));
     let o = run(&sb, start, req).await;
     assert_stopped_at(&o, Bound::Disk);
     let used = watchdog::disk_usage(&[ws.path().to_path_buf()], u64::MAX, u64::MAX);
-    // Overshoot is what one tick lets through; far below the 320 MB asked.
-    assert!(used.bytes < 200 << 20, "{used:?}");
+    // Stopped long before the 1.6 GB asked: the overshoot is what the
+    // page cache takes in one (on a loaded host, late) tick.
+    assert!(used.bytes < 800 << 20, "{used:?}");
 }
 
 async fn inodes_bounded(start: Start) {
@@ -972,8 +973,12 @@ fn sweep_kills_only_unleased_pool_processes() {
     };
     let live = lease_uid(None).expect("a free uid");
     let mut kept = as_uid(live.uid);
+    // From the top of the pool, which the rotation of concurrent tests'
+    // commands rarely reaches: a uid another test leases meanwhile is
+    // (rightly) spared by the sweep, and its process would never die.
     let orphan_uid = {
-        let l = lease_uid(None).expect("a free uid");
+        let top = UID_POOL_BASE + UID_POOL_SIZE - 1 - std::process::id() % 256;
+        let l = lease_uid(Some(top)).expect("a free uid");
         l.uid
     };
     let mut orphan = as_uid(orphan_uid);
@@ -985,7 +990,19 @@ fn sweep_kills_only_unleased_pool_processes() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(sweep_orphans() >= 1);
-    let st = orphan.wait().unwrap();
+    // Bounded: a hang here would stall the whole suite.
+    let t = Instant::now();
+    let st = loop {
+        if let Some(st) = orphan.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            orphan.kill().unwrap();
+            kept.kill().unwrap();
+            panic!("the sweep did not kill the orphan of uid {orphan_uid}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
     assert_eq!(st.signal(), Some(libc::SIGKILL), "{st:?}");
     assert!(
         kept.try_wait().unwrap().is_none(),
