@@ -639,32 +639,15 @@ impl Sandbox {
         ids: Option<(u32, u32)>,
         lease: Option<UidLease>,
     ) -> io::Result<ExecOutput> {
-        let scratch = tempfile::Builder::new().prefix("sa-cmd-").tempdir()?;
-        let home = scratch.path().join("home");
-        std::fs::create_dir(&home)?;
-        if let Some((uid, gid)) = ids {
-            prepare_workspace_owner(scratch.path(), uid, gid)?;
-        }
+        let (scratch, home) = scratch_for("sa-cmd-", ids)?;
         let mut rw = watchdog::writable(&req.workspace, &req.extra_rw_binds);
         rw.push(scratch.path().to_path_buf());
         let ro: Vec<PathBuf> = req.extra_ro_binds.iter().map(|(s, _)| s.clone()).collect();
         let ruleset = ll.ruleset(&self.cfg, &rw, &ro).map_err(io::Error::other)?;
         let (status_r, status_w) = sys::pipe()?;
-        let mut cmd = std::process::Command::new("/usr/bin/bash");
         // A login shell as under bwrap, minus the host's /etc/profile,
         // which bwrap's sandbox does not have and Landlock would refuse.
-        cmd.arg("--noprofile")
-            .arg("-lc")
-            .arg(&req.command)
-            .current_dir(&req.workspace)
-            .env_clear();
-        for (k, v) in base_env(&self.cfg) {
-            cmd.env(k, v);
-        }
-        cmd.env("HOME", &home).env("TMPDIR", scratch.path());
-        for (k, v) in &req.env {
-            cmd.env(k, v);
-        }
+        let mut cmd = self.host_bash(req, &["--noprofile", "-lc"], scratch.path(), &home);
         let mut setup = self.child_setup(limits, &[], ids);
         setup.supervise = Some(status_w.as_raw_fd());
         setup.confine = Some(sys::Confine {
@@ -705,24 +688,8 @@ impl Sandbox {
         limits: &Limits,
         ids: Option<(u32, u32)>,
     ) -> io::Result<ExecOutput> {
-        let scratch = tempfile::Builder::new().prefix("sa-fallback-").tempdir()?;
-        let home = scratch.path().join("home");
-        std::fs::create_dir(&home)?;
-        if let Some((uid, gid)) = ids {
-            prepare_workspace_owner(scratch.path(), uid, gid)?;
-        }
-        let mut cmd = std::process::Command::new("/usr/bin/bash");
-        cmd.arg("-lc")
-            .arg(&req.command)
-            .current_dir(&req.workspace)
-            .env_clear();
-        for (k, v) in base_env(&self.cfg) {
-            cmd.env(k, v);
-        }
-        cmd.env("HOME", &home).env("TMPDIR", scratch.path());
-        for (k, v) in &req.env {
-            cmd.env(k, v);
-        }
+        let (scratch, home) = scratch_for("sa-fallback-", ids)?;
+        let mut cmd = self.host_bash(req, &["-lc"], scratch.path(), &home);
         self.child_setup(limits, &[], ids).install(&mut cmd);
         cmd.process_group(0);
         let child = spawn(cmd)?;
@@ -730,6 +697,32 @@ impl Sandbox {
         let out = supervise(Tree::new(child, None, None), limits, dirs).await;
         drop(scratch);
         out
+    }
+
+    /// `/usr/bin/bash FLAGS COMMAND` at the workspace's host path (the
+    /// tiers without a mount namespace), with the allowlisted environment,
+    /// HOME and TMPDIR in the command's scratch directory, then the
+    /// request's own variables.
+    fn host_bash(
+        &self,
+        req: &ExecRequest,
+        flags: &[&str],
+        scratch: &Path,
+        home: &Path,
+    ) -> std::process::Command {
+        let mut cmd = std::process::Command::new("/usr/bin/bash");
+        cmd.args(flags)
+            .arg(&req.command)
+            .current_dir(&req.workspace)
+            .env_clear();
+        for (k, v) in base_env(&self.cfg) {
+            cmd.env(k, v);
+        }
+        cmd.env("HOME", home).env("TMPDIR", scratch);
+        for (k, v) in &req.env {
+            cmd.env(k, v);
+        }
+        cmd
     }
 
     fn child_setup(
@@ -775,6 +768,18 @@ impl Sandbox {
             confine: None,
         }
     }
+}
+
+/// A command's own scratch directory (its TMPDIR, with HOME as `home/`),
+/// handed to the command's uid when it has one; removed when dropped.
+fn scratch_for(prefix: &str, ids: Option<(u32, u32)>) -> io::Result<(tempfile::TempDir, PathBuf)> {
+    let scratch = tempfile::Builder::new().prefix(prefix).tempdir()?;
+    let home = scratch.path().join("home");
+    std::fs::create_dir(&home)?;
+    if let Some((uid, gid)) = ids {
+        prepare_workspace_owner(scratch.path(), uid, gid)?;
+    }
+    Ok((scratch, home))
 }
 
 /// Hands the workspace (unless the caller vouches it is owned already,
