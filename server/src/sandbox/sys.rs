@@ -299,14 +299,6 @@ pub(super) fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-/// Registers a pipe's read end with the tokio reactor: readable once
-/// there is data or every writer is gone.
-pub(super) fn async_fd(
-    fd: std::os::fd::OwnedFd,
-) -> io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
-    async_pidfd(fd)
-}
-
 /// The page size in bytes.
 pub(super) fn page_size() -> u64 {
     // SAFETY: sysconf takes no pointers.
@@ -406,9 +398,10 @@ pub(super) fn pidfd_kill(fd: &std::os::fd::OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Registers a pidfd with the tokio reactor (readable once the process
-/// has exited).
-pub(super) fn async_pidfd(
+/// Registers an fd with the tokio reactor for readability: a pidfd is
+/// readable once its process has exited, a pipe's read end once there is
+/// data or every writer is gone.
+pub(super) fn async_fd(
     fd: std::os::fd::OwnedFd,
 ) -> io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
     // SAFETY: the AsyncFd owns the OwnedFd, which stays open and the same

@@ -285,7 +285,7 @@ async fn wait_gone(pid: i32) {
     let deadline = Instant::now() + Duration::from_secs(5);
     match sys::pidfd_open(pid) {
         Ok(fd) => {
-            if let Ok(afd) = sys::async_pidfd(fd) {
+            if let Ok(afd) = sys::async_fd(fd) {
                 if tokio::time::timeout_at(deadline.into(), afd.readable())
                     .await
                     .is_err()
