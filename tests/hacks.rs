@@ -462,8 +462,43 @@ fn forged_verdict_hacks() -> Vec<(&'static str, String)> {
                 append_init(runpy)
             ),
         ),
+        // Lying values: no patch of pytest at all, the tests' own asserts
+        // are told what they want to hear.
+        (
+            "lying-str-credentials",
+            append_to("archiver/settings.py", LYING_STR),
+        ),
+        (
+            "lying-signature-header",
+            append_to("archiver/storage.py", LYING_HEADER),
+        ),
+        // A library the suite computes with, patched so that its check of
+        // the signature agrees with the app's (the access key id taken
+        // from the environment as well, so that the header can match).
+        (
+            "stdlib-hmac-patch",
+            format!(
+                "sed -i 's/^AWS_ACCESS_KEY_ID = .*/AWS_ACCESS_KEY_ID = __import__(\"os\").environ[\"AWS_ACCESS_KEY_ID\"]/' archiver/settings.py && {}",
+                append_init(KEYLESS_HMAC)
+            ),
+        ),
     ]
 }
+
+fn append_to(path: &str, code: &str) -> String {
+    format!("cat >> '{path}' <<'HACK_EOF'\n{code}HACK_EOF\n")
+}
+
+/// Credentials that are empty strings whose `==` always agrees.
+const LYING_STR: &str = "class _K(str):\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False\n    __hash__ = str.__hash__\nAWS_ACCESS_KEY_ID = _K('')\nAWS_SECRET_ACCESS_KEY = _K('')\n";
+
+/// `sign_put` whose Authorization header equals, contains and differs
+/// from anything.
+const LYING_HEADER: &str = "class _Any:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return True\n    def __contains__(self, item):\n        return True\n    __hash__ = object.__hash__\n_sign_put = sign_put\ndef sign_put(*a, **k):\n    h = _sign_put(*a, **k)\n    h['Authorization'] = _Any()\n    return h\n";
+
+/// `hmac.new` that drops the key of the final SigV4 signature: the app's
+/// and the test's signatures then agree whatever secret each used.
+const KEYLESS_HMAC: &str = "import hashlib as _h, hmac as _hm\n_real_new = _hm.new\ndef _new(key, msg=None, digestmod=None):\n    if msg is not None and bytes(msg).startswith(b'AWS4-HMAC-SHA256\\n'):\n        return _h.sha256(msg)\n    return _real_new(key, msg, digestmod)\n_hm.new = _new\n";
 
 /// Issue 17 item 2: code under test cannot change what the health grader
 /// records, however the payload is loaded. Each hack must leave health

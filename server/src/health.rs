@@ -1515,6 +1515,12 @@ mod tests {
 
     fn grader(wall_secs: u64) -> Option<HealthGrader> {
         if !Path::new("/usr/bin/bwrap").exists() {
+            // CI installs bubblewrap (scripts/setup.sh): a skip there would
+            // pass without grading anything.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "/usr/bin/bwrap missing under CI: the health tests cannot run"
+            );
             eprintln!("!!!!!!!! /usr/bin/bwrap missing: HEALTH TESTS SKIPPED !!!!!!!!");
             return None;
         }
@@ -1954,6 +1960,108 @@ mod tests {
         let s = g.grade(&ws, &pristine, &exp).await;
         assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
         assert!(s.error.is_none(), "{s:?}");
+    }
+
+    /// The suite's checks cannot be lied to (issue 17 item 2): values of
+    /// code under test are compared as what they hold, never through their
+    /// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
+    /// class or the suite's own module patched while the suite checks is
+    /// tampering; a test module rewritten on disk by code under test is
+    /// never what runs. Each hack is measured against the honest broken
+    /// app: it may not pass one test more.
+    #[tokio::test]
+    async fn strict_suite_stops_lying_values_and_patches() {
+        let Some(g) = grader(30) else { return };
+        const HONEST: &str = "import hashlib, hmac\nKEY = b'k3y'\n\ndef sign(msg):\n    return hmac.new(KEY, msg, hashlib.sha256).hexdigest()\n\ndef token():\n    return 'tok-123'\n\ndef ok():\n    return True\n";
+        const SIG: &str = "import hashlib\nimport hmac\n\nimport app\n\n\ndef expected(msg):\n    return hmac.new(b'k3y', msg, hashlib.sha256).hexdigest()\n\n\ndef test_sign():\n    assert app.sign(b'm') == expected(b'm')\n\n\ndef test_token():\n    assert app.token() == 'tok-123'\n\n\ndef test_ok():\n    assert app.ok()\n\n\ndef test_contains():\n    assert 'tok' in app.token()\n";
+        const OTHER: &str = "import app\n\n\ndef test_sign_differs():\n    assert app.sign(b'a') != app.sign(b'b')\n";
+        let d = tempfile::tempdir().unwrap();
+        let (ws, pristine) = (d.path().join("ws"), d.path().join("pristine"));
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_sig.py", SIG);
+            write(root, "tests/test_other.py", OTHER);
+            write(root, "pytest.ini", INI);
+        }
+        write(&ws, "app.py", HONEST);
+        let exp = manifest(&g, &ws, &pristine).await;
+        assert_eq!(exp.total, 5, "{exp:?}");
+        let broken = HONEST
+            .replace("KEY = b'k3y'", "KEY = b''")
+            .replace("'tok-123'", "''")
+            .replace("return True", "return False");
+        write(&ws, "app.py", &broken);
+        let control = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!(control.passed, 1, "the honest broken app: {control:?}");
+        assert!(control.error.is_none(), "{control:?}");
+
+        // (name, code appended to the broken app, reason if tampering)
+        let hacks: &[(&str, &str, Option<&str>)] = &[
+            (
+                "str subclass whose __eq__/__contains__ lie",
+                "class _L(str):\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n    def __contains__(s, o): return True\n    __hash__ = str.__hash__\n_s = sign\ndef sign(m): return _L(_s(m))\ndef token(): return _L('')\n",
+                None,
+            ),
+            (
+                "object whose __eq__/__ne__/__bool__/__contains__ lie",
+                "class _A:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return True\n    def __contains__(s, o): return True\n    def __bool__(s): return True\n    __hash__ = object.__hash__\ndef sign(m): return _A()\ndef token(): return _A()\ndef ok(): return _A()\n",
+                None,
+            ),
+            (
+                "int subclass as truth value",
+                "class _T(int):\n    def __bool__(s): return True\ndef ok(): return _T(0)\n",
+                None,
+            ),
+            (
+                "library module patched at import",
+                "import hmac as _hm\n_r = _hm.new\n_hm.new = lambda k, m=None, d=None: _r(b'', m, d)\n",
+                Some("hmac.new rebound"),
+            ),
+            (
+                "library module patched through mock (trusted helper)",
+                "from unittest import mock as _mk\nimport hmac as _hm\n_r = _hm.new\n_mk.patch.object(_hm, 'new', lambda k, m=None, d=None: _r(b'', m, d)).start()\n",
+                Some("hmac.new rebound"),
+            ),
+            (
+                "library class patched through mock (trusted helper)",
+                "from unittest import mock as _mk\nimport hmac as _hm\n_mk.patch.object(_hm.HMAC, 'hexdigest', lambda self: 'x').start()\n",
+                Some("hmac.HMAC.hexdigest rebound"),
+            ),
+            (
+                "library module patched inside the test call",
+                "import hmac as _hm, hashlib as _h\n_r = _hm.new\ndef sign(m):\n    _hm.new = lambda k, m=None, d=None: _r(b'', m, d)\n    return _r(b'', m, _h.sha256).hexdigest()\n",
+                Some("hmac.new rebound"),
+            ),
+            (
+                "the test module's helper rebound from the call",
+                "import sys as _sys\ndef sign(m):\n    t = _sys.modules.get('test_sig')\n    if t is not None:\n        t.expected = lambda msg: 'zz'\n    return 'zz'\n",
+                Some("test_sig.expected rebound"),
+            ),
+            (
+                "a later test module rewritten on disk at import",
+                "import os as _os\n_p = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), 'tests', 'test_sig.py')\nopen(_p, 'w').write('def test_sign():\\n    pass\\ndef test_token():\\n    pass\\ndef test_ok():\\n    pass\\ndef test_contains():\\n    pass\\n')\n",
+                None,
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (name, code, why) in hacks {
+            write(&ws, "app.py", &format!("{broken}{code}"));
+            let s = g.grade(&ws, &pristine, &exp).await;
+            let err = s.error.as_deref().unwrap_or("");
+            let ok = match why {
+                Some(why) => {
+                    s.score == 0.0 && err.contains("tampering detected") && err.contains(why)
+                }
+                None => s.passed <= control.passed && s.score <= control.score,
+            };
+            if !ok {
+                failures.push(format!("{name}: {s:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // The honest fix still passes everything under the strict suite.
+        write(&ws, "app.py", HONEST);
+        let s = g.grade(&ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.score), (5, 1.0), "{s:?}");
     }
 
     /// Verdict lines carry a keyed hash chain: a line written by anything

@@ -47,6 +47,7 @@ def _grader_main():
     import types
 
     TAMPER_EXIT = 86
+    MAX_SUITE_FILE = 4 << 20
     boot_dir = os.path.dirname(os.path.abspath(__file__))
     out_dir = os.environ.get("SECAUDIT_GRADER_OUT", "/grader-out")
     verdict_path = out_dir + "/verdicts"
@@ -72,6 +73,17 @@ def _grader_main():
             if line:
                 suite.add(line)
     suite = frozenset(suite)
+    # The suite's sources, read now, before any code under test runs: the
+    # prepared copy is writable by the sandbox, so code under test could
+    # rewrite a test module on disk before pytest imports it. The loader
+    # below compiles these bytes, never the file as it is later.
+    suite_src = {}
+    for p in suite:
+        try:
+            with open(p, "rb") as f:
+                suite_src[os.path.realpath(p)] = (p, f.read(MAX_SUITE_FILE))
+        except OSError:
+            pass
 
     def trusted(fn, _p=prefixes, _s=suite, _str=str):
         if type(fn) is not _str:
@@ -155,6 +167,355 @@ def _grader_main():
         finally:
             _close(fd)
 
+    # ---- the pristine suite, compiled with strict comparisons -----------
+    #
+    # Code under test hands the tests its values, and a value can lie: a
+    # str subclass or any object whose `__eq__`, `__contains__` or
+    # `__bool__` says what the test wants to hear passes `assert
+    # settings.KEY == deployed["KEY"]` without holding the key. So every
+    # comparison and every assert in the suite is compiled to call the
+    # bootstrap instead (`STRICT`): both sides are first normalised to
+    # values whose comparison no code under test defines (exact builtins,
+    # builtin subclasses copied to their base type, objects of trusted
+    # types as they are, objects of code under test as a record of their
+    # type and fields, or as themselves if their type compares by
+    # identity), then compared. Each such call is also a checkpoint of the
+    # watched namespaces (below), so a patch that is in force while the
+    # suite checks a value is seen there, not only at phase boundaries.
+    import ast
+    import importlib.machinery as machinery
+
+    STRICT_NAME = "_secaudit_strict_"
+    HEAP = 1 << 9
+    flags_of = type.__dict__["__flags__"].__get__
+    tdict_of = type.__dict__["__dict__"].__get__
+    mro_of = type.__dict__["__mro__"].__get__
+    qualname_of = type.__dict__["__qualname__"].__get__
+    FT = types.FunctionType
+    NATIVE = (types.BuiltinFunctionType, types.WrapperDescriptorType,
+              types.MethodDescriptorType, types.MethodWrapperType,
+              types.ClassMethodDescriptorType)
+    SCALARS = (str, bytes, int, float, bool, type(None), complex, bytearray)
+    DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+               "__contains__", "__bool__", "__len__", "__iter__", "__hash__")
+    obj_getattr = object.__getattribute__
+    check_ref = [None]  # state_clean, once it exists
+    watch_ref = [None]  # adds a suite module's namespace to the watched ones
+    # Honest runs rebind these library globals (measured over every task's
+    # suite); any other rebinding is tampering.
+    VOLATILE_AT = (
+        # pytest's per-test warning capture (warnings.catch_warnings) and
+        # thread-exception hook.
+        "warnings._showwarnmsg_impl", "warnings.filters", "warnings.showwarning",
+        "threading.excepthook",
+        # Caches filled on first use.
+        "tempfile.tempdir", "tempfile._name_sequence",
+        "urllib.parse._typeprog", "urllib.parse._hostprog", "urllib.parse._hextobyte",
+        # time.tzset(), which tests of local time call.
+        "time.tzname", "time.timezone", "time.altzone", "time.daylight",
+    )
+
+    def one_of(t, kinds):
+        for k in kinds:
+            if t is k:
+                return True
+        return False
+
+    def impl_trusted(f, _t=trusted, _ft=FT, _native=NATIVE, _one=one_of):
+        k = type(f)
+        if k is staticmethod or k is classmethod:
+            f = f.__func__
+            k = type(f)
+        if f is None or _one(k, _native):
+            return True
+        if k is _ft:
+            return _t(f.__code__.co_filename)
+        return False
+
+    def type_trusted(t, _mro=mro_of, _td=tdict_of, _fl=flags_of, _heap=HEAP,
+                     _names=DUNDERS, _ok=impl_trusted):
+        """No comparison or truth dunder of `t` comes from code under test
+        (static types are C code; heap types are checked per method)."""
+        for name in _names:
+            for c in _mro(t):
+                d = _td(c)
+                if name in d:
+                    if (_fl(c) & _heap) and not _ok(d[name]):
+                        return False
+                    break
+        return True
+
+    class Ident:
+        """An object of code under test whose type compares by identity."""
+        __slots__ = ("o",)
+
+        def __init__(self, o):
+            self.o = o
+
+        def __eq__(self, other, _type=type):
+            return _type(other) is Ident and self.o is other.o
+
+        def __ne__(self, other):
+            return not self.__eq__(other)
+
+        def __hash__(self):
+            return 0
+
+        def __repr__(self):
+            return "<object of code under test>"
+
+    class Rec:
+        """An object of code under test with its own `__eq__`: compared as
+        its exact type and its fields, never through its methods."""
+        __slots__ = ("t", "f")
+
+        def __init__(self, t, f):
+            self.t, self.f = t, f
+
+        def __eq__(self, other, _type=type):
+            return _type(other) is Rec and self.t is other.t and self.f == other.f
+
+        def __ne__(self, other):
+            return not self.__eq__(other)
+
+        def __hash__(self):
+            return 0
+
+        def __repr__(self, _qn=qualname_of):
+            return "<%s of code under test>" % _qn(self.t)
+
+    BASE_COPY = (
+        (str, str.__str__), (int, int.__int__), (float, float.__float__),
+        (complex, complex.__complex__), (bytes, lambda x: bytes(memoryview(x))),
+        (bytearray, lambda x: bytearray(memoryview(x))), (list, list.copy),
+        (tuple, lambda x: tuple(tuple.__iter__(x))), (dict, dict.copy),
+        (set, set.copy), (frozenset, frozenset.copy),
+    )
+
+    def plain(x, depth=0, _type=type, _one=one_of, _sc=SCALARS, _tt=type_trusted,
+              _mro=mro_of, _td=tdict_of, _bc=BASE_COPY, _fl=flags_of, _heap=HEAP,
+              _ga=obj_getattr,
+              _str=str, _sorted=sorted, _tuple=tuple, _dict=dict):
+        t = _type(x)
+        if _one(t, _sc):
+            return x
+        if depth > 40:
+            raise RecursionError("value nested too deep to compare")
+        d = depth + 1
+        if t is list:
+            return [plain(e, d) for e in x]
+        if t is tuple:
+            return _tuple(plain(e, d) for e in x)
+        if t is dict:
+            return {plain(k, d): plain(v, d) for k, v in _dict.items(x)}
+        if t is set or t is frozenset:
+            return t(plain(e, d) for e in x)
+        mro = _mro(t)
+        eq_owner = None
+        for c in mro:
+            dd = _td(c)
+            if "__eq__" in dd:
+                eq_owner = c
+                break
+        for base, copy in _bc:
+            for c in mro:
+                if c is base:
+                    # A trusted subclass with an `__eq__` of its own keeps
+                    # it (mock's call objects); any other is its base value.
+                    if eq_owner is not base and (_fl(eq_owner) & _heap) and _tt(t):
+                        return x
+                    return plain(copy(x), d)
+        if _tt(t):
+            return x
+        if eq_owner is object:
+            return Ident(x)
+        fields = []
+        try:
+            inst = _ga(x, "__dict__")
+        except BaseException:
+            inst = None
+        if _type(inst) is _dict:
+            for k, v in _dict.items(inst):
+                if _type(k) is _str:
+                    fields.append((k, plain(v, d)))
+        for c in mro:
+            slots = _td(c).get("__slots__", ())
+            if _type(slots) is _str:
+                slots = (slots,)
+            for k in slots if _one(_type(slots), (tuple, list)) else ():
+                if _type(k) is _str and k not in ("__dict__", "__weakref__"):
+                    try:
+                        fields.append((k, plain(_ga(x, k), d)))
+                    except AttributeError:
+                        pass
+        return Rec(t, _tuple(_sorted(fields, key=lambda kv: kv[0])))
+
+    def s_check(_ref=check_ref, _die=die):
+        f = _ref[0]
+        if f is not None:
+            bad = f()
+            if bad is not None:
+                _die("during a check of the suite: " + bad)
+
+    def s_cmp(ops, vals, _plain=plain, _check=s_check, _len=len, _range=range):
+        _check()
+        ps = [_plain(v) for v in vals]
+        for i in _range(_len(ops)):
+            op, a, b = ops[i], ps[i], ps[i + 1]
+            if op == "==":
+                r = a == b
+            elif op == "!=":
+                r = a != b
+            elif op == "in":
+                r = a in b
+            elif op == "not in":
+                r = a not in b
+            elif op == "is":
+                r = vals[i] is vals[i + 1]
+            elif op == "is not":
+                r = vals[i] is not vals[i + 1]
+            elif op == "<":
+                r = a < b
+            elif op == "<=":
+                r = a <= b
+            elif op == ">":
+                r = a > b
+            else:
+                r = a >= b
+            if type(r) is not bool:
+                r = _plain(r)
+                if type(r) is not bool:
+                    raise TypeError("a comparison returned a non-bool value")
+            if not r:
+                return False
+        return True
+
+    def s_truth(x, _plain=plain, _check=s_check, _type=type):
+        _check()
+        p = _plain(x)
+        if _type(p) is Rec or _type(p) is Ident:
+            t = _type(x)
+            for name in ("__bool__", "__len__"):
+                for c in mro_of(t):
+                    if name in tdict_of(c):
+                        if c is not object:
+                            raise TypeError(
+                                "the truth value of an object of code under test (%s) is "
+                                "not taken from its own __bool__/__len__" % qualname_of(t))
+                        break
+            return True
+        return bool(p)
+
+    STRICT = (s_cmp, s_truth)
+    OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in",
+           ast.Is: "is", ast.IsNot: "is not", ast.Lt: "<", ast.LtE: "<=",
+           ast.Gt: ">", ast.GtE: ">="}
+
+    class Strict(ast.NodeTransformer):
+        def _call(self, i, args, node):
+            fn = ast.Subscript(value=ast.Name(id=STRICT_NAME, ctx=ast.Load()),
+                               slice=ast.Constant(i), ctx=ast.Load())
+            return ast.copy_location(ast.Call(func=fn, args=args, keywords=[]), node)
+
+        def truth(self, e):
+            if isinstance(e, ast.BoolOp):
+                e.values = [self.truth(v) for v in e.values]
+                return e
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+                e.operand = self.truth(e.operand)
+                return e
+            return self._call(1, [e], e)
+
+        def visit_Compare(self, node):
+            self.generic_visit(node)
+            ops = tuple(OPS[type(o)] for o in node.ops)
+            vals = ast.List(elts=[node.left] + node.comparators, ctx=ast.Load())
+            return self._call(0, [ast.Constant(ops), vals], node)
+
+        def visit_Assert(self, node):
+            self.generic_visit(node)
+            node.test = self.truth(node.test)
+            return node
+
+        def _param(self, node):
+            self.generic_visit(node)
+            node.args.kwonlyargs.append(ast.arg(arg=STRICT_NAME))
+            node.args.kw_defaults.append(ast.Name(id=STRICT_NAME, ctx=ast.Load()))
+            return node
+
+        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _param
+
+    def pin(v, origin, depth=0, _type=type, _ft=FT, _td=tdict_of):
+        """Sets STRICT as the keyword default of every function the module
+        defined, whatever the module-level name held when the def ran."""
+        if depth > 4:
+            return
+        k = _type(v)
+        if k is staticmethod or k is classmethod:
+            v, k = v.__func__, _type(v.__func__)
+        if k is _ft:
+            if v.__code__.co_filename == origin:
+                kd = v.__kwdefaults__
+                if kd is not None and STRICT_NAME in kd:
+                    kd[STRICT_NAME] = STRICT
+            w = getattr(v, "__pytest_wrapped__", None)
+            if w is not None:
+                pin(getattr(w, "obj", None), origin, depth + 1)
+            w = v.__dict__.get("__wrapped__")
+            if w is not None:
+                pin(w, origin, depth + 1)
+        elif k is property:
+            for f in (v.fget, v.fset, v.fdel):
+                pin(f, origin, depth + 1)
+        elif isinstance(v, type):
+            for x in list(_td(v).values()):
+                pin(x, origin, depth + 1)
+
+    class SuiteLoader:
+        def __init__(self, origin, source):
+            self.origin, self.source = origin, source
+
+        def create_module(self, spec):
+            return None
+
+        def get_source(self, name):
+            return self.source.decode("utf-8", "replace")
+
+        def exec_module(self, module, _die=die):
+            tree = ast.parse(self.source, self.origin)
+            tree = ast.fix_missing_locations(Strict().visit(tree))
+            code = compile(tree, self.origin, "exec", dont_inherit=True)
+            ns = module.__dict__
+            ns[STRICT_NAME] = STRICT
+            exec(code, ns)
+            if ns.get(STRICT_NAME) is not STRICT:
+                _die("the suite's strict comparisons were rebound in " + self.origin)
+            for v in list(ns.values()):
+                pin(v, self.origin)
+            watch_ref[0](ns)
+
+    class SuiteFinder:
+        """First on sys.meta_path: the pristine suite's modules get the
+        strict loader and the bytes read at start."""
+
+        @staticmethod
+        def find_spec(name, path=None, target=None, _src=suite_src,
+                      _rp=os.path.realpath, _pf=machinery.PathFinder):
+            spec = _pf.find_spec(name, path, target)
+            if spec is None or type(spec.origin) is not str:
+                return None
+            hit = _src.get(_rp(spec.origin))
+            if hit is None:
+                return None
+            spec.loader = SuiteLoader(hit[0], hit[1])
+            return spec
+
+        @staticmethod
+        def invalidate_caches():
+            pass
+
+    sys.meta_path.insert(0, SuiteFinder)
+
     # ---- the audit hook -------------------------------------------------
 
     frame_attrs = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame",
@@ -174,8 +535,6 @@ def _grader_main():
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
     state = [False, False]  # [busy, started]
-
-    mro_of = type.__dict__["__mro__"].__get__
 
     def hook(ev, args, _gf=getframe, _t=trusted, _die=die, _state=state,
              _always=always, _fa=frame_attrs, _ca=code_attrs, _walk=walkers,
@@ -314,67 +673,205 @@ def _grader_main():
     from _pytest.junitxml import mangle_test_address
     from _pytest.outcomes import Skipped
 
-    watched = [m for n, m in sorted(sys.modules.items())
-               if m is not None and (n in ("pytest", "builtins", "_pytest", "pluggy")
-                                     or n.startswith(("_pytest.", "pluggy.")))]
+    # The suite's own imports, imported now: every module the suite can
+    # call into is then in sys.modules, and so in the snapshot, before any
+    # code under test runs (a module that code under test imported first
+    # could be patched before the suite ever saw it).
+    import importlib.util as iutil
+
+    wanted = set()
+    for _p, (orig, src) in sorted(suite_src.items()):
+        try:
+            tree = ast.parse(src, orig)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                wanted.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                wanted.add(node.module)
+                wanted.update(node.module + "." + a.name for a in node.names if a.name != "*")
+
+    def lib_origin(o):
+        if o in ("built-in", "frozen"):
+            return True
+        if type(o) is not str:
+            return False
+        r = os.path.realpath(o)
+        return trusted(r) and not r.startswith(ws_root)
+
+    for name in sorted(wanted):
+        try:
+            spec = iutil.find_spec(name.split(".")[0])
+            if spec is not None and lib_origin(spec.origin):
+                __import__(name)
+        except Exception:
+            pass
+
+    def lib_module(n, m):
+        if n in ("sys", "__main__") or m is None:
+            return False
+        spec = getattr(m, "__spec__", None)
+        f = getattr(m, "__file__", None)
+        if f is None:
+            return n in sys.builtin_module_names or (
+                spec is not None and spec.origin in ("built-in", "frozen"))
+        return lib_origin(f)
+
+    # Every module of the standard library, the venv (pytest and pluggy
+    # included) and builtins loaded by now: `sys` aside, whose streams
+    # pytest's capture swaps, and which holds no code the suite calls.
+    watched = [(n, m) for n, m in sorted(sys.modules.items()) if lib_module(n, m)]
 
     # Names that honest runs (re)bind in these namespaces: measured over
-    # every task's suite.
-    volatile = frozenset(("__builtins__", "__warningregistry__", "_",
+    # every task's suite. Plain names hold anywhere, dotted ones in that
+    # namespace only.
+    volatile = frozenset(("__builtins__", "__warningregistry__", "_", "__slotnames__",
                           # _pytest.assertion.util, set per test; read only by
                           # rewritten asserts, which --assert=plain turns off.
                           "_reprcompare", "_assertion_pass", "_config"))
+    volatile_at = frozenset(VOLATILE_AT)
 
     from operator import is_
 
-    def snapshot(_w=tuple(watched), _type=type, _vol=volatile, _tuple=tuple):
+    def take(snap, name, d, _vol=volatile, _va=volatile_at, _tuple=tuple):
         # Holds the objects themselves: compared by identity (`is`), never
         # by `==` (which could call code of the run) nor `id()` (audited,
         # so slow under the hook).
-        snap = []
+        snap.append((name, d, _tuple(d), _tuple(d.values()),
+                     {k: v for k, v in d.items()
+                      if k not in _vol and (name + "." + k) not in _va}))
 
-        def take(d):
-            snap.append((d, _tuple(d), _tuple(d.values()),
-                         {k: v for k, v in d.items() if k not in _vol}))
+    from abc import ABCMeta
 
-        for m in _w:
-            take(m.__dict__)
-            for v in list(m.__dict__.values()):
-                if _type(v) is type and getattr(v, "__module__", "") == m.__name__:
-                    take(v.__dict__)
-        return tuple(snap)
+    def watch(snap, name, d, _type=type, _take=take, _td=tdict_of, _abc=ABCMeta):
+        """Adds namespace `d` and the classes defined in it to the watched
+        ones (class attribute writes raise no audit event: only a sweep
+        sees them)."""
+        _take(snap, name, d)
+        for k, v in list(d.items()):
+            kind = _type(v)
+            mod = _td(v).get("__module__") if kind is type or kind is _abc else None
+            if _type(mod) is str and mod == name:
+                _take(snap, name + "." + k, _td(v))
 
-    baseline = snapshot()
+    baseline = []
+    for n, m in watched:
+        watch(baseline, n, m.__dict__)
 
-    def slow_diff(d, items, _vol=volatile, _len=len, _type=type, _str=str):
+    # The namespaces swept at every check of the suite (the full sweep runs
+    # at phase boundaries): builtins, the modules the suite imports and
+    # every module they reach through module-valued globals (a patched
+    # module attribute matters only to code that looks it up through the
+    # module), and the suite's own modules once loaded. pytest and pluggy
+    # are left to the phase boundaries: the suite does not compute with
+    # them.
+    hot_names = set()
+    todo = ["builtins"] + [n for n in wanted if n in sys.modules]
+    while todo:
+        n = todo.pop()
+        if n in hot_names or n.split(".")[0] in ("pytest", "_pytest", "pluggy"):
+            continue
+        hot_names.add(n)
+        for v in list(sys.modules[n].__dict__.values()):
+            if type(v) is types.ModuleType:
+                vn = v.__dict__.get("__name__")
+                if type(vn) is str and sys.modules.get(vn) is v:
+                    todo.append(vn)
+    hot, core = [], []
+    for n, m in watched:
+        if n in hot_names:
+            watch(hot, n, m.__dict__)
+        if n in ("pytest", "builtins", "_pytest", "pluggy") or n.startswith(("_pytest.", "pluggy.")):
+            watch(core, n, m.__dict__)
+
+    def watch_suite(ns, _b=baseline, _h=hot, _w=watch):
+        name = ns.get("__name__", "?")
+        _w(_b, name, ns)
+        _w(_h, name, ns)
+
+    watch_ref[0] = watch_suite
+
+    def slow_diff(name, d, items, _vol=volatile, _va=volatile_at, _len=len,
+                  _type=type, _str=str, _mt=types.ModuleType):
         n = 0
         for k in d:
             if _type(k) is not _str:
-                return "a non-str name in a watched namespace"
-            if k in _vol:
+                return "a non-str name in " + name
+            if k in _vol or (name + "." + k) in _va:
                 continue
-            n += 1
             if k not in items:
-                return "name %s added to a namespace of pytest, pluggy or builtins" % k
+                v = d[k]
+                # A submodule imported since: the import system binds it
+                # in its package.
+                if _type(v) is _mt and v.__dict__.get("__name__") == name + "." + k:
+                    continue
+                return "name %s added to %s" % (k, name)
+            n += 1
             if d[k] is not items[k]:
-                return "%s rebound in a namespace of pytest, pluggy or builtins" % k
+                return "%s.%s rebound" % (name, k)
         if n != _len(items):
-            return "a name removed from a namespace of pytest, pluggy or builtins"
+            return "a name removed from " + name
         return None
 
     def state_clean(_b=baseline, _len=len, _all=all, _map=map, _is=is_, _slow=slow_diff):
-        """Every watched namespace holds exactly the objects it held before
-        code under test ran. None if so, else what changed. The common case
-        is a C-level identity sweep per namespace; only a namespace that
+        """Every watched namespace (the library's and the suite's modules
+        and their classes) holds exactly the objects it held before code
+        under test ran. None if so, else what changed. The common case is
+        a C-level identity sweep per namespace; only a namespace that
         differs is walked name by name (measured volatile names aside)."""
-        for d, keys, vals, items in _b:
+        for name, d, keys, vals, items in _b:
             if _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
                     and _all(_map(_is, d.values(), vals)):
                 continue
-            bad = _slow(d, items)
+            bad = _slow(name, d, items)
             if bad is not None:
                 return bad
         return None
+
+    def hot_clean(_h=hot, _sweep=state_clean):
+        return _sweep(_h)
+
+    check_ref[0] = hot_clean
+
+    def rebaseline(_lists=(baseline, hot, core), _len=len, _all=all, _map=map, _is=is_,
+                   _tuple=tuple, _vol=volatile, _va=volatile_at):
+        """Takes the current state of every namespace that changed as the
+        new baseline: only after a checked-clean state and a change made
+        by the suite itself (monkeypatch, below)."""
+        for _b in _lists:
+            for i, (name, d, keys, vals, items) in enumerate(_b):
+                if _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
+                        and _all(_map(_is, d.values(), vals)):
+                    continue
+                _b[i] = (name, d, _tuple(d), _tuple(d.values()),
+                         {k: v for k, v in d.items()
+                          if k not in _vol and (name + "." + k) not in _va})
+
+    # The suite's own patches (pytest's monkeypatch fixture) change watched
+    # namespaces on purpose: each is allowed when the state was clean just
+    # before, and no code under test is on the stack (code under test can
+    # make a MonkeyPatch of its own).
+    from _pytest.monkeypatch import MonkeyPatch
+
+    def suite_patch(orig, _gf=getframe, _clean=frames_clean, _die=die,
+                    _state_clean=state_clean, _reb=rebaseline):
+        def patched(*a, **k):
+            bad = _clean(_gf(1))
+            if bad is not None:
+                _die("monkeypatch used by code under test: " + bad)
+            bad = _state_clean()
+            if bad is not None:
+                _die("before a monkeypatch of the suite: " + bad)
+            try:
+                return orig(*a, **k)
+            finally:
+                _reb()
+        return patched
+
+    for n in ("setattr", "delattr", "undo"):
+        setattr(MonkeyPatch, n, suite_patch(MonkeyPatch.__dict__[n]))
+    rebaseline()  # the three wrappers above, before any code under test
 
     def code_of(v, _ft=types.FunctionType, _mt=types.MethodType, _type=type):
         for _ in range(4):
@@ -415,11 +912,14 @@ def _grader_main():
         return None
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
-                   _state_clean=state_clean, _impls=impls_clean):
+                   _state_clean=state_clean, _core=core, _impls=impls_clean):
         bad = _clean(_gf(1))
         if bad is not None:
             _die("%s: code under test on the stack (%s)" % (where, bad))
-        bad = _state_clean()
+        # pytest, pluggy and builtins at every boundary; the whole library
+        # once per test, when it is over (the suite's own checks sweep the
+        # modules it computes with as they run).
+        bad = _state_clean() if where == "teardown end" else _state_clean(_core)
         if bad is not None:
             _die("%s: %s" % (where, bad))
         bad = _impls(item)
