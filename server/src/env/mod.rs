@@ -10,6 +10,7 @@ pub mod actions;
 mod fsread;
 mod grading;
 pub mod inspect;
+pub mod meta;
 mod runtime;
 pub mod session;
 pub mod visibility;
@@ -492,6 +493,12 @@ impl Environment {
             "finished"
         } else {
             let ws = s.paths.workspace();
+            if let Some(m) = &interrupted {
+                // The interrupted command's writes, as a finished step's.
+                let since = std::time::UNIX_EPOCH
+                    + std::time::Duration::from_secs(m.started_unix.saturating_sub(1));
+                normalise_blocking(&ws, since).await;
+            }
             let ws2 = ws.clone();
             let fp = tokio::task::spawn_blocking(move || fsread::fingerprint(&ws2))
                 .await
@@ -852,6 +859,7 @@ impl Environment {
             .actions
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let started = Instant::now();
+        let command_started = std::time::SystemTime::now();
         let (mut out, mutating) = self.run_action(s, &parsed, &ws).await;
         out.command = action.command.clone();
         out.duration_ms = started.elapsed().as_millis() as u64;
@@ -859,8 +867,11 @@ impl Environment {
         let command_ended = Instant::now();
         s.data.steps += 1;
         if mutating {
-            // One walk: fingerprint, file list and owner (fsread::survey).
+            // What the command touched loses the metadata it chose
+            // (meta.rs), then one walk: fingerprint, file list and owner
+            // (fsread::survey).
             let t = Instant::now();
+            normalise_blocking(&ws, command_started).await;
             let sv = survey_blocking(&ws).await;
             s.cache.profile.survey = t.elapsed();
             s.cache.owner = sv.owner;
@@ -1396,6 +1407,28 @@ async fn survey_blocking(ws: &std::path::Path) -> fsread::Survey {
     tokio::task::spawn_blocking(move || fsread::survey(&ws))
         .await
         .unwrap_or_default()
+}
+
+/// [`meta::normalise`] on the blocking pool. A failure leaves the tree as
+/// the command left it and is logged: the grader still reads every file,
+/// only the metadata channels stay open for that step.
+async fn normalise_blocking(ws: &std::path::Path, since: std::time::SystemTime) {
+    let ws = ws.to_path_buf();
+    let res = tokio::task::spawn_blocking(move || {
+        meta::normalise(&ws, since, fsread::FINGERPRINT_MAX_ENTRIES as u64)
+    })
+    .await;
+    match res {
+        Ok(Ok(n)) if n.truncated => {
+            tracing::warn!(
+                entries = n.entries,
+                "metadata normalisation stopped at its entry bound"
+            )
+        }
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "metadata normalisation failed"),
+        Err(e) => tracing::warn!(error = %e, "metadata normalisation task failed"),
+    }
 }
 
 /// The file list observations rank actions from, when no survey has one.
