@@ -64,6 +64,35 @@ fn raw_and_clean() {
     assert_eq!(ev.present["aws"], vec!["a/b.txt:3 [raw]".to_string()]);
 }
 
+/// Zero-filled files whose lengths spell the value, in name order: the
+/// content holds nothing, the sizes do (issue 17 item 4).
+#[test]
+fn file_sizes_as_char_codes() {
+    let zeros: Vec<Vec<u8>> = AWS.bytes().map(|b| vec![0u8; b as usize]).collect();
+    let names: Vec<String> = (0..zeros.len()).map(|i| format!("d/f{i:02}")).collect();
+    let files: Vec<(&str, &[u8])> = names
+        .iter()
+        .zip(&zeros)
+        .map(|(n, z)| (n.as_str(), z.as_slice()))
+        .collect();
+    let dir = tree_with(&files);
+    let ev = tree_hits(dir.path());
+    assert!(
+        ev.present["aws"]
+            .iter()
+            .any(|l| l.contains("d (file sizes)")),
+        "{:?}",
+        ev.present
+    );
+    // Sizes of ordinary files spell nothing.
+    assert!(!aws_found(&[
+        ("a.py", b"print(1)\n"),
+        ("b.py", b"x = 2\n"),
+        ("c.txt", b"hello\n"),
+        ("d.md", b"# d\n")
+    ]));
+}
+
 #[test]
 fn encodings() {
     let b64 = base64::engine::general_purpose::STANDARD;

@@ -13,6 +13,7 @@ import os
 import secrets
 import string
 import sys
+import types
 
 import pytest
 
@@ -23,12 +24,14 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "STRIPE_SECRET_KEY": "sk_" + "test_" + _rand(_ALNUM, 32),
     "SENDGRID_API_KEY": "SG" + "." + _rand(_ALNUM + "_-", 22) + "." + _rand(_ALNUM + "_-", 43),
     "DATABASE_URL": ("postgres" + "://billing_" + _rand(string.ascii_lowercase, 6) + ":"
                      + _rand(_ALNUM, 22) + "@" + "db:5432/billing"),
-}
+})
 os.environ.update(DEPLOYED)
 # The GitHub token the repository's CI secrets hold (not in the process
 # environment: only the workflow gets it).

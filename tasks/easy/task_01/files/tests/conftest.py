@@ -3,6 +3,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # compare against it, not against os.environ, which the code could rewrite.
 _B32 = string.ascii_uppercase + "234567"
 _B64 = string.ascii_letters + string.digits + "/+"
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "AWS_ACCESS_KEY_ID": "AKIA" + "".join(secrets.choice(_B32) for _ in range(16)),
     "AWS_SECRET_ACCESS_KEY": "".join(secrets.choice(_B64) for _ in range(40)),
-}
+})
 os.environ.update(DEPLOYED)
 
 

@@ -4,6 +4,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 from wsgiref.util import setup_testing_defaults
 
@@ -19,10 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # the tests compare against it, not against os.environ, which the code could
 # rewrite.
 _ALNUM = string.ascii_letters + string.digits
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "GITHUB_TOKEN": "ghp_" + "".join(secrets.choice(_ALNUM) for _ in range(36)),
     "RELEASEBOT_WEBHOOK_SECRET": secrets.token_hex(24),
-}
+})
 os.environ.update(DEPLOYED)
 
 

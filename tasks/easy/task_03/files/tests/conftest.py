@@ -2,6 +2,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # the tests compare against it, not against os.environ, which the code could
 # rewrite.
 _ALNUM = string.ascii_letters + string.digits
-DEPLOYED = {"STRIPE_SECRET_KEY": "sk_test_" + "".join(secrets.choice(_ALNUM) for _ in range(32))}
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({"STRIPE_SECRET_KEY": "sk_test_" + "".join(secrets.choice(_ALNUM) for _ in range(32))})
 os.environ.update(DEPLOYED)
 
 

@@ -3,6 +3,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,14 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "SLACK_WEBHOOK_URL": ("https://hooks.slack" + ".com/services/T" + _rand(_UP, 10)
                           + "/B" + _rand(_UP, 10) + "/" + _rand(_ALNUM, 24)),
     "SLACK_BOT_TOKEN": ("xox" + "b-" + _rand(string.digits, 12) + "-" + _rand(string.digits, 13)
                         + "-" + _rand(_ALNUM, 24)),
-}
+})
 os.environ.update(DEPLOYED)
 
 

@@ -3,6 +3,7 @@ import secrets
 import sqlite3
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,12 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {"user": "etl_" + _rand(_LOWER, 8),
-            "password": _rand(string.ascii_letters + string.digits, 22),
-            "host": "pg-" + _rand(_LOWER, 8) + ".internal", "port": 20000 + secrets.randbelow(40000),
-            "dbname": "metrics_" + _rand(_LOWER, 6)}
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({"user": "etl_" + _rand(_LOWER, 8),
+                                   "password": _rand(string.ascii_letters + string.digits, 22),
+                                   "host": "pg-" + _rand(_LOWER, 8) + ".internal", "port": 20000 + secrets.randbelow(40000),
+                                   "dbname": "metrics_" + _rand(_LOWER, 6)})
 os.environ["DATABASE_URL"] = ("postgresql" + "://" + DEPLOYED["user"] + ":" + DEPLOYED["password"]
                               + "@" + DEPLOYED["host"] + ":" + str(DEPLOYED["port"]) + "/" + DEPLOYED["dbname"])
 

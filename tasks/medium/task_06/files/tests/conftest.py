@@ -2,6 +2,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,13 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "GOOGLE_MAPS_API_KEY": "AI" + "za" + _rand(_URLSAFE, 35),
     "SENDGRID_API_KEY": "SG" + "." + _rand(_URLSAFE, 22) + "." + _rand(_URLSAFE, 43),
     "TILECACHE_UPSTREAM_TOKEN": "tok_" + "live_" + _rand(_ALNUM, 32),
-}
+})
 os.environ.update(DEPLOYED)
 
 

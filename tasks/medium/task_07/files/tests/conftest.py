@@ -2,6 +2,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,13 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "TWILIO_API_KEY": "SK" + secrets.token_hex(16),
     "TWILIO_API_SECRET": _rand(_ALNUM, 32),
     "GH_TOKEN": "github_" + "pat_" + _rand(_ALNUM, 22) + "_" + _rand(_ALNUM, 59),
-}
+})
 os.environ["TWILIO_API_KEY"] = DEPLOYED["TWILIO_API_KEY"]
 os.environ["TWILIO_API_SECRET"] = DEPLOYED["TWILIO_API_SECRET"]
 

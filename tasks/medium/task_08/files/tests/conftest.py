@@ -6,6 +6,7 @@ import shutil
 import string
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,13 @@ KEY_PEM = ("-----BEGIN " + _label + "-----\n"
            + "-----END " + _label + "-----\n")
 _key_path = Path(_KEY_DIR) / "warehouse-sa.pem"
 _key_path.write_text(KEY_PEM)
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "WAREHOUSE_KEY_FILE": str(_key_path),
     "WAREHOUSE_KEY_PASSPHRASE": "".join(secrets.choice(_ALNUM) for _ in range(32)),
     "OPENAI_API_KEY": "sk-" + "proj-" + "".join(secrets.choice(_ALNUM + "_-") for _ in range(48)),
-}
+})
 os.environ.update(DEPLOYED)
 
 

@@ -6,6 +6,7 @@ import secrets
 import string
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,9 @@ def _b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "ANTHROPIC_API_KEY": "sk-" + "ant-api03-" + _rand(_ALNUM + "_-", 93) + "AA",
     "SLACK_BOT_TOKEN": ("xox" + "b-" + _rand(string.digits, 12) + "-" + _rand(string.digits, 13)
                         + "-" + _rand(_ALNUM, 24)),
@@ -41,7 +44,7 @@ DEPLOYED = {
         _b64url(json.dumps({"sub": "smoke-" + secrets.token_hex(4),
                             "exp": int(time.time()) + 3600}).encode()),
         _b64url(secrets.token_bytes(32))]),
-}
+})
 os.environ.update(DEPLOYED)
 
 

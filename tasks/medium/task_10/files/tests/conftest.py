@@ -4,6 +4,7 @@ import os
 import secrets
 import string
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -26,14 +27,16 @@ def _rand(alphabet, n):
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-DEPLOYED = {
+# Read-only: code under test that reaches this module cannot edit the
+# suite's copy in place (a rebinding is tampering to the grader).
+DEPLOYED = types.MappingProxyType({
     "AZURE_STORAGE_CONNECTION_STRING": ";".join([
         "DefaultEndpointsProtocol=https",
         "AccountName=" + _rand(string.ascii_lowercase + string.digits, 12),
         "AccountKey=" + base64.b64encode(secrets.token_bytes(64)).decode(),
         "EndpointSuffix=core.windows.net"]),
     "FCM_API_KEY": "AI" + "za" + _rand(_ALNUM + "_-", 35),
-}
+})
 os.environ.update(DEPLOYED)
 CI_SECRETS = {"NPM_TOKEN": "npm_" + _rand(_ALNUM, 36)}
 
