@@ -58,9 +58,7 @@ pub struct Normalised {
 fn normal_mode(ft: fs::FileType, mode: u32) -> Option<u32> {
     if ft.is_symlink() {
         None
-    } else if ft.is_dir() {
-        Some(0o755)
-    } else if mode & 0o111 != 0 {
+    } else if ft.is_dir() || mode & 0o111 != 0 {
         Some(0o755)
     } else {
         Some(0o644)
