@@ -181,6 +181,21 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         allow_uncontained: args.allow_uncontained,
     };
     tracing::info!(?cfg, "starting environment");
+    // Refuse to start without what every reset needs, naming each missing
+    // piece, rather than serve a "healthy" server whose resets all fail.
+    let readiness = server::readiness::check(&cfg.venv, &cfg.data_dir);
+    for c in &readiness.checks {
+        match &c.outcome {
+            Ok(found) => tracing::info!(check = c.name, %found, "start-up check passed"),
+            Err(why) => tracing::error!(check = c.name, %why, "start-up check failed"),
+        }
+    }
+    if !readiness.ready() {
+        anyhow::bail!(
+            "not starting: the server is missing what every episode needs:\n  {}",
+            readiness.failures().join("\n  ")
+        );
+    }
     // LEAD: task generation call site. `Environment::new` currently
     // generates missing or stale workspaces itself; if that moves to
     // `server::tasks`, call it here, before the environment loads.

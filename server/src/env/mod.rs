@@ -80,8 +80,21 @@ pub enum EnvError {
     Internal(String),
 }
 
+/// An internal error with its whole cause chain (`{:#}` joins an anyhow
+/// chain as `outer: inner: root`), redacted by shape: the outermost
+/// context alone ("recording the pristine test manifest") hid the cause
+/// (pytest missing from the venv) from both the client and the log, while
+/// a cause may quote command output that holds a secret.
 fn internal(e: impl std::fmt::Display) -> EnvError {
-    EnvError::Internal(e.to_string())
+    EnvError::Internal(redacted_cause(&format!("{e:#}")))
+}
+
+/// `text` with everything the scanner finds by shape replaced.
+pub(crate) fn redacted_cause(text: &str) -> String {
+    static REDACTOR: std::sync::OnceLock<graders::redact::Redactor> = std::sync::OnceLock::new();
+    REDACTOR
+        .get_or_init(graders::redact::Redactor::by_shape)
+        .redact(text)
 }
 
 /// Runs a reset, step or close on a task of its own, so it completes even
@@ -1711,5 +1724,30 @@ mod step_shortcut_tests {
         let (o, p) = step(&env, &obs.session_id, &cmd).await;
         assert!(p.regraded, "{p:?}");
         assert_eq!(o.leaks_current, before - 1, "the fix was graded");
+    }
+}
+
+#[cfg(test)]
+mod internal_error_tests {
+    use super::*;
+
+    /// The client and the log get the root cause, not only the outermost
+    /// context, and a secret quoted by a cause is redacted.
+    #[test]
+    fn internal_errors_carry_the_redacted_cause_chain() {
+        let key = "AKIAQ3EGRT7ZJ4EXAMPL";
+        let e = anyhow::anyhow!("No module named pytest (key {key})")
+            .context("pristine run")
+            .context("recording the pristine test manifest");
+        let EnvError::Internal(m) = internal(e) else {
+            panic!("not internal")
+        };
+        assert!(
+            m.starts_with(
+                "recording the pristine test manifest: pristine run: No module named pytest"
+            ),
+            "{m}"
+        );
+        assert!(!m.contains(key), "{m}");
     }
 }

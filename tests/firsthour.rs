@@ -1,0 +1,87 @@
+//! The first hour of a new user (issue 20): a server missing what episodes
+//! need refuses to start and says why; an internal error carries its cause.
+
+use crate::util;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A venv of Debian's Python without pytest or git-filter-repo: the
+/// interpreter runs, the imports the health grader needs do not.
+fn bare_venv(dir: &Path) -> PathBuf {
+    let v = dir.join("bare-venv");
+    let st = std::process::Command::new("/usr/bin/python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&v)
+        .status()
+        .expect("python3 -m venv");
+    assert!(st.success());
+    v
+}
+
+/// `serve --venv` at a Python without pytest used to start, report
+/// `healthy` and fail every reset; now it exits non-zero at once, naming
+/// each missing piece and the fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_refuses_to_start_without_pytest() {
+    let d = tempfile::tempdir().unwrap();
+    let venv = bare_venv(d.path());
+    let mut c = tokio::process::Command::new(util::bin());
+    for v in util::SERVE_VARS {
+        c.env_remove(v);
+    }
+    c.arg("serve")
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &util::free_port().to_string(),
+        ])
+        .arg("--data-dir")
+        .arg(d.path().join("data"))
+        .arg("--tasks-dir")
+        .arg(util::root().join("tasks"))
+        .arg("--venv")
+        .arg(&venv)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), c.output())
+        .await
+        .expect("serve still running after 60 s: it should refuse to start")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("not starting"), "{stderr}");
+    assert!(
+        stderr.contains("venv_pytest: pytest is not importable"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("git_filter_repo:"), "{stderr}");
+    assert!(stderr.contains("scripts/setup.sh"), "{stderr}");
+}
+
+/// The same venv behind an environment built in process (no start-up
+/// check): the reset's 500 carries the whole cause chain, not just its
+/// outermost context.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_reset_names_its_cause() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = server::env::EnvConfig::with_root(&util::root());
+    cfg.data_dir = d.path().join("data");
+    cfg.venv = bare_venv(d.path());
+    cfg.max_sessions = 2;
+    let env = server::env::Environment::new(cfg)
+        .await
+        .expect("environment");
+    let e = env
+        .reset(server::models::ResetRequest {
+            task_id: Some(server::models::TaskRef::Number(1)),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a reset without pytest cannot grade health");
+    let m = e.to_string();
+    let (_, cause) = m
+        .split_once("recording the pristine test manifest: ")
+        .unwrap_or_else(|| panic!("context missing: {m}"));
+    assert!(cause.contains("pytest"), "no cause after the context: {m}");
+    eprintln!("cause: {m}");
+}
