@@ -85,3 +85,57 @@ async fn a_failed_reset_names_its_cause() {
     assert!(cause.contains("pytest"), "no cause after the context: {m}");
     eprintln!("cause: {m}");
 }
+
+/// Finished episodes free their slots after the grace: more episodes than
+/// the capacity, none closed, and resets keep working. During the grace a
+/// finished session's state stays readable; after it the id answers 404
+/// saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn finished_episodes_free_their_slots_after_the_grace() {
+    const MAX: usize = 2;
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = server::env::EnvConfig::with_root(&util::root());
+    cfg.data_dir = d.path().to_path_buf();
+    cfg.max_sessions = MAX;
+    cfg.venv = util::venv();
+    cfg.prewarm = false;
+    cfg.finished_grace_s = 1;
+    let env = server::env::Environment::new(cfg)
+        .await
+        .expect("environment");
+    let (addr, _h) = util::serve(env.clone()).await;
+    let http = reqwest::Client::new();
+    let mut finished = Vec::new();
+    for round in 0..3 {
+        for _ in 0..MAX {
+            let o = util::reset(&env, 1).await;
+            let end = util::step(&env, &o.session_id, "submit").await;
+            assert!(end.done, "submit ends the episode");
+            finished.push(o.session_id);
+        }
+        // Within the grace: the slots are still held, the state readable.
+        let last = finished.last().unwrap();
+        let st = env.state(last).expect("state readable during the grace");
+        assert!(st.done);
+        let full = env
+            .reset(server::models::ResetRequest::default())
+            .await
+            .expect_err("slots held during the grace");
+        assert!(
+            matches!(full, server::env::EnvError::CapacityReached { .. }),
+            "round {round}: {full}"
+        );
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+    }
+    // 3 × MAX finished episodes, never closed, each reset served.
+    assert_eq!(finished.len(), 3 * MAX);
+    let r = http
+        .get(format!("http://{addr}/state?session_id={}", finished[0]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let body: serde_json::Value = r.json().await.unwrap();
+    let msg = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("after its episode is done"), "{body}");
+}

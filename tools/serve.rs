@@ -174,6 +174,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         tasks_dir: args.tasks_dir,
         max_sessions,
         session_idle_timeout_s: args.session_idle_timeout,
+        finished_grace_s: server::env::FINISHED_SESSION_GRACE_S,
         venv: args.venv,
         command_limits: Default::default(),
         prewarm: args.prewarm,

@@ -32,6 +32,14 @@ use visibility::Exploration;
 /// Sessions recovered (regraded) at once on start-up.
 const RESUME_PARALLEL: usize = 2;
 
+/// How long a finished episode (done: submitted, solved or out of budget)
+/// keeps its session after its last step: its `/state` stays readable for
+/// that long, then its slot is freed and its id answers 404. Without it a
+/// client that never called `/close` (the debug page, a quick script) held
+/// its slot for the whole idle timeout, and about `max_sessions` finished
+/// episodes later every reset got 429.
+pub const FINISHED_SESSION_GRACE_S: u64 = 30;
+
 /// The error of a step the server was killed during (see
 /// `Environment::recover_session`).
 pub const INTERRUPTED: &str = "interrupted by server restart: the server stopped while this step ran; \
@@ -127,6 +135,9 @@ pub struct EnvConfig {
     pub max_sessions: usize,
     /// Idle seconds after which a session is expired and its workspace freed.
     pub session_idle_timeout_s: u64,
+    /// Seconds a finished episode's session is kept after its last step
+    /// ([`FINISHED_SESSION_GRACE_S`] by default; tests shorten it).
+    pub finished_grace_s: u64,
     /// The project-local Python venv (pytest, git-filter-repo), mounted
     /// read-only at the same path in the sandbox.
     pub venv: PathBuf,
@@ -154,6 +165,7 @@ impl EnvConfig {
             tasks_dir: root.join("tasks"),
             max_sessions: 64,
             session_idle_timeout_s: 1800,
+            finished_grace_s: FINISHED_SESSION_GRACE_S,
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
             prewarm: true,
@@ -692,6 +704,13 @@ impl Environment {
             return Err(EnvError::InvalidAction(
                 "episode_id must be 1-255 characters".into(),
             ));
+        }
+        // At the limit, finished episodes past their grace give their slots
+        // back first (the reaper does it too, but only every few seconds).
+        if self.active_sessions() + self.inner.pending.load(std::sync::atomic::Ordering::SeqCst)
+            >= self.inner.cfg.max_sessions
+        {
+            self.expire_idle().await;
         }
         // Check and reserve under the table's write lock, so two resets
         // cannot both take the last slot.
@@ -1295,11 +1314,13 @@ impl Environment {
             .map_err(internal)
     }
 
-    /// Closes sessions idle for longer than the configured timeout, and
-    /// drops prewarmed sandboxes idle for longer than [`WARM_IDLE`].
+    /// Closes sessions idle for longer than the configured timeout and
+    /// finished ones past their grace, and drops prewarmed sandboxes idle
+    /// for longer than [`WARM_IDLE`].
     pub async fn expire_idle(&self) -> usize {
         let now = session::now_unix();
         let timeout = self.inner.cfg.session_idle_timeout_s;
+        let grace = self.inner.cfg.finished_grace_s;
         let ids: Vec<String> = {
             let t = self
                 .inner
@@ -1313,7 +1334,8 @@ impl Environment {
                             if g.warm.age().is_some_and(|a| a > WARM_IDLE) {
                                 g.warm = WarmSlot::Empty;
                             }
-                            now.saturating_sub(g.data.last_active) > timeout
+                            let idle = now.saturating_sub(g.data.last_active);
+                            idle > timeout || (g.data.done && idle > grace)
                         })
                         .unwrap_or(false)
                 })
@@ -1323,7 +1345,7 @@ impl Environment {
         let mut n = 0;
         for id in ids {
             if self.close(&id).await.is_ok() {
-                tracing::info!(session = %id, "expired idle session");
+                tracing::info!(session = %id, "expired idle or finished session");
                 n += 1;
             }
         }
@@ -1333,8 +1355,11 @@ impl Environment {
     /// Spawns the idle-session reaper on the current tokio runtime.
     pub fn spawn_reaper(&self) {
         let env = self.clone();
+        let cfg = &self.inner.cfg;
         let every = std::time::Duration::from_secs(
-            (self.inner.cfg.session_idle_timeout_s / 4).clamp(1, 60),
+            (cfg.session_idle_timeout_s / 4)
+                .min(cfg.finished_grace_s / 2)
+                .clamp(1, 60),
         );
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);

@@ -133,7 +133,11 @@ impl ApiError {
                                      POST /reset (in the JSON body, or ?session_id= for GET)"
                 .into(),
             Self::UnknownTask(t) => format!("unknown task: {t}"),
-            Self::UnknownSession(s) => format!("unknown or expired session: {s}"),
+            Self::UnknownSession(s) => format!(
+                "unknown or expired session: {s} (a session ends at /close, {} s after its \
+                 episode is done, or when idle past the server's timeout; call /reset for a new one)",
+                crate::env::FINISHED_SESSION_GRACE_S
+            ),
             Self::EpisodeDone => "episode is over (done); call reset to start a new one".into(),
             Self::Busy => "session is busy with another step".into(),
             Self::PayloadTooLarge => {
