@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what SecretsAuditEnv needs at run and test time, idempotently:
-# bubblewrap, python3-seccomp (the container-emulation tests), git, Chromium + ChromeDriver (browser test), a project-local
+# bubblewrap, python3-seccomp (the container-emulation tests), git, curl and jq
+# (the README's examples), Chromium + ChromeDriver (browser test), a project-local
 # Python venv (.venv) built from Debian's /usr/bin/python3 so that it lives
 # under /usr inside the sandbox, with pytest and git-filter-repo.
 set -euo pipefail
@@ -9,6 +10,9 @@ ROOT=$(pwd)
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+# curl and jq: the README's HTTP example (run as written by tests/firsthour.rs).
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v jq >/dev/null 2>&1 || need_apt+=(jq)
 [ -x /usr/bin/python3 ] || need_apt+=(python3 python3-venv)
 # Debian's libseccomp binding: scripts/docker-like.py emulates Docker's
 # default confinement, under which the tests run the namespace-free tier.

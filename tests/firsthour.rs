@@ -139,3 +139,121 @@ async fn finished_episodes_free_their_slots_after_the_grace() {
     let msg = body["error"]["message"].as_str().unwrap_or_default();
     assert!(msg.contains("after its episode is done"), "{body}");
 }
+
+/// Marks a fenced README block that `readme_examples_run_as_written` runs.
+const README_MARK: &str = "<!-- readme-example -->";
+
+/// The README's marked blocks: (language, code), in order.
+fn readme_examples(readme: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(l) = lines.next() {
+        if l.trim() != README_MARK {
+            continue;
+        }
+        let fence = lines.next().unwrap_or_default();
+        let lang = fence
+            .strip_prefix("```")
+            .unwrap_or_else(|| panic!("{README_MARK} not followed by a fence: {fence:?}"));
+        let code: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        out.push((lang.trim().to_string(), code.join("\n") + "\n"));
+    }
+    out
+}
+
+/// What a README example must not print: a line that is `null` or an empty
+/// JSON string, or a JSON field that is null (jq's way of saying the path
+/// was wrong or the request failed).
+fn null_output(stdout: &str) -> Option<&str> {
+    stdout.lines().find(|l| {
+        let t = l.trim().trim_end_matches(',');
+        t == "null" || t == "\"\"" || t.ends_with(": null")
+    })
+}
+
+/// Every README block marked [`README_MARK`] (the HTTP episode, the
+/// OpenEnv client, the scripted agents and `eval`) runs as written against
+/// a live `secaudit serve`: only the port differs (the README says 7860;
+/// the test takes a free one). Shell blocks run under `bash -euo pipefail`
+/// in a directory laid out like the repository root after
+/// `scripts/serve.sh` (`data/` is the server's data dir,
+/// `target/release/secaudit` the binary under test); the Python block runs
+/// with the OpenEnv venv's interpreter. Each must exit 0 and print no nulls.
+#[tokio::test(flavor = "multi_thread")]
+async fn readme_examples_run_as_written() {
+    let readme = std::fs::read_to_string(util::root().join("README.md")).unwrap();
+    // One fact, one definition: the README's grace is the server's.
+    let grace = format!(
+        "for {} s after its last step",
+        server::env::FINISHED_SESSION_GRACE_S
+    );
+    assert!(readme.contains(&grace), "README must say {grace:?}");
+    let examples = readme_examples(&readme);
+    let langs: Vec<&str> = examples.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(langs, ["sh", "python", "sh"], "marked README examples");
+
+    let root = tempfile::tempdir().unwrap();
+    let bin_dir = root.path().join("target/release");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(util::bin(), bin_dir.join("secaudit")).unwrap();
+    let srv = util::ServerProc::start_with(util::ServeOpts {
+        data: Some(root.path().join("data")),
+        ..Default::default()
+    })
+    .await;
+    let host_port = srv.url.trim_start_matches("http://").to_string();
+    let python = crate::openenv_client::openenv_venv().join("bin/python");
+    for (i, (lang, code)) in examples.iter().enumerate() {
+        let code = code
+            .replace("localhost:7860", &host_port)
+            .replace("127.0.0.1:7860", &host_port);
+        let mut c = match lang.as_str() {
+            "sh" => {
+                let mut c = tokio::process::Command::new("bash");
+                c.args(["-euo", "pipefail", "-c", &code]);
+                c
+            }
+            "python" => {
+                let mut c = tokio::process::Command::new(&python);
+                c.args(["-c", &code]);
+                c
+            }
+            other => panic!("README example {i}: no runner for {other:?}"),
+        };
+        c.current_dir(root.path())
+            .env("ENV_URL", &srv.url)
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(600), c.output())
+            .await
+            .unwrap_or_else(|_| panic!("README example {i} ({lang}) timed out:\n{code}"))
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ctx = format!(
+            "README example {i} ({lang}):\n{code}\n--- stdout:\n{stdout}\n--- stderr:\n{}\n--- server:\n{}",
+            util::tail(&stderr, 30),
+            srv.log_tail()
+        );
+        assert!(out.status.success(), "{} failed: {ctx}", out.status);
+        assert!(!stdout.trim().is_empty(), "printed nothing: {ctx}");
+        if let Some(l) = null_output(&stdout) {
+            panic!("printed {l:?}: {ctx}");
+        }
+        eprintln!("README example {i} ({lang}) ok:\n{stdout}");
+    }
+}
+
+#[test]
+fn null_output_catches_what_jq_prints_for_a_wrong_path() {
+    assert_eq!(null_output("null\n"), Some("null"));
+    assert_eq!(null_output("\"\"\n"), Some("\"\""));
+    assert!(null_output("{\n  \"reward\": null,\n  \"done\": true\n}").is_some());
+    assert_eq!(
+        null_output("[STEP] step=1 action=ls reward=0.00 done=false error=null"),
+        None
+    );
+    assert_eq!(null_output("{\n  \"reward\": 0.15\n}"), None);
+}

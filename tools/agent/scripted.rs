@@ -37,7 +37,9 @@ pub fn load_oracle(
     let path = truth_path(data_dir, task_id, seed);
     let meta = std::fs::metadata(&path).with_context(|| {
         format!(
-            "oracle: no truth file at {} (run `secaudit generate` first?)",
+            "oracle: no truth file at {}: pass --data-dir the data directory of the server \
+             at ENV_URL (its `serve --data-dir`; `data` in the repository root under \
+             scripts/serve.sh), or run `secaudit generate` there",
             path.display()
         )
     })?;
