@@ -699,11 +699,12 @@ impl Environment {
                 .ok_or_else(|| EnvError::UnknownTask(task_ref_text(r)))?,
         };
         if let Some(ep) = &req.episode_id
-            && (ep.len() > 255 || ep.is_empty())
+            && (ep.chars().count() > crate::models::MAX_EPISODE_ID_CHARS || ep.is_empty())
         {
-            return Err(EnvError::InvalidAction(
-                "episode_id must be 1-255 characters".into(),
-            ));
+            return Err(EnvError::InvalidAction(format!(
+                "episode_id must be 1-{} characters",
+                crate::models::MAX_EPISODE_ID_CHARS
+            )));
         }
         // At the limit, finished episodes past their grace give their slots
         // back first (the reaper does it too, but only every few seconds).

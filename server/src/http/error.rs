@@ -261,7 +261,7 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
 
 /// Like `axum::Json`, but every rejection is an [`ApiError`]: wrong content
 /// type 415, over the size bound 413, slow body 408, bad JSON 400, wrong
-/// shape 422. An empty body is parsed as `{}`, so a `T` whose fields are all
+/// shape (a top-level value other than an object included) 422. An empty body is parsed as `{}`, so a `T` whose fields are all
 /// optional (the reset request) accepts no body at all.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AppJson<T>(pub T);
@@ -278,7 +278,17 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for AppJson<T> {
         if !json_ct {
             return Err(ApiError::UnsupportedMediaType);
         }
-        parse_json(&bytes).map(AppJson)
+        // Every body of this API is an object; serde would also fill a
+        // struct from an array (`[null, null]` was a valid reset).
+        let value: Value = parse_json(&bytes)?;
+        if !value.is_object() {
+            return Err(ApiError::Validation(
+                "the request body must be a JSON object".into(),
+            ));
+        }
+        T::deserialize(value)
+            .map(AppJson)
+            .map_err(|e| ApiError::Validation(e.to_string()))
     }
 }
 
