@@ -51,4 +51,14 @@ if [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "impo
   /usr/bin/python3 -m venv "$OPENENV_VENV"
   "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "openenv==$OPENENV_VERSION" pyyaml
 fi
+# Schemathesis, the OpenAPI fuzzer tests/firsthour.rs runs against the
+# server (a bounded pass), in a venv of its own for the same reason.
+SCHEMATHESIS_VENV="$ROOT/.tools/schemathesis"
+SCHEMATHESIS_VERSION=4.32.5
+if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || ! "$SCHEMATHESIS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" 2>/dev/null; then
+  echo "setup: creating $SCHEMATHESIS_VENV (schemathesis==$SCHEMATHESIS_VERSION)" >&2
+  mkdir -p "$ROOT/.tools"
+  /usr/bin/python3 -m venv "$SCHEMATHESIS_VENV"
+  "$SCHEMATHESIS_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2
