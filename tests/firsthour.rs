@@ -191,6 +191,13 @@ async fn readme_examples_run_as_written() {
         server::env::FINISHED_SESSION_GRACE_S
     );
     assert!(readme.contains(&grace), "README must say {grace:?}");
+    let idle = server::env::DEFAULT_SESSION_IDLE_TIMEOUT_S;
+    let idle = format!(
+        "`SESSION_IDLE_TIMEOUT_S` ({},{:03} s)",
+        idle / 1000,
+        idle % 1000
+    );
+    assert!(readme.contains(&idle), "README must say {idle:?}");
     let examples = readme_examples(&readme);
     let langs: Vec<&str> = examples.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(langs, ["sh", "python", "sh"], "marked README examples");

@@ -45,12 +45,14 @@ pub struct Args {
     #[arg(long, env = env_vars::SECAUDIT_VENV, default_value = "./.venv")]
     pub venv: PathBuf,
     /// Maximum concurrent sessions (HTTP and WebSocket together).
-    #[arg(long, env = env_vars::MAX_CONCURRENT_ENVS, default_value_t = 64,
+    #[arg(long, env = env_vars::MAX_CONCURRENT_ENVS,
+          default_value_t = server::env::DEFAULT_MAX_SESSIONS as u64,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_sessions: u64,
     /// Seconds without activity after which a session, or a WebSocket
     /// without requests, is closed.
-    #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S, default_value_t = 1800,
+    #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S,
+          default_value_t = server::env::DEFAULT_SESSION_IDLE_TIMEOUT_S,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle_timeout: u64,
     /// Start each session's next command sandbox ahead of the command

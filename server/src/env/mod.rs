@@ -32,6 +32,13 @@ use visibility::Exploration;
 /// Sessions recovered (regraded) at once on start-up.
 const RESUME_PARALLEL: usize = 2;
 
+/// Concurrent sessions by default (`MAX_CONCURRENT_ENVS`).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+
+/// Seconds without a request after which a session is closed, by default
+/// (`SESSION_IDLE_TIMEOUT_S`).
+pub const DEFAULT_SESSION_IDLE_TIMEOUT_S: u64 = 1800;
+
 /// How long a finished episode (done: submitted, solved or out of budget)
 /// keeps its session after its last step: its `/state` stays readable for
 /// that long, then its slot is freed and its id answers 404. Without it a
@@ -163,8 +170,8 @@ impl EnvConfig {
         Self {
             data_dir: root.join("data"),
             tasks_dir: root.join("tasks"),
-            max_sessions: 64,
-            session_idle_timeout_s: 1800,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout_s: DEFAULT_SESSION_IDLE_TIMEOUT_S,
             finished_grace_s: FINISHED_SESSION_GRACE_S,
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
