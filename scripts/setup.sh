@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what SecretsAuditEnv needs at run and test time, idempotently:
-# bubblewrap, python3-seccomp (the container-emulation tests), git, Chromium + ChromeDriver (browser test), a project-local
+# bubblewrap, python3-seccomp (the container-emulation tests), git, curl and jq
+# (the README's examples), Chromium + ChromeDriver (browser test), a project-local
 # Python venv (.venv) built from Debian's /usr/bin/python3 so that it lives
 # under /usr inside the sandbox, with pytest and git-filter-repo.
 set -euo pipefail
@@ -9,6 +10,9 @@ ROOT=$(pwd)
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+# curl and jq: the README's HTTP example (run as written by tests/firsthour.rs).
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v jq >/dev/null 2>&1 || need_apt+=(jq)
 [ -x /usr/bin/python3 ] || need_apt+=(python3 python3-venv)
 # Debian's libseccomp binding: scripts/docker-like.py emulates Docker's
 # default confinement, under which the tests run the namespace-free tier.
@@ -46,5 +50,15 @@ if [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "impo
   mkdir -p "$ROOT/.tools"
   /usr/bin/python3 -m venv "$OPENENV_VENV"
   "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "openenv==$OPENENV_VERSION" pyyaml
+fi
+# Schemathesis, the OpenAPI fuzzer tests/firsthour.rs runs against the
+# server (a bounded pass), in a venv of its own for the same reason.
+SCHEMATHESIS_VENV="$ROOT/.tools/schemathesis"
+SCHEMATHESIS_VERSION=4.32.5
+if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || ! "$SCHEMATHESIS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" 2>/dev/null; then
+  echo "setup: creating $SCHEMATHESIS_VENV (schemathesis==$SCHEMATHESIS_VERSION)" >&2
+  mkdir -p "$ROOT/.tools"
+  /usr/bin/python3 -m venv "$SCHEMATHESIS_VENV"
+  "$SCHEMATHESIS_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

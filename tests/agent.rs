@@ -33,6 +33,8 @@ struct FakeEnv {
     actions: Vec<String>,
     /// Sessions closed by the agent.
     closed: Vec<String>,
+    /// Resets received (episodes opened).
+    resets: u32,
 }
 
 type Env = Arc<Mutex<FakeEnv>>;
@@ -103,7 +105,8 @@ fn observation(
     }
 }
 
-async fn reset(State(_e): State<Env>, Json(_b): Json<Value>) -> Json<Value> {
+async fn reset(State(e): State<Env>, Json(_b): Json<Value>) -> Json<Value> {
+    e.lock().unwrap().resets += 1;
     Json(
         json!({"observation": observation(0, 0.0, false, None, None), "reward": 0.0, "done": false, "session_id": "s1"}),
     )
@@ -225,6 +228,36 @@ pub(crate) async fn cli(
         stdout: String::from_utf8_lossy(&out.stdout).into(),
         stderr: String::from_utf8_lossy(&out.stderr).into(),
     }
+}
+
+/// A remote model API and no key: the agent stops before it opens an
+/// episode (it used to reset, retry the model three times, then abort),
+/// and says which variables to set.
+#[tokio::test(flavor = "multi_thread")]
+async fn baseline_without_an_api_key_stops_before_the_episode() {
+    let (url, env) = fake_env(FakeEnv::default()).await;
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_secaudit"));
+    c.args(["agent", "--task-id", "1"])
+        .kill_on_drop(true)
+        .env("ENV_URL", &url)
+        .env("MODEL_NAME", "fake-model")
+        // Never contacted: the check comes first.
+        .env("API_BASE_URL", "https://model.invalid/v1");
+    for k in secaudit::agent::API_KEY_VARS {
+        c.env_remove(k);
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), c.output())
+        .await
+        .expect("agent timed out")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("HF_TOKEN"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "no [START] line for an episode never opened"
+    );
+    assert_eq!(env.lock().unwrap().resets, 0, "no episode opened: {stderr}");
 }
 
 fn check_format(stdout: &str) {

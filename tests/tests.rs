@@ -39,3 +39,7 @@ mod conns;
 
 // A server killed mid-episode resumes its sessions after restart.
 mod restart;
+
+// The first hour of a new user: start-up checks, error causes, finished
+// sessions freeing their slots, the README's examples run as written.
+mod firsthour;

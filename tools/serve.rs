@@ -45,12 +45,14 @@ pub struct Args {
     #[arg(long, env = env_vars::SECAUDIT_VENV, default_value = "./.venv")]
     pub venv: PathBuf,
     /// Maximum concurrent sessions (HTTP and WebSocket together).
-    #[arg(long, env = env_vars::MAX_CONCURRENT_ENVS, default_value_t = 64,
+    #[arg(long, env = env_vars::MAX_CONCURRENT_ENVS,
+          default_value_t = server::env::DEFAULT_MAX_SESSIONS as u64,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_sessions: u64,
     /// Seconds without activity after which a session, or a WebSocket
     /// without requests, is closed.
-    #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S, default_value_t = 1800,
+    #[arg(long, env = env_vars::SESSION_IDLE_TIMEOUT_S,
+          default_value_t = server::env::DEFAULT_SESSION_IDLE_TIMEOUT_S,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle_timeout: u64,
     /// Start each session's next command sandbox ahead of the command
@@ -174,6 +176,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         tasks_dir: args.tasks_dir,
         max_sessions,
         session_idle_timeout_s: args.session_idle_timeout,
+        finished_grace_s: server::env::FINISHED_SESSION_GRACE_S,
         venv: args.venv,
         command_limits: Default::default(),
         prewarm: args.prewarm,
@@ -181,6 +184,21 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         allow_uncontained: args.allow_uncontained,
     };
     tracing::info!(?cfg, "starting environment");
+    // Refuse to start without what every reset needs, naming each missing
+    // piece, rather than serve a "healthy" server whose resets all fail.
+    let readiness = server::readiness::check(&cfg.venv, &cfg.data_dir);
+    for c in &readiness.checks {
+        match &c.outcome {
+            Ok(found) => tracing::info!(check = c.name, %found, "start-up check passed"),
+            Err(why) => tracing::error!(check = c.name, %why, "start-up check failed"),
+        }
+    }
+    if !readiness.ready() {
+        anyhow::bail!(
+            "not starting: the server is missing what every episode needs:\n  {}",
+            readiness.failures().join("\n  ")
+        );
+    }
     // LEAD: task generation call site. `Environment::new` currently
     // generates missing or stale workspaces itself; if that moves to
     // `server::tasks`, call it here, before the environment loads.

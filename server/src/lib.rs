@@ -7,10 +7,12 @@
 //! - [`env`]: sessions, actions, tiered visibility, grading and reward.
 //! - [`models`]: the wire vocabulary (actions, observations, state).
 //! - [`http`]: axum routes, WebSocket, MCP, OpenEnv compatibility.
+//! - [`readiness`]: what `serve` checks before it starts.
 
 pub mod env;
 pub mod health;
 pub mod http;
 pub mod models;
+pub mod readiness;
 pub mod sandbox;
 pub mod tasks;

@@ -33,6 +33,93 @@ pub enum RewardMode {
     Delta,
 }
 
+/// Integral JSON numbers for integer fields. JSON Schema's `integer` is
+/// any number with a zero fractional part, so `7.0` is a valid seed by the
+/// published schema; serde's integer visitors reject it.
+mod integral {
+    use serde::{Deserialize, Deserializer};
+
+    fn to_u64<E: serde::de::Error>(n: &serde_json::Number) -> Result<u64, E> {
+        if let Some(u) = n.as_u64() {
+            return Ok(u);
+        }
+        match n.as_f64() {
+            // 2^64 as f64 is exactly 18446744073709551616.0.
+            Some(f) if f.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&f) => {
+                Ok(f as u64)
+            }
+            _ => Err(E::custom(format!(
+                "expected a non-negative integer below 2^64, found {n}"
+            ))),
+        }
+    }
+
+    /// `Option<u64>` from null, or any integral number in range.
+    pub fn option_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        match Option::<serde_json::Number>::deserialize(d)? {
+            None => Ok(None),
+            Some(n) => to_u64(&n).map(Some),
+        }
+    }
+
+    /// A task number; a valid integer above `u32::MAX` becomes `u32::MAX`,
+    /// which names no task (404 `unknown_task`, as for 14).
+    pub fn u32_or_unknown<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        to_u64::<D::Error>(&n).map(|u| u32::try_from(u).unwrap_or(u32::MAX))
+    }
+}
+
+/// Body of `POST /step`. The session may instead come as `?session_id=`;
+/// `timeout_s` and `request_id` are accepted for OpenEnv compatibility and
+/// ignored (the environment owns its time limits). The handler reads the
+/// body as JSON and checks it field by field for precise messages; this
+/// type is the published shape, and `http::tests` checks the two agree.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StepRequest {
+    /// The session, as returned by `POST /reset`.
+    #[schemars(length(min = 1))]
+    pub session_id: String,
+    /// A command string, or `{"command": string}` (OpenEnv's wrapped form).
+    pub action: StepAction,
+    /// Ignored (OpenEnv compatibility).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// Ignored (OpenEnv compatibility).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// A step's action: a bare command or OpenEnv's `{"command": ...}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StepAction {
+    /// The command itself.
+    Command(#[schemars(regex(pattern = COMMAND_PATTERN))] String),
+    /// `{"command": string}`.
+    Wrapped {
+        /// The command itself.
+        #[schemars(regex(pattern = COMMAND_PATTERN))]
+        command: String,
+    },
+}
+
+/// What a command must match: something besides whitespace, and no NUL
+/// byte (both refused with 422). Its byte bound (`MAX_ACTION_BYTES`, 413)
+/// is not a JSON Schema length, which counts characters.
+pub const COMMAND_PATTERN: &str = r"^[^\u0000]*[^\s\u0000][^\u0000]*$";
+
+/// Body of `POST /close`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CloseRequest {
+    /// The session to end, as returned by `POST /reset`.
+    #[schemars(length(min = 1))]
+    pub session_id: String,
+}
+
+/// Longest caller-chosen `episode_id`, in characters (OpenEnv's bound).
+pub const MAX_EPISODE_ID_CHARS: usize = 255;
+
 /// Body of `POST /reset` (and `data` of the WebSocket `reset` message).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ResetRequest {
@@ -40,11 +127,13 @@ pub struct ResetRequest {
     #[serde(default)]
     pub task_id: Option<TaskRef>,
     /// Seed of a procedural variant of the task's family. Absent: the
-    /// canonical task, which never changes.
-    #[serde(default)]
+    /// canonical task, which never changes. Any integral JSON number
+    /// (`7`, `7.0`), as JSON Schema's `integer` allows.
+    #[serde(default, deserialize_with = "integral::option_u64")]
     pub seed: Option<u64>,
-    /// Caller-chosen episode id (at most 255 characters), echoed in state.
+    /// Caller-chosen episode id (1 to 255 characters), echoed in state.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_EPISODE_ID_CHARS))]
     pub episode_id: Option<String>,
     /// `score` (default) or `delta`.
     #[serde(default)]
@@ -55,8 +144,8 @@ pub struct ResetRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TaskRef {
-    /// 1–13.
-    Number(u32),
+    /// 1–13 (any integral JSON number; one past `u32` names no task).
+    Number(#[serde(deserialize_with = "integral::u32_or_unknown")] u32),
     /// `"task_01"`, `"1"`, `"01"`.
     Name(String),
 }

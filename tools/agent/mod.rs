@@ -77,6 +77,36 @@ pub struct Common {
     pub model: Option<String>,
 }
 
+/// Where the model API key is read from, first non-empty wins.
+pub const API_KEY_VARS: [&str; 3] = ["HF_TOKEN", "API_KEY", "OPENAI_API_KEY"];
+
+/// Fails before any episode opens when the model API needs a key and none
+/// is set: without this check the agent reset a session, retried the model
+/// three times and aborted the episode. A server on a loopback address (a
+/// local vLLM or llama.cpp, the tests' fake) usually takes no key.
+pub fn check_api_key(api_base_url: &str, have_key: bool) -> anyhow::Result<()> {
+    if have_key {
+        return Ok(());
+    }
+    let url = reqwest::Url::parse(api_base_url)
+        .map_err(|e| anyhow::anyhow!("API_BASE_URL {api_base_url:?} is not a URL: {e}"))?;
+    let host = url.host_str().unwrap_or("");
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if local {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "the baseline agent needs an API key for {api_base_url}: set {} (checked in that order; \
+         a model server on localhost needs none)",
+        API_KEY_VARS.join(", ")
+    )
+}
+
 /// Which policy picks the actions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentKind {
@@ -157,9 +187,10 @@ impl Runner {
                 .ok_or_else(|| {
                     anyhow::anyhow!("the baseline agent needs MODEL_NAME (or --model)")
                 })?;
-            let token = ["HF_TOKEN", "API_KEY", "OPENAI_API_KEY"]
+            let token = API_KEY_VARS
                 .iter()
                 .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+            check_api_key(&common.api_base_url, token.is_some())?;
             Some(ModelClient::new(&common.api_base_url, token, &name)?)
         } else {
             None
@@ -596,6 +627,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         })
     })
+}
+
+#[cfg(test)]
+mod api_key_tests {
+    use super::check_api_key;
+
+    #[test]
+    fn a_remote_api_without_a_key_is_refused_with_the_variables_to_set() {
+        let e = check_api_key("https://router.huggingface.co/v1", false).unwrap_err();
+        assert!(e.to_string().contains("HF_TOKEN"), "{e}");
+        assert!(check_api_key("https://router.huggingface.co/v1", true).is_ok());
+    }
+
+    #[test]
+    fn a_loopback_api_needs_no_key() {
+        for u in [
+            "http://localhost:8000/v1",
+            "http://127.0.0.1:9/v1",
+            "http://[::1]:8000/v1",
+        ] {
+            assert!(check_api_key(u, false).is_ok(), "{u}");
+        }
+        assert!(check_api_key("http://10.0.0.5:8000/v1", false).is_err());
+    }
 }
 
 #[cfg(test)]

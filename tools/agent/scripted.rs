@@ -37,7 +37,9 @@ pub fn load_oracle(
     let path = truth_path(data_dir, task_id, seed);
     let meta = std::fs::metadata(&path).with_context(|| {
         format!(
-            "oracle: no truth file at {} (run `secaudit generate` first?)",
+            "oracle: no truth file at {}: pass --data-dir the data directory of the server \
+             at ENV_URL (its `serve --data-dir`; `data` in the repository root under \
+             scripts/serve.sh), or run `secaudit generate` there",
             path.display()
         )
     })?;
@@ -340,11 +342,12 @@ mod tests {
         assert_eq!(load_oracle(d.path(), 1, None).unwrap(), vec!["submit"]);
         std::fs::write(&p, r#"{"oracle": []}"#).unwrap();
         assert!(load_oracle(d.path(), 1, None).is_err());
+        // The fix is named: the usual cause is a run from outside the
+        // server's directory without --data-dir.
+        let e = load_oracle(d.path(), 2, None).unwrap_err().to_string();
         assert!(
-            load_oracle(d.path(), 2, None)
-                .unwrap_err()
-                .to_string()
-                .contains("no truth file")
+            e.contains("no truth file") && e.contains("--data-dir"),
+            "{e}"
         );
     }
 

@@ -33,6 +33,21 @@ use visibility::Exploration;
 /// Sessions recovered (regraded) at once on start-up.
 const RESUME_PARALLEL: usize = 2;
 
+/// Concurrent sessions by default (`MAX_CONCURRENT_ENVS`).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+
+/// Seconds without a request after which a session is closed, by default
+/// (`SESSION_IDLE_TIMEOUT_S`).
+pub const DEFAULT_SESSION_IDLE_TIMEOUT_S: u64 = 1800;
+
+/// How long a finished episode (done: submitted, solved or out of budget)
+/// keeps its session after its last step: its `/state` stays readable for
+/// that long, then its slot is freed and its id answers 404. Without it a
+/// client that never called `/close` (the debug page, a quick script) held
+/// its slot for the whole idle timeout, and about `max_sessions` finished
+/// episodes later every reset got 429.
+pub const FINISHED_SESSION_GRACE_S: u64 = 30;
+
 /// The error of a step the server was killed during (see
 /// `Environment::recover_session`).
 pub const INTERRUPTED: &str = "interrupted by server restart: the server stopped while this step ran; \
@@ -81,8 +96,21 @@ pub enum EnvError {
     Internal(String),
 }
 
+/// An internal error with its whole cause chain (`{:#}` joins an anyhow
+/// chain as `outer: inner: root`), redacted by shape: the outermost
+/// context alone ("recording the pristine test manifest") hid the cause
+/// (pytest missing from the venv) from both the client and the log, while
+/// a cause may quote command output that holds a secret.
 fn internal(e: impl std::fmt::Display) -> EnvError {
-    EnvError::Internal(e.to_string())
+    EnvError::Internal(redacted_cause(&format!("{e:#}")))
+}
+
+/// `text` with everything the scanner finds by shape replaced.
+pub(crate) fn redacted_cause(text: &str) -> String {
+    static REDACTOR: std::sync::OnceLock<graders::redact::Redactor> = std::sync::OnceLock::new();
+    REDACTOR
+        .get_or_init(graders::redact::Redactor::by_shape)
+        .redact(text)
 }
 
 /// Runs a reset, step or close on a task of its own, so it completes even
@@ -115,6 +143,9 @@ pub struct EnvConfig {
     pub max_sessions: usize,
     /// Idle seconds after which a session is expired and its workspace freed.
     pub session_idle_timeout_s: u64,
+    /// Seconds a finished episode's session is kept after its last step
+    /// ([`FINISHED_SESSION_GRACE_S`] by default; tests shorten it).
+    pub finished_grace_s: u64,
     /// The project-local Python venv (pytest, git-filter-repo), mounted
     /// read-only at the same path in the sandbox.
     pub venv: PathBuf,
@@ -140,8 +171,9 @@ impl EnvConfig {
         Self {
             data_dir: root.join("data"),
             tasks_dir: root.join("tasks"),
-            max_sessions: 64,
-            session_idle_timeout_s: 1800,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout_s: DEFAULT_SESSION_IDLE_TIMEOUT_S,
+            finished_grace_s: FINISHED_SESSION_GRACE_S,
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
             prewarm: true,
@@ -681,11 +713,19 @@ impl Environment {
                 .ok_or_else(|| EnvError::UnknownTask(task_ref_text(r)))?,
         };
         if let Some(ep) = &req.episode_id
-            && (ep.len() > 255 || ep.is_empty())
+            && (ep.chars().count() > crate::models::MAX_EPISODE_ID_CHARS || ep.is_empty())
         {
-            return Err(EnvError::InvalidAction(
-                "episode_id must be 1-255 characters".into(),
-            ));
+            return Err(EnvError::InvalidAction(format!(
+                "episode_id must be 1-{} characters",
+                crate::models::MAX_EPISODE_ID_CHARS
+            )));
+        }
+        // At the limit, finished episodes past their grace give their slots
+        // back first (the reaper does it too, but only every few seconds).
+        if self.active_sessions() + self.inner.pending.load(std::sync::atomic::Ordering::SeqCst)
+            >= self.inner.cfg.max_sessions
+        {
+            self.expire_idle().await;
         }
         // Check and reserve under the table's write lock, so two resets
         // cannot both take the last slot.
@@ -1293,11 +1333,13 @@ impl Environment {
             .map_err(internal)
     }
 
-    /// Closes sessions idle for longer than the configured timeout, and
-    /// drops prewarmed sandboxes idle for longer than [`WARM_IDLE`].
+    /// Closes sessions idle for longer than the configured timeout and
+    /// finished ones past their grace, and drops prewarmed sandboxes idle
+    /// for longer than [`WARM_IDLE`].
     pub async fn expire_idle(&self) -> usize {
         let now = session::now_unix();
         let timeout = self.inner.cfg.session_idle_timeout_s;
+        let grace = self.inner.cfg.finished_grace_s;
         let ids: Vec<String> = {
             let t = self
                 .inner
@@ -1311,7 +1353,8 @@ impl Environment {
                             if g.warm.age().is_some_and(|a| a > WARM_IDLE) {
                                 g.warm = WarmSlot::Empty;
                             }
-                            now.saturating_sub(g.data.last_active) > timeout
+                            let idle = now.saturating_sub(g.data.last_active);
+                            idle > timeout || (g.data.done && idle > grace)
                         })
                         .unwrap_or(false)
                 })
@@ -1321,7 +1364,7 @@ impl Environment {
         let mut n = 0;
         for id in ids {
             if self.close(&id).await.is_ok() {
-                tracing::info!(session = %id, "expired idle session");
+                tracing::info!(session = %id, "expired idle or finished session");
                 n += 1;
             }
         }
@@ -1331,8 +1374,11 @@ impl Environment {
     /// Spawns the idle-session reaper on the current tokio runtime.
     pub fn spawn_reaper(&self) {
         let env = self.clone();
+        let cfg = &self.inner.cfg;
         let every = std::time::Duration::from_secs(
-            (self.inner.cfg.session_idle_timeout_s / 4).clamp(1, 60),
+            (cfg.session_idle_timeout_s / 4)
+                .min(cfg.finished_grace_s / 2)
+                .clamp(1, 60),
         );
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
@@ -1744,5 +1790,30 @@ mod step_shortcut_tests {
         let (o, p) = step(&env, &obs.session_id, &cmd).await;
         assert!(p.regraded, "{p:?}");
         assert_eq!(o.leaks_current, before - 1, "the fix was graded");
+    }
+}
+
+#[cfg(test)]
+mod internal_error_tests {
+    use super::*;
+
+    /// The client and the log get the root cause, not only the outermost
+    /// context, and a secret quoted by a cause is redacted.
+    #[test]
+    fn internal_errors_carry_the_redacted_cause_chain() {
+        let key = "AKIAQ3EGRT7ZJ4EXAMPL";
+        let e = anyhow::anyhow!("No module named pytest (key {key})")
+            .context("pristine run")
+            .context("recording the pristine test manifest");
+        let EnvError::Internal(m) = internal(e) else {
+            panic!("not internal")
+        };
+        assert!(
+            m.starts_with(
+                "recording the pristine test manifest: pristine run: No module named pytest"
+            ),
+            "{m}"
+        );
+        assert!(!m.contains(key), "{m}");
     }
 }

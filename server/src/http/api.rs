@@ -42,11 +42,12 @@ pub(crate) async fn not_found(uri: Uri) -> ApiError {
 /// Checks the episode id bound of [`ResetRequest`] (OpenEnv: at most 255).
 fn check_reset(req: &ResetRequest) -> Result<(), ApiError> {
     if let Some(id) = &req.episode_id
-        && id.chars().count() > 255
+        && (id.is_empty() || id.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
     {
-        return Err(ApiError::Validation(
-            "episode_id is longer than 255 characters".into(),
-        ));
+        return Err(ApiError::Validation(format!(
+            "episode_id must be 1 to {} characters",
+            crate::models::MAX_EPISODE_ID_CHARS
+        )));
     }
     Ok(())
 }

@@ -133,7 +133,11 @@ impl ApiError {
                                      POST /reset (in the JSON body, or ?session_id= for GET)"
                 .into(),
             Self::UnknownTask(t) => format!("unknown task: {t}"),
-            Self::UnknownSession(s) => format!("unknown or expired session: {s}"),
+            Self::UnknownSession(s) => format!(
+                "unknown or expired session: {s} (a session ends at /close, {} s after its \
+                 episode is done, or when idle past the server's timeout; call /reset for a new one)",
+                crate::env::FINISHED_SESSION_GRACE_S
+            ),
             Self::EpisodeDone => "episode is over (done); call reset to start a new one".into(),
             Self::Busy => "session is busy with another step".into(),
             Self::PayloadTooLarge => {
@@ -257,7 +261,7 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
 
 /// Like `axum::Json`, but every rejection is an [`ApiError`]: wrong content
 /// type 415, over the size bound 413, slow body 408, bad JSON 400, wrong
-/// shape 422. An empty body is parsed as `{}`, so a `T` whose fields are all
+/// shape (a top-level value other than an object included) 422. An empty body is parsed as `{}`, so a `T` whose fields are all
 /// optional (the reset request) accepts no body at all.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AppJson<T>(pub T);
@@ -274,7 +278,17 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for AppJson<T> {
         if !json_ct {
             return Err(ApiError::UnsupportedMediaType);
         }
-        parse_json(&bytes).map(AppJson)
+        // Every body of this API is an object; serde would also fill a
+        // struct from an array (`[null, null]` was a valid reset).
+        let value: Value = parse_json(&bytes)?;
+        if !value.is_object() {
+            return Err(ApiError::Validation(
+                "the request body must be a JSON object".into(),
+            ));
+        }
+        T::deserialize(value)
+            .map(AppJson)
+            .map_err(|e| ApiError::Validation(e.to_string()))
     }
 }
 

@@ -234,9 +234,12 @@ fn reset_request(args: &Map<String, Value>) -> Result<ResetRequest, String> {
     if req
         .episode_id
         .as_ref()
-        .is_some_and(|e| e.chars().count() > 255)
+        .is_some_and(|e| e.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
     {
-        return Err("episode_id is longer than 255 characters".into());
+        return Err(format!(
+            "episode_id is longer than {} characters",
+            crate::models::MAX_EPISODE_ID_CHARS
+        ));
     }
     Ok(req)
 }
@@ -376,7 +379,10 @@ pub(crate) fn tool_list() -> Vec<Value> {
                     "seed",
                     json!({ "type": "integer", "minimum": 0, "description": "Seed of a procedural variant" }),
                 ),
-                ("episode_id", json!({ "type": "string", "maxLength": 255 })),
+                (
+                    "episode_id",
+                    json!({ "type": "string", "minLength": 1, "maxLength": crate::models::MAX_EPISODE_ID_CHARS }),
+                ),
                 (
                     "reward_mode",
                     json!({ "type": "string", "enum": ["score", "delta"] }),

@@ -6,7 +6,9 @@
 //! schemas come from the same schemars derives as `/schema`, so the document
 //! cannot drift from the wire types.
 
-use crate::models::{Action, Observation, ResetRequest, SandboxInfo, State, TaskInfo};
+use crate::models::{
+    Action, CloseRequest, Observation, ResetRequest, SandboxInfo, State, StepRequest, TaskInfo,
+};
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
@@ -18,6 +20,10 @@ pub(crate) enum Body {
     None,
     /// A schema from `components.schemas`.
     Ref(&'static str),
+    /// A JSON array of a schema from `components.schemas`.
+    ArrayOf(&'static str),
+    /// Any JSON (or none): JSON-RPC, whose errors are replies, not statuses.
+    Any,
     /// A free-form JSON object (envelopes, JSON-RPC).
     Object,
     /// An HTML page.
@@ -52,7 +58,7 @@ pub(crate) const ROUTES: &[Route] = &[
         method: "post",
         path: "/step",
         summary: "Run one action: {session_id, action: str | {command}}",
-        request: Body::Object,
+        request: Body::Ref("StepRequest"),
         response: Body::Object,
     },
     Route {
@@ -67,13 +73,13 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/tasks",
         summary: "All tasks, without ground truth",
         request: Body::None,
-        response: Body::Object,
+        response: Body::ArrayOf("TaskInfo"),
     },
     Route {
         method: "post",
         path: "/close",
         summary: "End a session: {session_id}",
-        request: Body::Object,
+        request: Body::Ref("CloseRequest"),
         response: Body::Object,
     },
     Route {
@@ -108,7 +114,7 @@ pub(crate) const ROUTES: &[Route] = &[
         method: "post",
         path: "/mcp",
         summary: "MCP over JSON-RPC 2.0 (always HTTP 200)",
-        request: Body::Object,
+        request: Body::Any,
         response: Body::Object,
     },
     Route {
@@ -144,7 +150,13 @@ fn content(body: Body) -> Option<Value> {
         Body::Ref(name) => Some(json!({
             "application/json": { "schema": { "$ref": format!("#/components/schemas/{name}") } }
         })),
+        Body::ArrayOf(name) => Some(json!({
+            "application/json": { "schema": {
+                "type": "array", "items": { "$ref": format!("#/components/schemas/{name}") }
+            } }
+        })),
         Body::Object => Some(json!({ "application/json": { "schema": { "type": "object" } } })),
+        Body::Any => Some(json!({ "application/json": { "schema": {} } })),
         Body::Html => Some(json!({ "text/html": { "schema": { "type": "string" } } })),
     }
 }
@@ -156,6 +168,8 @@ pub(crate) fn document() -> Value {
         .into_generator();
     add::<Action>(&mut generator);
     add::<ResetRequest>(&mut generator);
+    add::<StepRequest>(&mut generator);
+    add::<CloseRequest>(&mut generator);
     add::<Observation>(&mut generator);
     add::<State>(&mut generator);
     add::<TaskInfo>(&mut generator);
@@ -183,15 +197,26 @@ pub(crate) fn document() -> Value {
             op["responses"]["200"] = ok;
         }
         if let Some(c) = content(r.request) {
-            op["requestBody"] = json!({ "required": r.path != "/reset", "content": c });
+            // Optional where the server takes no body: /reset (defaults)
+            // and /mcp (a JSON-RPC parse error is a reply like any other).
+            let required = !matches!(r.request, Body::Any) && r.path != "/reset";
+            op["requestBody"] = json!({ "required": required, "content": c });
         }
         if r.path == "/state" {
             op["parameters"] = json!([{
-                "name": "session_id", "in": "query", "required": true, "schema": { "type": "string" }
+                "name": "session_id", "in": "query", "required": true,
+                "schema": { "type": "string", "minLength": 1 }
             }, {
                 "name": "reveal", "in": "query", "required": false,
                 "schema": { "type": "boolean", "default": false },
                 "description": "true adds `revealed`: [{id, value}], the raw values of the currently visible secrets only"
+            }]);
+        }
+        if r.path == "/step" {
+            op["parameters"] = json!([{
+                "name": "session_id", "in": "query", "required": false,
+                "schema": { "type": "string", "minLength": 1 },
+                "description": "the session, when the body does not name it"
             }]);
         }
         if r.path == "/session/{id}" {

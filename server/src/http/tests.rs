@@ -1077,16 +1077,24 @@ mod ws_tcp {
             "a".repeat(MAX_WS_MESSAGE_BYTES + 10)
         );
         let _ = c.send(M::text(big)).await;
-        // The server drops the connection (protocol error) and frees the session.
-        loop {
+        // The server says why (1009, with the limit) before it closes, and
+        // frees the session.
+        let close = loop {
             match tokio::time::timeout(std::time::Duration::from_secs(10), c.next())
                 .await
                 .expect("in time")
             {
-                None | Some(Err(_)) | Some(Ok(M::Close(_))) => break,
+                Some(Ok(M::Close(f))) => break f,
+                None | Some(Err(_)) => panic!("connection dropped without a close frame"),
                 Some(Ok(_)) => continue,
             }
-        }
+        };
+        let close = close.expect("a close frame with a code");
+        assert_eq!(u16::from(close.code), 1009, "{close:?}");
+        assert!(
+            close.reason.contains(&MAX_WS_MESSAGE_BYTES.to_string()),
+            "{close:?}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         assert_eq!(fake.active_sessions(), 0);
     }
@@ -1181,4 +1189,170 @@ async fn real_env_episode() {
         .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "close removes the session dir: {left:?}");
+}
+
+/// The schema at `pointer` in the OpenAPI document, as a validator that
+/// resolves the document's own `#/components/schemas/...` references.
+fn doc_validator(doc: &Value, schema: &Value) -> jsonschema::Validator {
+    let mut root = schema.clone();
+    root["components"] = doc["components"].clone();
+    jsonschema::draft202012::new(&root).expect("valid schema")
+}
+
+/// The request-body schema of `POST path` in the document.
+fn request_schema(doc: &Value, path: &str) -> Value {
+    doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"].clone()
+}
+
+/// Schemathesis' findings (issue 20), each as a case: the OpenAPI document
+/// says what the API does. `/tasks` is an array of `TaskInfo`; the required
+/// fields of `/step`, `/close` and `/state` are marked required, and bodies
+/// missing them are refused; a JSON array is not a reset body; an integral
+/// float is a valid seed and task number (JSON Schema's `integer`), a
+/// fractional one is not; an empty `episode_id` is outside the schema.
+#[tokio::test]
+async fn openapi_matches_behaviour() {
+    let (app, _) = test_app();
+    let (_, doc) = send(&app, get("/openapi.json")).await;
+
+    let tasks_schema =
+        &doc["paths"]["/tasks"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    let (s, tasks) = send(&app, get("/tasks")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(tasks.is_array());
+    assert!(
+        doc_validator(&doc, tasks_schema).is_valid(&tasks),
+        "/tasks reply {tasks} against {tasks_schema}"
+    );
+
+    let step = doc_validator(&doc, &request_schema(&doc, "/step"));
+    let close = doc_validator(&doc, &request_schema(&doc, "/close"));
+    let reset = doc_validator(&doc, &request_schema(&doc, "/reset"));
+    assert_eq!(
+        doc["paths"]["/step"]["post"]["requestBody"]["required"],
+        true
+    );
+    assert_eq!(
+        doc["paths"]["/close"]["post"]["requestBody"]["required"],
+        true
+    );
+    let state_param = &doc["paths"]["/state"]["get"]["parameters"][0];
+    assert_eq!(state_param["name"], "session_id");
+    assert_eq!(state_param["required"], true);
+    assert_eq!(state_param["schema"]["minLength"], 1);
+
+    let sid = reset_session(&app).await;
+    // (route, body, valid by the document, status the server gives)
+    let cases: Vec<(&str, Value, bool, StatusCode)> = vec![
+        ("/step", json!({}), false, StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            "/step",
+            json!({"session_id": sid}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/step",
+            json!({"action": "ls"}),
+            false,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "/step",
+            json!({"session_id": "", "action": "ls"}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/step",
+            json!({"session_id": sid, "action": "  "}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/step",
+            json!({"session_id": sid, "action": "a\u{0}b"}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/step",
+            json!({"session_id": sid, "action": "ls"}),
+            true,
+            StatusCode::OK,
+        ),
+        (
+            "/step",
+            json!({"session_id": sid, "action": {"command": "ls"}, "timeout_s": 2.5}),
+            true,
+            StatusCode::OK,
+        ),
+        ("/close", json!({}), false, StatusCode::BAD_REQUEST),
+        (
+            "/close",
+            json!({"session_id": ""}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/close",
+            json!({"session_id": "nope"}),
+            true,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "/reset",
+            json!([null, null]),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("/reset", json!([]), false, StatusCode::UNPROCESSABLE_ENTITY),
+        ("/reset", json!({"seed": 7.0}), true, StatusCode::OK),
+        (
+            "/reset",
+            json!({"seed": 7.5}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/reset",
+            json!({"seed": -1}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("/reset", json!({"task_id": 1.0}), true, StatusCode::OK),
+        (
+            "/reset",
+            json!({"task_id": 1e12}),
+            true,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "/reset",
+            json!({"episode_id": ""}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/reset",
+            json!({"episode_id": "é".repeat(255)}),
+            true,
+            StatusCode::OK,
+        ),
+    ];
+    for (route, body, valid, want) in cases {
+        let v = match route {
+            "/step" => &step,
+            "/close" => &close,
+            _ => &reset,
+        };
+        assert_eq!(v.is_valid(&body), valid, "{route} {body}: document");
+        let (s, b) = send(&app, post_json(route, body.to_string())).await;
+        assert_eq!(s, want, "{route} {body}: {b}");
+    }
+    // The seed 7.0 is the seed 7.
+    let (_, b) = send(&app, post_json("/reset", r#"{"seed": 7.0}"#)).await;
+    assert_eq!(b["observation"]["seed"], 7);
+    let (_, b) = send(&app, get("/state?session_id=")).await;
+    assert_eq!(b["error"]["code"], "missing_session_id");
 }

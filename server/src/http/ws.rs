@@ -25,6 +25,9 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 /// Close code for a normal closure (RFC 6455).
 const CLOSE_NORMAL: u16 = 1000;
 
+/// Close code for a message too big to process (RFC 6455).
+const CLOSE_TOO_BIG: u16 = 1009;
+
 /// Requests read ahead of the one being answered. Small: the protocol is
 /// request/response, and a full queue only pauses reading.
 const READ_AHEAD: usize = 4;
@@ -71,6 +74,9 @@ fn env_error_frame(e: EnvError) -> Value {
 enum Incoming {
     Text(String),
     Binary,
+    /// A message over [`MAX_WS_MESSAGE_BYTES`]: the library stops reading,
+    /// the client is told why with close code 1009.
+    TooBig,
 }
 
 async fn send_json(
@@ -81,8 +87,16 @@ async fn send_json(
 }
 
 async fn send_close(sink: &mut futures_util::stream::SplitSink<WebSocket, Message>, reason: &str) {
+    send_close_code(sink, CLOSE_NORMAL, reason).await;
+}
+
+async fn send_close_code(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    code: u16,
+    reason: &str,
+) {
     let frame = CloseFrame {
-        code: CLOSE_NORMAL,
+        code,
         reason: reason.into(),
     };
     let _ = sink.send(Message::Close(Some(frame))).await;
@@ -120,7 +134,17 @@ async fn run(st: AppState, socket: WebSocket) {
                 Ok(Message::Binary(_)) => Incoming::Binary,
                 // Pings are answered by tungstenite itself; pongs need nothing.
                 Ok(Message::Ping(_) | Message::Pong(_)) => continue,
-                Ok(Message::Close(_)) | Err(_) => break,
+                Ok(Message::Close(_)) => break,
+                Err(e) => {
+                    let too_big = e
+                        .into_inner()
+                        .downcast_ref::<tungstenite::Error>()
+                        .is_some_and(|t| matches!(t, tungstenite::Error::Capacity(_)));
+                    if too_big {
+                        let _ = tx.send(Incoming::TooBig).await;
+                    }
+                    break;
+                }
             };
             if tx.send(item).await.is_err() {
                 break;
@@ -150,6 +174,12 @@ async fn run(st: AppState, socket: WebSocket) {
                     break;
                 }
                 continue;
+            }
+            Incoming::TooBig => {
+                tracing::info!(session = ?session, "websocket message over the size limit; closing");
+                let reason = format!("message over the {MAX_WS_MESSAGE_BYTES}-byte limit");
+                send_close_code(&mut sink, CLOSE_TOO_BIG, &reason).await;
+                break;
             }
             Incoming::Text(t) => t,
         };
@@ -279,11 +309,14 @@ async fn ws_reset(st: &AppState, session: &mut Option<String>, data: Option<&Val
     if req
         .episode_id
         .as_ref()
-        .is_some_and(|e| e.chars().count() > 255)
+        .is_some_and(|e| e.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
     {
         return error_frame(
             "VALIDATION_ERROR",
-            "episode_id is longer than 255 characters",
+            format!(
+                "episode_id is longer than {} characters",
+                crate::models::MAX_EPISODE_ID_CHARS
+            ),
         );
     }
     // One session per connection: a new reset ends the previous episode.
