@@ -28,7 +28,7 @@ _sa_sandbox_reaches() {
   setpriv --reuid=1500000 --regid=65534 --clear-groups -- /usr/bin/test -x "$1" 2>/dev/null
 }
 if [ "$(id -u)" = 0 ] && ! _sa_sandbox_reaches "$_sa_root"; then
-  _sa_name=$(basename "$_sa_root" | tr -c 'A-Za-z0-9._-\n' '_')
+  _sa_name=$(basename "$_sa_root" | tr -c 'A-Za-z0-9._\n-' '_')
   _sa_hash=$(printf '%s' "$_sa_root" | sha256sum | cut -c1-12)
   SECAUDIT_STATE_DIR="/var/lib/secaudit/$_sa_name-$_sa_hash"
   install -d -m 0711 /var/lib/secaudit "$SECAUDIT_STATE_DIR"
