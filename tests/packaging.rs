@@ -473,3 +473,252 @@ async fn serve_script_runs_the_binary_in_cargo_target_dir() {
         "cargo build call: {built}"
     );
 }
+
+/// Waits for `/health` of a `serve.sh` child on `port`; its JSON, or why
+/// not (the child exited, or the start-up bound passed).
+async fn wait_health(child: &mut std::process::Child, port: u16) -> Result<Value, String> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .expect("client");
+    // A first start also builds the workspace's crates in release mode.
+    let bound = util::SERVE_STARTUP + Duration::from_secs(900);
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return Err(format!("serve.sh exited ({st})"));
+        }
+        if let Ok(r) = http
+            .get(format!("http://127.0.0.1:{port}/health"))
+            .send()
+            .await
+            && r.status().is_success()
+        {
+            return r.json().await.map_err(|e| format!("/health: {e}"));
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("no /health within {bound:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Kills a child started in a process group of its own, and the group
+/// (serve.sh's cargo or setup, if it never reached the exec).
+fn kill_group(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// What `scripts/paths.sh` of a checkout answers: (venv, data dir, state
+/// dir or empty).
+fn checkout_paths(checkout: &Path) -> (String, String, String) {
+    let r = run_bounded(
+        Command::new("bash")
+            .arg(checkout.join("scripts/paths.sh"))
+            .env_remove("SECAUDIT_VENV")
+            .env_remove("SECAUDIT_DATA_DIR")
+            .env_remove("SECAUDIT_STATE_DIR"),
+        Duration::from_secs(60),
+    );
+    assert!(r.status.success(), "paths.sh: {}", r.stderr);
+    let get = |k: &str| {
+        r.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("paths.sh printed no {k}:\n{}", r.stdout))
+            .to_string()
+    };
+    (
+        get("SECAUDIT_VENV"),
+        get("SECAUDIT_DATA_DIR"),
+        get("SECAUDIT_STATE_DIR"),
+    )
+}
+
+/// Runs the README's serve command in `checkout` in `tier`, checks the tier
+/// `/health` reports, and plays an oracle episode of git-mode task 7 over
+/// HTTP to reward 1.0.
+async fn serve_and_solve(checkout: &Path, target: &Path, tier: &str, want: Value, data: &str) {
+    use std::os::unix::process::CommandExt;
+    let port = util::free_port();
+    let log = checkout.with_file_name(format!("serve-{tier}.log"));
+    let out = std::fs::File::create(&log).expect("log");
+    let mut cmd = Command::new("bash");
+    cmd.arg("scripts/serve.sh")
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+    for v in util::SERVE_VARS
+        .iter()
+        .chain(&["SECAUDIT_STATE_DIR", "SECAUDIT_ALLOW_UNCONTAINED"])
+    {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd
+        .env("CARGO_TARGET_DIR", target)
+        .env("SECAUDIT_SKIP_BROWSER", "1")
+        .env("SECAUDIT_SANDBOX", tier)
+        .current_dir(checkout)
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("log"))
+        .stderr(out)
+        .spawn()
+        .expect("spawn serve.sh");
+    let health = wait_health(&mut child, port).await;
+    let logged = || util::tail(&std::fs::read_to_string(&log).unwrap_or_default(), 40);
+    let health = match health {
+        Ok(h) => h,
+        Err(e) => {
+            kill_group(&mut child);
+            panic!("{} ({tier}): {e}:\n{}", checkout.display(), logged());
+        }
+    };
+    let ctx = format!("{} ({tier})", checkout.display());
+    if health["status"] != "healthy" || health["sandbox"]["tier"] != want {
+        kill_group(&mut child);
+        panic!("{ctx}: /health {health}, wanted tier {want}:\n{}", logged());
+    }
+    let url = format!("http://127.0.0.1:{port}");
+    let json = checkout.with_file_name(format!("oracle-{tier}.json"));
+    let r = crate::agent::cli(
+        "eval",
+        &[
+            "--agent",
+            "oracle",
+            "--tasks",
+            "7",
+            "--episodes",
+            "1",
+            "--env-url",
+            &url,
+            "--data-dir",
+            data,
+            "--json",
+            json.to_str().expect("utf-8 path"),
+        ],
+        &url,
+        None,
+        600,
+    )
+    .await;
+    kill_group(&mut child);
+    assert_eq!(r.code, 0, "{ctx}: eval failed:\n{}\n{}", r.stderr, logged());
+    let report = crate::agent::read_report(&json);
+    let s = &report.tasks[0].stats;
+    assert_eq!(report.tasks[0].task_id, 7, "{ctx}");
+    assert_eq!(
+        (s.episodes, s.mean_reward, s.errors),
+        (1, 1.0, 0),
+        "{ctx}: {:?}\n{}",
+        report.tasks[0],
+        logged()
+    );
+}
+
+/// Issue 23: the README's `./scripts/serve.sh` works wherever a user puts
+/// the checkout. Two clones of this repository (its HEAD: commit what you
+/// test): one below a 0700 directory (root's home, a Debian 12 home, a
+/// `mktemp -d` directory), one at a path with a space. In each, serve.sh
+/// builds (into the shared target dir, so only the workspace's own crates
+/// recompile), serves in the tier the host picks (or `SECAUDIT_SANDBOX`),
+/// and an oracle episode of git-mode task 7 over HTTP reaches 1.0; then
+/// the same checkout is served again in the landlock tier (cargo and
+/// set-up are no-ops by then), whose commands run at host paths. The
+/// private checkout's venv and data dir must have moved out of it
+/// (scripts/paths.sh); the spaced one keeps them. Needs root: only a root
+/// server runs commands as other uids, which is what a private checkout
+/// broke (every reset a 500).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
+    use server::sandbox::{Sandbox, SandboxConfig};
+    use std::os::unix::fs::PermissionsExt;
+    /// Removes a state dir the test made under /var/lib/secaudit, also
+    /// when an assertion fails.
+    struct RemoveOnDrop(String);
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            if !self.0.is_empty() {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+    assert!(
+        server::sandbox::server_is_root(),
+        "this test must run as root: only a root server runs commands as other uids"
+    );
+    let root = util::root();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let head = run_bounded(
+        Command::new("git")
+            .args(["-C"])
+            .arg(&root)
+            .args(["rev-parse", "HEAD"]),
+        Duration::from_secs(60),
+    );
+    assert!(head.status.success(), "git rev-parse: {}", head.stderr);
+    // The tier a reachable checkout gets here, as the server would pick it.
+    let host = Sandbox::detect(SandboxConfig::with_venv(util::venv()));
+    assert!(
+        host.is_contained(),
+        "no containment tier on this host: {:?}",
+        host.info()
+    );
+    let tiers = [
+        (
+            std::env::var("SECAUDIT_SANDBOX").unwrap_or_else(|_| "auto".into()),
+            serde_json::to_value(host.tier()).expect("tier"),
+        ),
+        ("landlock".to_string(), serde_json::json!("landlock")),
+    ];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let private = tmp.path().join("home");
+    let spaced = tmp.path().join("dir with space");
+    for (parent, moved) in [(&private, true), (&spaced, false)] {
+        std::fs::create_dir(parent).expect("mkdir");
+        let checkout = parent.join("secaudit");
+        let r = run_bounded(
+            Command::new("git")
+                .args(["clone", "-q", "--no-checkout"])
+                .arg(&root)
+                .arg(&checkout),
+            Duration::from_secs(300),
+        );
+        assert!(r.status.success(), "git clone: {}", r.stderr);
+        let r = run_bounded(
+            Command::new("git").arg("-C").arg(&checkout).args([
+                "checkout",
+                "-q",
+                head.stdout.trim(),
+            ]),
+            Duration::from_secs(300),
+        );
+        assert!(r.status.success(), "git checkout: {}", r.stderr);
+        if moved {
+            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700))
+                .expect("chmod 700");
+        }
+        let (venv, data, state) = checkout_paths(&checkout);
+        let _state = RemoveOnDrop(state.clone());
+        let inside = |p: &str| Path::new(p).starts_with(&checkout);
+        assert_eq!(
+            (!inside(&venv), !inside(&data), !state.is_empty()),
+            (moved, moved, moved),
+            "{}: venv {venv}, data {data}, state dir {state:?}",
+            checkout.display()
+        );
+        let mut ran = Vec::new();
+        for (tier, want) in &tiers {
+            if ran.contains(want) {
+                continue;
+            }
+            serve_and_solve(&checkout, &target, tier, want.clone(), &data).await;
+            ran.push(want.clone());
+        }
+    }
+}
