@@ -619,18 +619,20 @@ async fn serve_and_solve(checkout: &Path, target: &Path, tier: &str, want: Value
 }
 
 /// Issue 23: the README's `./scripts/serve.sh` works wherever a user puts
-/// the checkout. Two clones of this repository (its HEAD: commit what you
-/// test): one below a 0700 directory (root's home, a Debian 12 home, a
-/// `mktemp -d` directory), one at a path with a space. In each, serve.sh
-/// builds (into the shared target dir, so only the workspace's own crates
-/// recompile), serves in the tier the host picks (or `SECAUDIT_SANDBOX`),
-/// and an oracle episode of git-mode task 7 over HTTP reaches 1.0; then
-/// the same checkout is served again in the landlock tier (cargo and
-/// set-up are no-ops by then), whose commands run at host paths. The
-/// private checkout's venv and data dir must have moved out of it
-/// (scripts/paths.sh); the spaced one keeps them. Needs root: only a root
-/// server runs commands as other uids, which is what a private checkout
-/// broke (every reset a 500).
+/// the checkout. A clone of this repository (its HEAD: commit what you
+/// test) at a path with a space, below a 0700 directory (root's home, a
+/// Debian 12 home, a `mktemp -d` directory); then the same clone with that
+/// directory opened (0755). Each time serve.sh builds (into the shared
+/// target dir, so only the workspace's own crates recompile, once),
+/// serves in the tier the host picks (or `SECAUDIT_SANDBOX`), and an
+/// oracle episode of git-mode task 7 over HTTP reaches 1.0; then it serves
+/// again in the landlock tier, whose commands run at host paths. Below
+/// the private directory the venv and data dir must have moved out of the
+/// checkout (scripts/paths.sh); below the open one they stay, at paths
+/// with a space. One clone rather than two: a second path is a second
+/// release build of the workspace's crates (minutes). Needs root: only a
+/// root server runs commands as other uids, which is what a private
+/// checkout broke (every reset a 500).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
     use server::sandbox::{Sandbox, SandboxConfig};
@@ -677,39 +679,36 @@ async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
     ];
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let private = tmp.path().join("home");
-    let spaced = tmp.path().join("dir with space");
-    for (parent, moved) in [(&private, true), (&spaced, false)] {
-        std::fs::create_dir(parent).expect("mkdir");
-        let checkout = parent.join("secaudit");
-        let r = run_bounded(
-            Command::new("git")
-                .args(["clone", "-q", "--no-checkout"])
-                .arg(&root)
-                .arg(&checkout),
-            Duration::from_secs(300),
-        );
-        assert!(r.status.success(), "git clone: {}", r.stderr);
-        let r = run_bounded(
-            Command::new("git").arg("-C").arg(&checkout).args([
-                "checkout",
-                "-q",
-                head.stdout.trim(),
-            ]),
-            Duration::from_secs(300),
-        );
-        assert!(r.status.success(), "git checkout: {}", r.stderr);
-        if moved {
-            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700))
-                .expect("chmod 700");
-        }
+    let home = tmp.path().join("home");
+    let checkout = home.join("dir with space/secaudit");
+    std::fs::create_dir_all(checkout.parent().unwrap()).expect("mkdir");
+    let r = run_bounded(
+        Command::new("git")
+            .args(["clone", "-q", "--no-checkout"])
+            .arg(&root)
+            .arg(&checkout),
+        Duration::from_secs(300),
+    );
+    assert!(r.status.success(), "git clone: {}", r.stderr);
+    let r = run_bounded(
+        Command::new("git")
+            .arg("-C")
+            .arg(&checkout)
+            .args(["checkout", "-q", head.stdout.trim()]),
+        Duration::from_secs(300),
+    );
+    assert!(r.status.success(), "git checkout: {}", r.stderr);
+    // First private (the venv and data dir must move out), then the same
+    // path opened to other users (they stay, at paths with a space).
+    for (mode, moved) in [(0o700, true), (0o755, false)] {
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(mode)).expect("chmod");
         let (venv, data, state) = checkout_paths(&checkout);
         let _state = RemoveOnDrop(state.clone());
         let inside = |p: &str| Path::new(p).starts_with(&checkout);
         assert_eq!(
             (!inside(&venv), !inside(&data), !state.is_empty()),
             (moved, moved, moved),
-            "{}: venv {venv}, data {data}, state dir {state:?}",
+            "{} below a {mode:o} dir: venv {venv}, data {data}, state dir {state:?}",
             checkout.display()
         );
         let mut ran = Vec::new();
@@ -717,7 +716,12 @@ async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
             if ran.contains(want) {
                 continue;
             }
+            let t = std::time::Instant::now();
             serve_and_solve(&checkout, &target, tier, want.clone(), &data).await;
+            eprintln!(
+                "below a {mode:o} dir, tier {tier}: serve.sh to an oracle 1.0 in {:.1?}",
+                t.elapsed()
+            );
             ran.push(want.clone());
         }
     }
