@@ -726,3 +726,58 @@ async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
         }
     }
 }
+
+/// Issue 23: a root server whose data dir (or venv) the sandbox's uids
+/// cannot reach refuses to start, naming the directory and the missing
+/// permission, instead of serving a 500 on every reset (or, for the venv,
+/// quietly leaving the bwrap tier). Its own start-up, not serve.sh's.
+#[test]
+fn serve_refuses_paths_the_sandbox_cannot_reach() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        server::sandbox::server_is_root(),
+        "this test must run as root: only a root server runs commands as other uids"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let private = tmp.path().join("private");
+    std::fs::create_dir(&private).expect("mkdir");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let reachable = tmp.path().join("data");
+    let serve = |data: &Path, venv: &Path| {
+        let mut c = Command::new(bin());
+        c.arg("serve")
+            .args(["--host", "127.0.0.1", "--port"])
+            .arg(util::free_port().to_string())
+            .arg("--tasks-dir")
+            .arg(util::root().join("tasks"))
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--venv")
+            .arg(venv);
+        for v in util::SERVE_VARS {
+            c.env_remove(v);
+        }
+        run_bounded(&mut c, Duration::from_secs(60))
+    };
+    for (what, data, venv, named) in [
+        (
+            "data dir",
+            private.join("data"),
+            util::venv(),
+            "the data dir",
+        ),
+        ("venv", reachable.clone(), private.join(".venv"), "the venv"),
+    ] {
+        let r = serve(&data, &venv);
+        assert!(!r.status.success(), "{what}: served anyway:\n{}", r.stderr);
+        let expect = [
+            "refusing to start",
+            named,
+            &format!("{} (mode 0700", private.display()),
+            "missing permission: o+x",
+        ];
+        for e in expect {
+            assert!(r.stderr.contains(e), "{what}: no {e:?} in:\n{}", r.stderr);
+        }
+    }
+}
