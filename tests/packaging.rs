@@ -1,8 +1,10 @@
 //! Packaging and submission: the static Dockerfile check (the same code
 //! `validate-submission.sh` runs, called through its `--check-dockerfile`
 //! mode) on the real Dockerfile and on broken ones; `openenv.yaml` parses and
-//! agrees with the served observation schema, `spec.md` and the tasks; and the
-//! whole `validate-submission.sh` passes end to end.
+//! agrees with the served observation schema, `spec.md` and the tasks; the
+//! whole `validate-submission.sh` passes end to end; and `scripts/serve.sh`
+//! serves from wherever a checkout sits, or the server says why it cannot
+//! (issue 23).
 
 use crate::openenv_client::{bin, openenv_venv, run_bounded};
 use crate::util;
