@@ -46,7 +46,8 @@ pub struct Need {
 }
 
 /// The paths of a server: the venv (read, search, `bin/python`
-/// executable), the data dir (search: workspaces live below it) and the
+/// executable), the data dir and its `sessions/` (search: workspaces
+/// live below it) and the
 /// temporary directory (search: health and command scratch directories).
 pub fn needs(venv: &Path, data_dir: &Path, tmp: &Path) -> Vec<Need> {
     vec![
@@ -57,8 +58,10 @@ pub fn needs(venv: &Path, data_dir: &Path, tmp: &Path) -> Vec<Need> {
             inside: vec![("bin/python", 0o5), ("pyvenv.cfg", 0o4)],
         },
         Need {
-            what: "the data dir (session workspaces live below it)",
-            path: data_dir.to_path_buf(),
+            what: "the data dir's session workspaces",
+            // `sessions/` itself too: one left 0700 by an earlier umask
+            // would hide every workspace below it.
+            path: data_dir.join("sessions"),
             own: 0o1,
             inside: vec![],
         },
@@ -274,6 +277,17 @@ mod tests {
         assert!(err.contains("the data dir") && err.contains("o+x"), "{err}");
         // Searchable for others: no complaint (the data dir need not exist).
         chmod(&private, 0o711);
+        check(&needs(&venv, &checkout.join("data"), t.path())).unwrap();
+        // A `sessions/` left private is named.
+        let sessions = checkout.join("data/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        chmod(&sessions, 0o700);
+        let err = check(&needs(&venv, &checkout.join("data"), t.path())).unwrap_err();
+        assert!(
+            err.contains(&format!("{} (mode 0700", sessions.display())),
+            "{err}"
+        );
+        chmod(&sessions, 0o755);
         check(&needs(&venv, &checkout.join("data"), t.path())).unwrap();
     }
 
