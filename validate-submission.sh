@@ -63,6 +63,9 @@ stop_bg() {
 new_tmp() {
   local d
   d=$(mktemp -d "${TMPDIR:-/tmp}/secaudit-validate.XXXXXX")
+  # mktemp makes it 0700; as a data dir of a root server it must be
+  # searchable by the sandbox's uids (server/src/env/reach.rs). Ours to open.
+  chmod 711 "$d"
   TMPS+=("$d")
   printf '%s\n' "$d"
 }

@@ -2,7 +2,8 @@
 # Installs what SecretsAuditEnv needs at run and test time, idempotently:
 # bubblewrap, python3-seccomp (the container-emulation tests), git, curl and jq
 # (the README's examples), Chromium + ChromeDriver (browser test), a project-local
-# Python venv (.venv) built from Debian's /usr/bin/python3 so that it lives
+# Python venv (.venv, or elsewhere for a checkout the sandbox cannot reach:
+# scripts/paths.sh) built from Debian's /usr/bin/python3 so that it lives
 # under /usr inside the sandbox, with pytest and git-filter-repo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     case " ${need_apt[*]} " in *" bubblewrap "*|*" python3 "*|*" python3-seccomp "*) exit 1;; esac
   fi
 fi
-VENV="$ROOT/.venv"
+# The venv's place: ./.venv, or outside a checkout the sandbox cannot reach
+# (scripts/paths.sh).
+source scripts/paths.sh
+VENV="$SECAUDIT_VENV"
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pytest' 2>/dev/null || [ ! -x "$VENV/bin/git-filter-repo" ]; then
   echo "setup: creating $VENV" >&2
   /usr/bin/python3 -m venv --copies "$VENV" 2>/dev/null || /usr/bin/python3 -m venv "$VENV"
@@ -43,9 +47,12 @@ chmod -R a+rX "$VENV" 2>/dev/null || true
 # The real OpenEnv client and CLI (validate, GenericEnvClient), used only by
 # tests and validate-submission.sh. A separate venv: .venv is mounted into the
 # sandbox and must stay small; openenv pulls in a large dependency tree.
+# Not needed to serve: scripts/serve.sh skips it (SECAUDIT_SETUP_OPENENV=0).
 OPENENV_VENV="$ROOT/.tools/openenv"
 OPENENV_VERSION=0.10.0
-if [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys, yaml; sys.exit(m.version('openenv') != '$OPENENV_VERSION')" 2>/dev/null; then
+if [ "${SECAUDIT_SETUP_OPENENV:-1}" = 0 ]; then
+  :
+elif [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys, yaml; sys.exit(m.version('openenv') != '$OPENENV_VERSION')" 2>/dev/null; then
   echo "setup: creating $OPENENV_VENV (openenv==$OPENENV_VERSION)" >&2
   mkdir -p "$ROOT/.tools"
   /usr/bin/python3 -m venv "$OPENENV_VENV"

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export SECAUDIT_VENV="$PWD/.venv"
+# ./.venv, or where setup.sh put it for a checkout the sandbox cannot reach.
+SECAUDIT_VENV=$(source scripts/paths.sh && printf '%s' "$SECAUDIT_VENV")
+export SECAUDIT_VENV
 # Style gates first: they are cheap and a failure here is the author's to fix.
 if [ "${SECAUDIT_SKIP_LINT:-0}" != 1 ]; then
   if ! cargo clippy -V >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then

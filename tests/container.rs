@@ -27,6 +27,26 @@ struct Contained {
     _dir: tempfile::TempDir,
 }
 
+/// The server binary and the tasks where a server of another uid reaches
+/// them (`dir`, 0755): the checkout may sit below a 0700 directory (issue
+/// 23), as the image's `/app` never does. The binary is hard-linked when
+/// it can be (same inode, same mode), else copied.
+fn reachable_copies(dir: &Path) -> (PathBuf, PathBuf) {
+    let bin = dir.join("secaudit");
+    if std::fs::hard_link(util::bin(), &bin).is_err() {
+        std::fs::copy(util::bin(), &bin).expect("copy the server binary");
+    }
+    let tasks = dir.join("tasks");
+    let r = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(util::root().join("tasks"))
+        .arg(&tasks)
+        .status()
+        .expect("cp");
+    assert!(r.success(), "cp -a tasks");
+    (bin, tasks)
+}
+
 async fn start(uid: Option<u32>) -> Contained {
     let root = util::root();
     let wrapper = root.join("scripts/docker-like.py");
@@ -46,9 +66,11 @@ async fn start(uid: Option<u32>) -> Contained {
         "/usr/bin/python3".to_string(),
         wrapper.display().to_string(),
     ];
+    let mut bin_and_tasks = None;
     if let Some(u) = uid {
         std::os::unix::fs::chown(&data, Some(u), Some(u)).unwrap();
         args.extend(["--uid".into(), u.to_string()]);
+        bin_and_tasks = Some(reachable_copies(dir.path()));
     }
     args.push("--".into());
     let server = ServerProc::start_with(ServeOpts {
@@ -58,6 +80,7 @@ async fn start(uid: Option<u32>) -> Contained {
         // A root server would otherwise share the default sandbox tier
         // variable of the test run; the point is what `auto` picks here.
         env: vec![("SECAUDIT_SANDBOX".into(), "auto".into())],
+        bin_and_tasks,
         ..ServeOpts::default()
     })
     .await;

@@ -1,8 +1,10 @@
 //! Packaging and submission: the static Dockerfile check (the same code
 //! `validate-submission.sh` runs, called through its `--check-dockerfile`
 //! mode) on the real Dockerfile and on broken ones; `openenv.yaml` parses and
-//! agrees with the served observation schema, `spec.md` and the tasks; and the
-//! whole `validate-submission.sh` passes end to end.
+//! agrees with the served observation schema, `spec.md` and the tasks; the
+//! whole `validate-submission.sh` passes end to end; and `scripts/serve.sh`
+//! serves from wherever a checkout sits, or the server says why it cannot
+//! (issue 23).
 
 use crate::openenv_client::{bin, openenv_venv, run_bounded};
 use crate::util;
@@ -472,4 +474,312 @@ async fn serve_script_runs_the_binary_in_cargo_target_dir() {
         built.contains("--release") && built.contains(&target.display().to_string()),
         "cargo build call: {built}"
     );
+}
+
+/// Waits for `/health` of a `serve.sh` child on `port`; its JSON, or why
+/// not (the child exited, or the start-up bound passed).
+async fn wait_health(child: &mut std::process::Child, port: u16) -> Result<Value, String> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .expect("client");
+    // A first start also builds the workspace's crates in release mode.
+    let bound = util::SERVE_STARTUP + Duration::from_secs(900);
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return Err(format!("serve.sh exited ({st})"));
+        }
+        if let Ok(r) = http
+            .get(format!("http://127.0.0.1:{port}/health"))
+            .send()
+            .await
+            && r.status().is_success()
+        {
+            return r.json().await.map_err(|e| format!("/health: {e}"));
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("no /health within {bound:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Kills a child started in a process group of its own, and the group
+/// (serve.sh's cargo or setup, if it never reached the exec).
+fn kill_group(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// What `scripts/paths.sh` of a checkout answers: (venv, data dir, state
+/// dir or empty).
+fn checkout_paths(checkout: &Path) -> (String, String, String) {
+    let r = run_bounded(
+        Command::new("bash")
+            .arg(checkout.join("scripts/paths.sh"))
+            .env_remove("SECAUDIT_VENV")
+            .env_remove("SECAUDIT_DATA_DIR")
+            .env_remove("SECAUDIT_STATE_DIR"),
+        Duration::from_secs(60),
+    );
+    assert!(r.status.success(), "paths.sh: {}", r.stderr);
+    let get = |k: &str| {
+        r.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("paths.sh printed no {k}:\n{}", r.stdout))
+            .to_string()
+    };
+    (
+        get("SECAUDIT_VENV"),
+        get("SECAUDIT_DATA_DIR"),
+        get("SECAUDIT_STATE_DIR"),
+    )
+}
+
+/// Runs the README's serve command in `checkout` in `tier`, checks the tier
+/// `/health` reports, and plays an oracle episode of git-mode task 7 over
+/// HTTP to reward 1.0.
+async fn serve_and_solve(checkout: &Path, target: &Path, tier: &str, want: Value, data: &str) {
+    use std::os::unix::process::CommandExt;
+    let port = util::free_port();
+    let log = checkout.with_file_name(format!("serve-{tier}.log"));
+    let out = std::fs::File::create(&log).expect("log");
+    let mut cmd = Command::new("bash");
+    cmd.arg("scripts/serve.sh")
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+    for v in util::SERVE_VARS
+        .iter()
+        .chain(&["SECAUDIT_STATE_DIR", "SECAUDIT_ALLOW_UNCONTAINED"])
+    {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd
+        .env("CARGO_TARGET_DIR", target)
+        .env("SECAUDIT_SKIP_BROWSER", "1")
+        .env("SECAUDIT_SANDBOX", tier)
+        .current_dir(checkout)
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("log"))
+        .stderr(out)
+        .spawn()
+        .expect("spawn serve.sh");
+    let health = wait_health(&mut child, port).await;
+    let logged = || util::tail(&std::fs::read_to_string(&log).unwrap_or_default(), 40);
+    let health = match health {
+        Ok(h) => h,
+        Err(e) => {
+            kill_group(&mut child);
+            panic!("{} ({tier}): {e}:\n{}", checkout.display(), logged());
+        }
+    };
+    let ctx = format!("{} ({tier})", checkout.display());
+    if health["status"] != "healthy" || health["sandbox"]["tier"] != want {
+        kill_group(&mut child);
+        panic!("{ctx}: /health {health}, wanted tier {want}:\n{}", logged());
+    }
+    let url = format!("http://127.0.0.1:{port}");
+    let json = checkout.with_file_name(format!("oracle-{tier}.json"));
+    let r = crate::agent::cli(
+        "eval",
+        &[
+            "--agent",
+            "oracle",
+            "--tasks",
+            "7",
+            "--episodes",
+            "1",
+            "--env-url",
+            &url,
+            "--data-dir",
+            data,
+            "--json",
+            json.to_str().expect("utf-8 path"),
+        ],
+        &url,
+        None,
+        600,
+    )
+    .await;
+    kill_group(&mut child);
+    assert_eq!(r.code, 0, "{ctx}: eval failed:\n{}\n{}", r.stderr, logged());
+    let report = crate::agent::read_report(&json);
+    let s = &report.tasks[0].stats;
+    assert_eq!(report.tasks[0].task_id, 7, "{ctx}");
+    assert_eq!(
+        (s.episodes, s.mean_reward, s.errors),
+        (1, 1.0, 0),
+        "{ctx}: {:?}\n{}",
+        report.tasks[0],
+        logged()
+    );
+}
+
+/// Issue 23: the README's `./scripts/serve.sh` works wherever a user puts
+/// the checkout. A clone of this repository (its HEAD: commit what you
+/// test) at a path with a space, below a 0700 directory (root's home, a
+/// Debian 12 home, a `mktemp -d` directory); then the same clone with that
+/// directory opened (0755). Each time serve.sh builds (into the shared
+/// target dir, so only the workspace's own crates recompile, once),
+/// serves in the tier the host picks (or `SECAUDIT_SANDBOX`), and an
+/// oracle episode of git-mode task 7 over HTTP reaches 1.0; then it serves
+/// again in the landlock tier, whose commands run at host paths. Below
+/// the private directory the venv and data dir must have moved out of the
+/// checkout (scripts/paths.sh); below the open one they stay, at paths
+/// with a space. One clone rather than two: a second path is a second
+/// release build of the workspace's crates (minutes). Needs root: only a
+/// root server runs commands as other uids, which is what a private
+/// checkout broke (every reset a 500).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_script_works_from_a_private_checkout_and_a_path_with_a_space() {
+    use server::sandbox::{Sandbox, SandboxConfig};
+    use std::os::unix::fs::PermissionsExt;
+    /// Removes a state dir the test made under /var/lib/secaudit, also
+    /// when an assertion fails.
+    struct RemoveOnDrop(String);
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            if !self.0.is_empty() {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+    assert!(
+        server::sandbox::server_is_root(),
+        "this test must run as root: only a root server runs commands as other uids"
+    );
+    let root = util::root();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let head = run_bounded(
+        Command::new("git")
+            .args(["-C"])
+            .arg(&root)
+            .args(["rev-parse", "HEAD"]),
+        Duration::from_secs(60),
+    );
+    assert!(head.status.success(), "git rev-parse: {}", head.stderr);
+    // The tier a reachable checkout gets here, as the server would pick it.
+    let host = Sandbox::detect(SandboxConfig::with_venv(util::venv()));
+    assert!(
+        host.is_contained(),
+        "no containment tier on this host: {:?}",
+        host.info()
+    );
+    let tiers = [
+        (
+            std::env::var("SECAUDIT_SANDBOX").unwrap_or_else(|_| "auto".into()),
+            serde_json::to_value(host.tier()).expect("tier"),
+        ),
+        ("landlock".to_string(), serde_json::json!("landlock")),
+    ];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let home = tmp.path().join("home");
+    let checkout = home.join("dir with space/secaudit");
+    std::fs::create_dir_all(checkout.parent().unwrap()).expect("mkdir");
+    let r = run_bounded(
+        Command::new("git")
+            .args(["clone", "-q", "--no-checkout"])
+            .arg(&root)
+            .arg(&checkout),
+        Duration::from_secs(300),
+    );
+    assert!(r.status.success(), "git clone: {}", r.stderr);
+    let r = run_bounded(
+        Command::new("git")
+            .arg("-C")
+            .arg(&checkout)
+            .args(["checkout", "-q", head.stdout.trim()]),
+        Duration::from_secs(300),
+    );
+    assert!(r.status.success(), "git checkout: {}", r.stderr);
+    // First private (the venv and data dir must move out), then the same
+    // path opened to other users (they stay, at paths with a space).
+    for (mode, moved) in [(0o700, true), (0o755, false)] {
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let (venv, data, state) = checkout_paths(&checkout);
+        let _state = RemoveOnDrop(state.clone());
+        let inside = |p: &str| Path::new(p).starts_with(&checkout);
+        assert_eq!(
+            (!inside(&venv), !inside(&data), !state.is_empty()),
+            (moved, moved, moved),
+            "{} below a {mode:o} dir: venv {venv}, data {data}, state dir {state:?}",
+            checkout.display()
+        );
+        let mut ran = Vec::new();
+        for (tier, want) in &tiers {
+            if ran.contains(want) {
+                continue;
+            }
+            let t = std::time::Instant::now();
+            serve_and_solve(&checkout, &target, tier, want.clone(), &data).await;
+            eprintln!(
+                "below a {mode:o} dir, tier {tier}: serve.sh to an oracle 1.0 in {:.1?}",
+                t.elapsed()
+            );
+            ran.push(want.clone());
+        }
+    }
+}
+
+/// Issue 23: a root server whose data dir (or venv) the sandbox's uids
+/// cannot reach refuses to start, naming the directory and the missing
+/// permission, instead of serving a 500 on every reset (or, for the venv,
+/// quietly leaving the bwrap tier). Its own start-up, not serve.sh's.
+#[test]
+fn serve_refuses_paths_the_sandbox_cannot_reach() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        server::sandbox::server_is_root(),
+        "this test must run as root: only a root server runs commands as other uids"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let private = tmp.path().join("private");
+    std::fs::create_dir(&private).expect("mkdir");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let reachable = tmp.path().join("data");
+    let serve = |data: &Path, venv: &Path| {
+        let mut c = Command::new(bin());
+        c.arg("serve")
+            .args(["--host", "127.0.0.1", "--port"])
+            .arg(util::free_port().to_string())
+            .arg("--tasks-dir")
+            .arg(util::root().join("tasks"))
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--venv")
+            .arg(venv);
+        for v in util::SERVE_VARS {
+            c.env_remove(v);
+        }
+        run_bounded(&mut c, Duration::from_secs(60))
+    };
+    for (what, data, venv, named) in [
+        (
+            "data dir",
+            private.join("data"),
+            util::venv(),
+            "the data dir",
+        ),
+        ("venv", reachable.clone(), private.join(".venv"), "the venv"),
+    ] {
+        let r = serve(&data, &venv);
+        assert!(!r.status.success(), "{what}: served anyway:\n{}", r.stderr);
+        let expect = [
+            "refusing to start",
+            named,
+            &format!("{} (mode 0700", private.display()),
+            "missing permission: o+x",
+        ];
+        for e in expect {
+            assert!(r.stderr.contains(e), "{what}: no {e:?} in:\n{}", r.stderr);
+        }
+    }
 }

@@ -179,6 +179,9 @@ pub struct ServeOpts {
     /// A command the server runs under (argv prefix, ending with its own
     /// `--`), e.g. `scripts/docker-like.py`: empty runs it directly.
     pub wrapper: Vec<String>,
+    /// The server binary and tasks dir instead of this checkout's (a
+    /// server run as another uid may not reach a private checkout).
+    pub bin_and_tasks: Option<(PathBuf, PathBuf)>,
 }
 
 impl Default for ServeOpts {
@@ -191,6 +194,7 @@ impl Default for ServeOpts {
             env: Vec::new(),
             nofile: None,
             wrapper: Vec::new(),
+            bin_and_tasks: None,
         }
     }
 }
@@ -229,6 +233,10 @@ impl ServerProc {
             .unwrap_or_else(|| data.with_extension("serve.log"));
         let port = free_port();
         let root = root();
+        let (bin, tasks) = opts
+            .bin_and_tasks
+            .clone()
+            .unwrap_or_else(|| (bin(), root.join("tasks")));
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -240,16 +248,16 @@ impl ServerProc {
         let mut cmd = match (opts.nofile, opts.wrapper.split_first()) {
             (Some(n), _) => {
                 let mut c = std::process::Command::new("prlimit");
-                c.arg(format!("--nofile={n}:{n}")).arg(bin());
+                c.arg(format!("--nofile={n}:{n}")).arg(&bin);
                 c
             }
             // The wrapper execs the server: the child's pid is still its.
             (None, Some((prog, rest))) => {
                 let mut c = std::process::Command::new(prog);
-                c.args(rest).arg(bin());
+                c.args(rest).arg(&bin);
                 c
             }
-            (None, None) => std::process::Command::new(bin()),
+            (None, None) => std::process::Command::new(&bin),
         };
         cmd.arg("serve");
         for v in SERVE_VARS {
@@ -262,7 +270,7 @@ impl ServerProc {
                     .arg("--data-dir")
                     .arg(&data)
                     .arg("--tasks-dir")
-                    .arg(root.join("tasks"))
+                    .arg(&tasks)
                     .arg("--venv")
                     .arg(venv());
                 if let Some(m) = &max {
@@ -273,7 +281,7 @@ impl ServerProc {
                 cmd.env("SECAUDIT_HOST", "127.0.0.1")
                     .env("PORT", port.to_string())
                     .env("SECAUDIT_DATA_DIR", &data)
-                    .env("SECAUDIT_TASKS_DIR", root.join("tasks"))
+                    .env("SECAUDIT_TASKS_DIR", &tasks)
                     .env("SECAUDIT_VENV", venv());
                 if let Some(m) = &max {
                     cmd.env("MAX_CONCURRENT_ENVS", m);

@@ -11,6 +11,7 @@ mod fsread;
 mod grading;
 pub mod inspect;
 pub mod meta;
+pub mod reach;
 mod runtime;
 pub mod session;
 pub mod visibility;
@@ -391,6 +392,9 @@ impl Environment {
         if let Ok(abs) = std::path::absolute(&cfg.venv) {
             cfg.venv = abs;
         }
+        // Before the sandbox probe, which would otherwise fail to bind an
+        // unreachable venv and quietly settle for another tier.
+        reach::check_server(&cfg.venv, &cfg.data_dir)?;
         graders::security::disable_git_owner_check();
         let sandbox = Arc::new(runtime::make_sandbox(&cfg));
         if !sandbox.info().available {

@@ -68,6 +68,13 @@ pub const DEFAULT_UID: u32 = 65534;
 /// gid matching [`DEFAULT_UID`] (`nogroup`).
 pub const DEFAULT_GID: u32 = 65534;
 
+/// True when the server runs as root, so that commands run as uids of
+/// [`uid_pool`] that must reach the paths they are given themselves
+/// (`crate::env::reach`).
+pub fn server_is_root() -> bool {
+    sys::is_root()
+}
+
 /// Where the workspace appears inside the sandbox (and the command's cwd).
 pub const WORKSPACE_MOUNT: &str = "/workspace";
 
