@@ -1594,6 +1594,9 @@ enum Kept {
     EnvOrOld,
     /// The same fallback with the old value as character codes.
     EnvOrOldCharCodes,
+    /// The old value XORed with a key kept next to it (out of the security
+    /// grader's reach, spec.md "Honest limits"): health must make it cost.
+    Xor,
 }
 
 /// Where a task's app holds one credential, for [`kept_credential_cmd`]:
@@ -1667,6 +1670,10 @@ elif how == 'Fabricated':
     p = s['prefix']
     alphabet = ''.join(sorted(set(string.ascii_letters + string.digits) | {c for c in v[p:] if not c.isalnum()}))
     expr = '(%s + "".join(_kept_secrets.choice(%s) for _ in range(%d)))' % (json.dumps(v[:p]), json.dumps(alphabet), len(v) - p)
+elif how == 'Xor':
+    key = 'kept-key'
+    x = bytes(a ^ ord(key[i % len(key)]) for i, a in enumerate(v.encode())).hex()
+    expr = 'bytes(a ^ ord(%s[i %% %d]) for i, a in enumerate(bytes.fromhex(%s))).decode()' % (json.dumps(key), len(key), json.dumps(x))
 elif how == 'EnvOrOldCharCodes':
     expr = '(_kept_os.environ.get(%s) or "".join(map(chr, %s)))' % (json.dumps(s['env']), [ord(c) for c in v])
 else:
@@ -1709,6 +1716,7 @@ async fn test_kept_or_fabricated_credentials_fail_health() {
         Kept::Fabricated,
         Kept::EnvOrOld,
         Kept::EnvOrOldCharCodes,
+        Kept::Xor,
     ];
     let mut failures = Vec::new();
     for (task, module, id, env_name, prefix, template) in KEPT_SITES {
@@ -1853,7 +1861,7 @@ async fn test_every_conftest_draws_fresh_credentials() {
     const TWICE: &str = r#"python3 - <<'PY'
 import json, os, subprocess, sys
 path = 'tests/conftest.py' if os.path.exists('tests/conftest.py') else 'conftest.py'
-code = "import json, runpy, sys; print(json.dumps(runpy.run_path(sys.argv[1])['DEPLOYED']))"
+code = "import json, runpy, sys; print(json.dumps(dict(runpy.run_path(sys.argv[1])['DEPLOYED'])))"
 a, b = (json.loads(subprocess.run([sys.executable, '-c', code, path], capture_output=True,
                                   text=True, check=True).stdout) for _ in range(2))
 print(json.dumps({"keys": sorted(a), "same_keys": sorted(a) == sorted(b),

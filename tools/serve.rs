@@ -184,6 +184,10 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         allow_uncontained: args.allow_uncontained,
     };
     tracing::info!(?cfg, "starting environment");
+    // Reach first: a directory the sandbox uid cannot search is the cause
+    // behind any other failure below it (Environment::new checks again,
+    // for servers built without this binary).
+    server::env::reach::check_server(&cfg.venv, &cfg.data_dir)?;
     // Refuse to start without what every reset needs, naming each missing
     // piece, rather than serve a "healthy" server whose resets all fail.
     let readiness = server::readiness::check(&cfg.venv, &cfg.data_dir);

@@ -138,6 +138,33 @@ fn split_pieces() {
     )]));
 }
 
+/// Issue 17 item 5, the current behaviour at the edge of the closure: a
+/// value XORed with a key kept next to it is not found (spec.md, "Honest
+/// limits of the security grader"); the same bytes base64-encoded are.
+/// Health is what makes such a kept value cost (tests/hacks.rs,
+/// `test_kept_or_fabricated_credentials_fail_health`, form `Xor`).
+#[test]
+fn keyed_transforms_are_out_of_reach() {
+    let key = b"k3y-kept-in-the-repo";
+    let xored: Vec<u8> = AWS
+        .bytes()
+        .zip(key.iter().cycle())
+        .map(|(a, b)| a ^ b)
+        .collect();
+    let hex: String = xored.iter().map(|b| format!("{b:02x}")).collect();
+    let src = format!(
+        "KEY = b'{}'\nBLOB = bytes.fromhex('{hex}')\n",
+        String::from_utf8_lossy(key)
+    );
+    assert!(!aws_found(&[("settings.py", src.as_bytes())]));
+    assert!(!aws_found(&[("blob.bin", &xored)]));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(AWS);
+    assert!(aws_found(&[(
+        "settings.py",
+        format!("B = '{b64}'").as_bytes()
+    )]));
+}
+
 #[test]
 fn blind_spots() {
     let mut nul = vec![0u8, 0, 1, 2];

@@ -167,11 +167,11 @@ fn unlinked_open_files(procs: &[Proc]) -> (u64, u64) {
 /// never hit. Children of a killed process are reparented to the nearest
 /// subreaper (the landlock tier's supervisor), so repeated rounds reach
 /// the whole tree.
-pub(super) fn kill_descendants(root: i32) -> usize {
+pub(super) fn kill_descendants(root: i32) -> Vec<std::os::fd::OwnedFd> {
     let tree = descendants(&snapshot(), root);
     let members: std::collections::HashSet<i32> =
         tree.iter().map(|p| p.pid).chain([root]).collect();
-    let mut n = 0;
+    let mut killed = Vec::new();
     for p in &tree {
         let Ok(fd) = sys::pidfd_open(p.pid) else {
             continue;
@@ -181,10 +181,10 @@ pub(super) fn kill_descendants(root: i32) -> usize {
             .and_then(|raw| parse_stat(p.pid, &raw, 1))
             .is_some_and(|now| members.contains(&now.ppid));
         if still_ours && sys::pidfd_kill(&fd).is_ok() {
-            n += 1;
+            killed.push(fd);
         }
     }
-    n
+    killed
 }
 
 #[cfg(test)]
@@ -232,7 +232,7 @@ mod tests {
         }
         let u = usage(root);
         assert!(u.procs == 1 && u.rss > 0, "{u:?}");
-        assert_eq!(kill_descendants(root), 1);
+        assert_eq!(kill_descendants(root).len(), 1);
         assert_eq!(bash.wait().unwrap().code(), Some(3));
         assert_eq!(usage(root).procs, 0);
     }

@@ -123,23 +123,36 @@ impl Tree {
     async fn reap(&mut self) -> io::Result<ExitStatus> {
         let root = self.pgid;
         let deadline = Instant::now() + REAP_WAIT;
-        loop {
+        // Every process signalled, pinned by its pidfd: the supervisor
+        // exits once it has no child left, which can come before a
+        // grandchild with a SIGKILL pending has finished dying. The
+        // command is over only when all of them are gone.
+        let mut killed: Vec<OwnedFd> = Vec::new();
+        let st = loop {
             if let Some(st) = self.child().try_wait()? {
-                return Ok(st);
+                break Ok(st);
             }
-            tokio::task::spawn_blocking(move || procs::kill_descendants(root))
-                .await
-                .map_err(io::Error::other)?;
+            killed.extend(
+                tokio::task::spawn_blocking(move || procs::kill_descendants(root))
+                    .await
+                    .map_err(io::Error::other)?,
+            );
             if Instant::now() > deadline {
                 let _ = self.child().start_kill();
-                return self.child().wait().await;
+                break self.child().wait().await;
             }
             if let Ok(st) =
                 tokio::time::timeout(Duration::from_millis(2), self.child().wait()).await
             {
-                return st;
+                break st;
+            }
+        };
+        for fd in killed {
+            if let Ok(afd) = sys::async_fd(fd) {
+                let _ = tokio::time::timeout_at(deadline.into(), afd.readable()).await;
             }
         }
+        st
     }
 
     /// The outer process. Present until [`Tree::finish`] or drop.
