@@ -178,7 +178,10 @@ async fn debug_page_runs_an_episode_in_chromium() {
     assert_eq!(text_of(&c, "code.val[data-id='s1']").await, masked);
 
     let cmd = c.find(Locator::Id("cmd")).await.unwrap();
-    cmd.send_keys("ls -la\u{E007}").await.unwrap(); // U+E007 = Enter
+    // A long unbreakable word (agents send base64 and sed one-liners) is
+    // what pushed the history table past the right-hand column.
+    let long = format!("ls -la #{}", "x".repeat(150));
+    cmd.send_keys(&format!("{long}\u{E007}")).await.unwrap(); // U+E007 = Enter
     wait_text(&c, "#m-steps", |t| t == "1/10").await;
     assert!(
         text_of(&c, "#history").await.contains("ls -la"),
@@ -258,41 +261,12 @@ async fn debug_page_runs_an_episode_in_chromium() {
         assert!(legend.contains(w), "legend explains {w}: {legend:?}");
     }
 
-    // At 1280 and 1920 px wide, nothing (the right-hand column above all)
-    // extends past the viewport's right edge, and the page does not
-    // scroll sideways. Screenshots are kept under target/.
-    for width in [1280u32, 1920] {
-        c.set_window_size(width, 1000).await.expect("resize");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let m = c
-            .execute(
-                "let worst = null, right = 0; \
-                 for (const e of document.querySelectorAll('main section, main section *')) { \
-                   const r = e.getBoundingClientRect(); \
-                   if (r.width && r.right > right) { right = r.right; worst = e.tagName + '#' + e.id + '.' + e.className; } } \
-                 return {inner: innerWidth, scroll: document.documentElement.scrollWidth, right, worst};",
-                vec![],
-            )
-            .await
-            .unwrap();
-        let inner = m["inner"].as_f64().unwrap();
-        assert!(
-            inner > f64::from(width) - 40.0,
-            "window resized to {width}: {m}"
-        );
-        assert!(m["scroll"].as_f64().unwrap() <= inner, "{width} px: {m}");
-        assert!(m["right"].as_f64().unwrap() <= inner, "{width} px: {m}");
-        let png = c.screenshot().await.expect("screenshot");
-        let out = util::root()
-            .join("target")
-            .join(format!("web-debug-page-{width}.png"));
-        std::fs::write(&out, png).expect("save screenshot");
-    }
+    check_layout(&c, "task1-done").await;
 
     // Starting another task closes the session the page opened before.
-    c.find(Locator::Css("button[data-task='2']"))
+    c.find(Locator::Css("button[data-task='8']"))
         .await
-        .expect("task 2 button")
+        .expect("task 8 button")
         .click()
         .await
         .unwrap();
@@ -311,6 +285,9 @@ async fn debug_page_runs_an_episode_in_chromium() {
         .to_string();
     assert_ne!(sid1, sid2);
     assert_eq!(state_status(sid2.clone()).await, 200);
+    // Task 8 shows a private key (the longest masked value) and long paths.
+    wait_text(&c, "#m-steps", |t| t == "0/20").await;
+    check_layout(&c, "task8-reset").await;
     let row1 = format!("#sessions tr[data-sid='{sid1}']");
     assert!(
         text_of(&c, &format!("{row1} .state"))
@@ -370,6 +347,45 @@ async fn debug_page_runs_an_episode_in_chromium() {
     .await;
     assert_eq!(state_status(sid2).await, 404, "closed from the list");
     c.close().await.ok();
+}
+
+/// At 1280 and 1920 px wide, nothing (the right-hand column above all)
+/// extends past the viewport's right edge, and the page does not scroll
+/// sideways. Screenshots are kept as target/web-debug-page-{tag}-{width}.png.
+async fn check_layout(c: &fantoccini::Client, tag: &str) {
+    for width in [1280u32, 1920] {
+        c.set_window_size(width, 1000).await.expect("resize");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let m = c
+            .execute(
+                "let worst = null, right = 0; \
+                 for (const e of document.querySelectorAll('main section, main section *')) { \
+                   const r = e.getBoundingClientRect(); \
+                   if (r.width && r.right > right) { right = r.right; worst = e.tagName + '#' + e.id + '.' + e.className; } } \
+                 return {inner: innerWidth, scroll: document.documentElement.scrollWidth, right, worst};",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let inner = m["inner"].as_f64().unwrap();
+        assert!(
+            inner > f64::from(width) - 40.0,
+            "window resized to {width}: {m}"
+        );
+        assert!(
+            m["scroll"].as_f64().unwrap() <= inner,
+            "{tag} {width} px: {m}"
+        );
+        assert!(
+            m["right"].as_f64().unwrap() <= inner,
+            "{tag} {width} px: {m}"
+        );
+        let png = c.screenshot().await.expect("screenshot");
+        let out = util::root()
+            .join("target")
+            .join(format!("web-debug-page-{tag}-{width}.png"));
+        std::fs::write(&out, png).expect("save screenshot");
+    }
 }
 
 /// One planted secret of a generated task's ground truth.
