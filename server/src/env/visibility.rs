@@ -232,7 +232,7 @@ pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
         } else {
             (
                 format!("inspect_file {}", s.file),
-                "edit this file to remove it (e.g. read it from the environment)",
+                "remove it from this file (read the value from the environment, or delete a key file)",
             )
         };
         out.push(RankedAction {
@@ -473,7 +473,10 @@ mod tests {
             .collect();
         assert_eq!(settings.len(), 1, "{r:?}");
         assert_eq!(settings[0].priority, 0.92, "the best-ranked one is kept");
-        assert!(settings[0].reason.contains("edit this file"), "{r:?}");
+        assert!(
+            settings[0].reason.contains("remove it from this file"),
+            "{r:?}"
+        );
         let hist = r.iter().find(|a| a.reason.contains("s2")).expect("s2");
         assert_eq!(hist.action, "git log --all --oneline -- 'old creds.py'");
         assert!(hist.reason.contains("filter-repo"), "{hist:?}");
