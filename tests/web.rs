@@ -5,7 +5,8 @@
 //! axes, the conflict map a legend, the ranked actions are unique; at 1280
 //! and 1920 px nothing extends past the viewport (screenshots under
 //! target/); starting another task closes the session the page opened, and
-//! the session list closes and replays sessions. Without Chromium this test
+//! the session list closes and replays sessions, and leaving the page
+//! closes what it left open. Without Chromium this test
 //! fails (it never passes silently).
 
 use crate::util;
@@ -346,6 +347,32 @@ async fn debug_page_runs_an_episode_in_chromium() {
     )
     .await;
     assert_eq!(state_status(sid2).await, 404, "closed from the list");
+
+    // Leaving the page closes the session it left open.
+    c.find(Locator::Css("button[data-task='1']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#sessions", |t| t.lines().count() >= 3).await;
+    let sid3: String = c
+        .execute("return sid;", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(state_status(sid3.clone()).await, 200);
+    c.goto("about:blank").await.expect("leave the page");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state_status(sid3.clone()).await != 404 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "session {sid3} still open 10 s after the page was left"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     c.close().await.ok();
 }
 
