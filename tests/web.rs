@@ -1,7 +1,13 @@
 //! The debug page at /web, driven in headless Chromium through WebDriver:
-//! start a task, send a command, see metrics and history update, run task
-//! 1's oracle through the command box and see reward 1.000, save a
-//! screenshot. Without Chromium this test fails (it never passes silently).
+//! start a task (its title on the button, its description on the page),
+//! send a command, see metrics and history update, run task 1's oracle
+//! through the command box and see reward 1.000; the chart has labelled
+//! axes, the conflict map a legend, the ranked actions are unique; at 1280
+//! and 1920 px nothing extends past the viewport (screenshots under
+//! target/); starting another task closes the session the page opened, and
+//! the session list closes and replays sessions, and leaving the page
+//! closes what it left open. Without Chromium this test
+//! fails (it never passes silently).
 
 use crate::util;
 use fantoccini::{ClientBuilder, Locator};
@@ -62,7 +68,17 @@ async fn debug_page_runs_an_episode_in_chromium() {
         .iter()
         .map(|s| s.value.clone())
         .collect();
+    let tasks = env.tasks();
     let (addr, _server) = util::serve(env).await;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    // 404 once a session is closed, 200 while it lives.
+    let state_status = |sid: String| {
+        let req = http.get(format!("http://{addr}/state?session_id={sid}"));
+        async move { req.send().await.expect("GET /state").status().as_u16() }
+    };
 
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -118,6 +134,26 @@ async fn debug_page_runs_an_episode_in_chromium() {
     wait_text(&c, "#m-steps", |t| t == "0/10").await;
     assert_eq!(text_of(&c, "#m-reward").await, "0.000");
 
+    // Task buttons say what the task is; the selected task's description
+    // is text on the page, not only inside the raw JSON.
+    let t1 = tasks.iter().find(|t| t.id == 1).expect("task 1");
+    let btn = text_of(&c, "button[data-task='1']").await;
+    assert!(
+        btn.contains(&t1.title) && btn.contains(&format!("{:?}", t1.difficulty).to_lowercase()),
+        "button shows title and difficulty: {btn:?}"
+    );
+    assert!(!t1.description.is_empty());
+    let desc = text_of(&c, "#taskdesc").await;
+    assert_eq!(desc.trim(), t1.description.trim(), "description shown");
+    let sid1: String = c
+        .execute("return sid;", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .expect("sid")
+        .to_string();
+    assert_eq!(state_status(sid1.clone()).await, 200);
+
     // Per-row reveal: masked until clicked, then the raw value (fetched
     // through GET /state?reveal=true), masked again on "hide".
     let masked = text_of(&c, "code.val[data-id='s1']").await;
@@ -143,13 +179,33 @@ async fn debug_page_runs_an_episode_in_chromium() {
     assert_eq!(text_of(&c, "code.val[data-id='s1']").await, masked);
 
     let cmd = c.find(Locator::Id("cmd")).await.unwrap();
-    cmd.send_keys("ls -la\u{E007}").await.unwrap(); // U+E007 = Enter
+    // A long unbreakable word (agents send base64 and sed one-liners) is
+    // what pushed the history table past the right-hand column.
+    let long = format!("ls -la #{}", "x".repeat(150));
+    cmd.send_keys(&format!("{long}\u{E007}")).await.unwrap(); // U+E007 = Enter
     wait_text(&c, "#m-steps", |t| t == "1/10").await;
     assert!(
         text_of(&c, "#history").await.contains("ls -la"),
         "history shows the command"
     );
     assert!(!text_of(&c, "#stdout").await.is_empty(), "stdout shown");
+    let ranked = c
+        .execute(
+            "return [...document.querySelectorAll('#ranked button')].map(b => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let ranked: Vec<String> = serde_json::from_value(ranked).unwrap();
+    assert!(!ranked.is_empty());
+    let mut uniq = ranked.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(
+        uniq.len(),
+        ranked.len(),
+        "ranked actions unique: {ranked:?}"
+    );
 
     for (i, a) in oracle.iter().enumerate() {
         let cmd = c.find(Locator::Id("cmd")).await.unwrap();
@@ -169,10 +225,194 @@ async fn debug_page_runs_an_episode_in_chromium() {
     }
     wait_text(&c, "#m-reward", |t| t == "1.000").await;
     assert!(text_of(&c, "#done").await.contains("SUCCESS"));
-    let png = c.screenshot().await.expect("screenshot");
-    let out = util::root().join("target").join("web-debug-page.png");
-    std::fs::write(&out, png).expect("save screenshot");
+    let steps_done: u64 = text_of(&c, "#m-steps")
+        .await
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    // The chart's axes: labelled "step" and "reward", y ticked 0..1, one
+    // x tick per step (up to ten).
+    let axes = c
+        .execute(
+            "const q = s => [...document.querySelectorAll(s)].map(e => e.textContent); \
+             return {labels: q('#chart .axis-label'), y: q('#chart .y-axis .tick'), x: q('#chart .x-axis .tick')};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        axes["labels"],
+        serde_json::json!(["reward", "step"]),
+        "{axes}"
+    );
+    assert_eq!(
+        axes["y"],
+        serde_json::json!(["0.00", "0.25", "0.50", "0.75", "1.00"])
+    );
+    assert_eq!(
+        axes["x"].as_array().unwrap().len() as u64,
+        steps_done.min(10),
+        "{axes}"
+    );
+    let legend = text_of(&c, "#legend").await;
+    for w in ["open", "fixed", "blocked", "blocks", "reveals"] {
+        assert!(legend.contains(w), "legend explains {w}: {legend:?}");
+    }
+
+    check_layout(&c, "task1-done").await;
+
+    // Starting another task closes the session the page opened before.
+    c.find(Locator::Css("button[data-task='8']"))
+        .await
+        .expect("task 8 button")
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#sessions", |t| t.lines().count() >= 2).await;
+    assert_eq!(
+        state_status(sid1.clone()).await,
+        404,
+        "first session closed"
+    );
+    let sid2: String = c
+        .execute("return sid;", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(sid1, sid2);
+    assert_eq!(state_status(sid2.clone()).await, 200);
+    // Task 8 shows a private key (the longest masked value) and long paths.
+    wait_text(&c, "#m-steps", |t| t == "0/20").await;
+    check_layout(&c, "task8-reset").await;
+    let row1 = format!("#sessions tr[data-sid='{sid1}']");
+    assert!(
+        text_of(&c, &format!("{row1} .state"))
+            .await
+            .contains("closed")
+    );
+
+    // Replay the closed session's recorded steps: reset, then `ls -la`,
+    // then on to the last step with reward 1.000.
+    c.find(Locator::Css(&format!("button[data-replay='{sid1}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#replaypos", |t| {
+        t.ends_with(&format!("step 0/{steps_done}"))
+    })
+    .await;
+    assert_eq!(text_of(&c, "#m-steps").await, "0/10");
+    assert!(text_of(&c, "#session").await.contains("REPLAY"));
+    c.find(Locator::Id("rp-next"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#m-steps", |t| t == "1/10").await;
+    assert!(text_of(&c, "#history").await.contains("ls -la"));
+    for _ in 1..steps_done {
+        c.find(Locator::Id("rp-next"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+    wait_text(&c, "#replaypos", |t| {
+        t.ends_with(&format!("step {steps_done}/{steps_done}"))
+    })
+    .await;
+    assert_eq!(text_of(&c, "#m-reward").await, "1.000");
+    assert!(text_of(&c, "#done").await.contains("SUCCESS"));
+
+    // Close the live one from the list.
+    c.find(Locator::Css(&format!("button[data-close='{sid2}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(
+        &c,
+        &format!("#sessions tr[data-sid='{sid2}'] .state"),
+        |t| t.contains("closed"),
+    )
+    .await;
+    assert_eq!(state_status(sid2).await, 404, "closed from the list");
+
+    // Leaving the page closes the session it left open.
+    c.find(Locator::Css("button[data-task='1']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#sessions", |t| t.lines().count() >= 3).await;
+    let sid3: String = c
+        .execute("return sid;", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(state_status(sid3.clone()).await, 200);
+    c.goto("about:blank").await.expect("leave the page");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state_status(sid3.clone()).await != 404 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "session {sid3} still open 10 s after the page was left"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     c.close().await.ok();
+}
+
+/// At 1280 and 1920 px wide, nothing (the right-hand column above all)
+/// extends past the viewport's right edge, and the page does not scroll
+/// sideways. Screenshots are kept as target/web-debug-page-{tag}-{width}.png.
+async fn check_layout(c: &fantoccini::Client, tag: &str) {
+    for width in [1280u32, 1920] {
+        c.set_window_size(width, 1000).await.expect("resize");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let m = c
+            .execute(
+                "let worst = null, right = 0; \
+                 for (const e of document.querySelectorAll('main section, main section *')) { \
+                   const r = e.getBoundingClientRect(); \
+                   if (r.width && r.right > right) { right = r.right; worst = e.tagName + '#' + e.id + '.' + e.className; } } \
+                 return {inner: innerWidth, scroll: document.documentElement.scrollWidth, right, worst};",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let inner = m["inner"].as_f64().unwrap();
+        assert!(
+            inner > f64::from(width) - 40.0,
+            "window resized to {width}: {m}"
+        );
+        assert!(
+            m["scroll"].as_f64().unwrap() <= inner,
+            "{tag} {width} px: {m}"
+        );
+        assert!(
+            m["right"].as_f64().unwrap() <= inner,
+            "{tag} {width} px: {m}"
+        );
+        let png = c.screenshot().await.expect("screenshot");
+        let out = util::root()
+            .join("target")
+            .join(format!("web-debug-page-{tag}-{width}.png"));
+        std::fs::write(&out, png).expect("save screenshot");
+    }
 }
 
 /// One planted secret of a generated task's ground truth.

@@ -218,18 +218,28 @@ pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
         .iter()
         .filter(|s| inp.exp.revealed.contains(&s.id) && !inp.fixed.contains(&s.id))
         .collect();
-    // 1. Visible unfixed secrets: fix these first.
+    // 1. Visible unfixed secrets: fix these first. The fix of a secret in
+    // the working tree is an edit of the file that holds it, so the action
+    // opens that file at its line numbers and the reason says what to
+    // change; only a history-only secret (its file is gone from the tree)
+    // points at history, narrowed to the commits that touched its file.
     for s in &visible_open {
-        let action = if s.history_only {
-            "git log --all --oneline".to_string()
+        let (action, fix) = if s.history_only {
+            (
+                format!("git log --all --oneline -- {}", shell_quote(&s.file)),
+                "only in git history: rewrite it in place (git filter-repo --replace-text … --force)",
+            )
         } else {
-            format!("inspect_file {}", s.file)
+            (
+                format!("inspect_file {}", s.file),
+                "remove it from this file (read the value from the environment, or delete a key file)",
+            )
         };
         out.push(RankedAction {
             action,
             priority: 0.92,
             reason: format!(
-                "visible unfixed secret {} ({}) at {}:{}",
+                "visible unfixed secret {} ({}) at {}:{}: {fix}",
                 s.id, s.secret_type, s.file, s.line
             ),
         });
@@ -289,7 +299,26 @@ pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
         });
     }
     out.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+    // One entry per command: heuristics overlap (a visible secret's file is
+    // often also an uninspected risky file), and the same action twice at
+    // two priorities says nothing more. The stable sort keeps the
+    // best-ranked occurrence.
+    let mut seen = BTreeSet::new();
+    out.retain(|a| seen.insert(a.action.clone()));
     out
+}
+
+/// `s` as one POSIX shell word (ground-truth paths are task-authored, but a
+/// suggested command is sent as-is and must not split or expand).
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -411,6 +440,49 @@ mod tests {
                 .any(|a| a.action == "run_scanner" && a.priority == 0.85)
         );
         assert!(r.windows(2).all(|w| w[0].priority >= w[1].priority));
+    }
+
+    /// Issue 20: a visible secret in an uninspected risky file gave the
+    /// same `inspect_file` twice (0.92 and 0.80), and a visible
+    /// history-only secret was "fixed" by a bare `git log --all --oneline`.
+    #[test]
+    fn ranked_actions_are_unique_and_name_the_file_to_fix() {
+        let mut h = s("s2", Tier::Surface, "old creds.py");
+        h.history_only = true;
+        let secrets = vec![s("s1", Tier::Surface, "app/settings.py"), h];
+        let mut exp = Exploration::default();
+        update_revealed(&secrets, &mut exp, &BTreeSet::new());
+        assert!(exp.revealed.contains("s1") && exp.revealed.contains("s2"));
+        let files = vec!["app/settings.py".to_string(), ".env".to_string()];
+        let fixed = BTreeSet::new();
+        let r = ranked_actions(&RankInput {
+            secrets: &secrets,
+            exp: &exp,
+            fixed: &fixed,
+            files: &files,
+            history_relevant: true,
+        });
+        let mut actions: Vec<&str> = r.iter().map(|a| a.action.as_str()).collect();
+        let n = actions.len();
+        actions.sort();
+        actions.dedup();
+        assert_eq!(actions.len(), n, "duplicate actions: {r:?}");
+        let settings: Vec<_> = r
+            .iter()
+            .filter(|a| a.action == "inspect_file app/settings.py")
+            .collect();
+        assert_eq!(settings.len(), 1, "{r:?}");
+        assert_eq!(settings[0].priority, 0.92, "the best-ranked one is kept");
+        assert!(
+            settings[0].reason.contains("remove it from this file"),
+            "{r:?}"
+        );
+        let hist = r.iter().find(|a| a.reason.contains("s2")).expect("s2");
+        assert_eq!(hist.action, "git log --all --oneline -- 'old creds.py'");
+        assert!(hist.reason.contains("filter-repo"), "{hist:?}");
+        assert!(!r.iter().any(|a| a.action == "git log --all --oneline"));
+        assert!(r.windows(2).all(|w| w[0].priority >= w[1].priority));
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
     }
 
     #[test]
