@@ -173,10 +173,17 @@ pub const SURVEY_MAX_FILES: usize = 500;
 /// A racy entry does not stop the walk: the file list and owner are still
 /// exact, only `fingerprint` is None.
 pub fn survey(root: &Path) -> Survey {
-    survey_at(root, std::time::SystemTime::now())
+    survey_at(root, std::time::SystemTime::now(), None)
 }
 
-fn survey_at(root: &Path, now: std::time::SystemTime) -> Survey {
+/// [`survey`] after a command: every entry the command touched is put in
+/// normal form ([`super::meta`]) as the walk meets it, and surveyed as it
+/// is then. One walk instead of two on every mutating step.
+pub fn survey_normalising(root: &Path, pass: &super::meta::Pass) -> Survey {
+    survey_at(root, std::time::SystemTime::now(), Some(pass))
+}
+
+fn survey_at(root: &Path, now: std::time::SystemTime, pass: Option<&super::meta::Pass>) -> Survey {
     use sha2::{Digest, Sha256};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
@@ -189,9 +196,17 @@ fn survey_at(root: &Path, now: std::time::SystemTime) -> Survey {
     else {
         return out;
     };
-    let Ok(root_meta) = fs::symlink_metadata(root) else {
+    let Ok(mut root_meta) = fs::symlink_metadata(root) else {
         return out;
     };
+    if let Some(pass) = pass
+        && pass.entry(root, &root_meta)
+    {
+        let Ok(m) = fs::symlink_metadata(root) else {
+            return out;
+        };
+        root_meta = m;
+    }
     let owner = (root_meta.uid(), root_meta.gid());
     let mut same_owner = root_meta.is_dir();
     let mut racy = false;
@@ -218,10 +233,23 @@ fn survey_at(root: &Path, now: std::time::SystemTime) -> Survey {
             let p = e.path();
             // `DirEntry::metadata` is an `lstat` relative to the open
             // directory (never follows a link), cheaper than a path lookup.
-            let Ok(m) = e.metadata() else {
+            let Ok(mut m) = e.metadata() else {
                 ok = false;
                 break 'walk;
             };
+            if let Some(pass) = pass
+                && pass.entry(&p, &m)
+            {
+                match fs::symlink_metadata(&p) {
+                    Ok(now) => m = now,
+                    // Normalisation removed it (a socket).
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(_) => {
+                        ok = false;
+                        break 'walk;
+                    }
+                }
+            }
             let stamp = |s: i64, ns: i64| s as i128 * 1_000_000_000 + ns as i128;
             let (mt, ct) = (
                 stamp(m.mtime(), m.mtime_nsec()),
@@ -280,6 +308,33 @@ fn survey_at(root: &Path, now: std::time::SystemTime) -> Survey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The step's one walk normalises what the command touched and
+    /// fingerprints the tree as it is afterwards: a second plain survey
+    /// agrees, once the racy window has passed.
+    #[test]
+    fn normalising_survey_fingerprints_the_normalised_tree() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("a.txt"), "a").unwrap();
+        std::thread::sleep(super::super::meta::COARSE_CLOCK_SLACK * 3);
+        let pass = super::super::meta::Pass::new(std::time::SystemTime::now());
+        fs::set_permissions(d.path().join("a.txt"), fs::Permissions::from_mode(0o4101)).unwrap();
+        let later = std::time::SystemTime::now() + RACY_WINDOW * 2;
+        let s1 = survey_at(d.path(), later, Some(&pass));
+        assert_eq!(
+            fs::metadata(d.path().join("a.txt"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o7777,
+            0o755
+        );
+        let s2 = survey_at(d.path(), later, None);
+        assert!(s1.fingerprint.is_some());
+        assert_eq!(s1.fingerprint, s2.fingerprint);
+        assert_eq!(s1.files, s2.files);
+    }
 
     #[test]
     fn refuses_escape_and_links() {

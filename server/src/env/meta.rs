@@ -40,6 +40,37 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// (at worst a second time, which costs a regrade and changes nothing).
 pub const COARSE_CLOCK_SLACK: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// One normalisation pass: entries changed since `since` (nanoseconds,
+/// the coarse-clock slack applied) get the times `at`.
+#[derive(Debug, Clone, Copy)]
+pub struct Pass {
+    since: i128,
+    at: SystemTime,
+}
+
+impl Pass {
+    /// A pass for a command that started at `started`, stamping now.
+    pub fn new(started: SystemTime) -> Pass {
+        Pass {
+            since: started
+                .checked_sub(COARSE_CLOCK_SLACK)
+                .unwrap_or(UNIX_EPOCH)
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as i128)
+                .unwrap_or(0),
+            at: SystemTime::now(),
+        }
+    }
+
+    /// Puts `p` (whose `lstat` is `m`) in normal form if the command
+    /// touched it; true if it did (the caller's `m` is then stale).
+    pub fn entry(&self, p: &Path, m: &fs::Metadata) -> bool {
+        let mut out = Normalised::default();
+        visit(p, m, self.since, self.at, &mut out);
+        out.touched > 0
+    }
+}
+
 /// What one pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Normalised {
@@ -106,13 +137,7 @@ fn break_link(path: &Path) -> io::Result<()> {
 /// are skipped (the entry stays as it is and the next pass retries it);
 /// only an unreadable root is an error.
 pub fn normalise(root: &Path, since: SystemTime, max_entries: u64) -> io::Result<Normalised> {
-    let since = since
-        .checked_sub(COARSE_CLOCK_SLACK)
-        .unwrap_or(UNIX_EPOCH)
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
-    let at = SystemTime::now();
+    let Pass { since, at } = Pass::new(since);
     let mut out = Normalised::default();
     let mut stack = vec![root.to_path_buf()];
     let root_meta = fs::symlink_metadata(root)?;

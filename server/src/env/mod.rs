@@ -915,8 +915,11 @@ impl Environment {
             // (meta.rs), then one walk: fingerprint, file list and owner
             // (fsread::survey).
             let t = Instant::now();
-            normalise_blocking(&ws, command_started).await;
-            let sv = survey_blocking(&ws).await;
+            let pass = meta::Pass::new(command_started);
+            let ws2 = ws.clone();
+            let sv = tokio::task::spawn_blocking(move || fsread::survey_normalising(&ws2, &pass))
+                .await
+                .unwrap_or_default();
             s.cache.profile.survey = t.elapsed();
             s.cache.owner = sv.owner;
             s.cache.files = Some(sv.files);
