@@ -63,25 +63,31 @@ impl Pass {
     }
 
     /// Puts `p` (whose `lstat` is `m`) in normal form if the command
-    /// touched it; true if it did (the caller's `m` is then stale).
+    /// touched it; true if it did (the caller's `m` is then stale). Errors
+    /// leave the entry as it is (the next pass retries it). The walk is
+    /// the step's survey (`fsread::survey_normalising`): one walk per step.
     pub fn entry(&self, p: &Path, m: &fs::Metadata) -> bool {
-        let mut out = Normalised::default();
-        visit(p, m, self.since, self.at, &mut out);
-        out.touched > 0
+        if nanos(m.ctime(), m.ctime_nsec()) < self.since {
+            return false;
+        }
+        let ft = m.file_type();
+        if ft.is_socket() {
+            // Nothing listens once the command has ended; its times and
+            // mode would be the only thing it holds.
+            let _ = fs::remove_file(p);
+            return true;
+        }
+        if ft.is_file() && m.nlink() > 1 {
+            let _ = break_link(p);
+        }
+        if let Some(mode) = normal_mode(ft, m.mode())
+            && m.mode() & 0o7777 != mode
+        {
+            let _ = fs::set_permissions(p, fs::Permissions::from_mode(mode));
+        }
+        let _ = set_times(p, ft, self.at);
+        true
     }
-}
-
-/// What one pass did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Normalised {
-    /// Entries walked (the root included).
-    pub entries: u64,
-    /// Entries the command had touched, now in normal form.
-    pub touched: u64,
-    /// Hard links broken.
-    pub unlinked: u64,
-    /// The walk stopped at the entry bound.
-    pub truncated: bool,
 }
 
 /// The normal permission bits for an entry of type `ft` with mode `mode`,
@@ -131,59 +137,6 @@ fn break_link(path: &Path) -> io::Result<()> {
     })
 }
 
-/// Puts every entry under `root` (the root included) whose change time is
-/// at or after `since` in normal form (module notes). Never follows a
-/// symlink; walks at most `max_entries` entries. Errors on single entries
-/// are skipped (the entry stays as it is and the next pass retries it);
-/// only an unreadable root is an error.
-pub fn normalise(root: &Path, since: SystemTime, max_entries: u64) -> io::Result<Normalised> {
-    let Pass { since, at } = Pass::new(since);
-    let mut out = Normalised::default();
-    let mut stack = vec![root.to_path_buf()];
-    let root_meta = fs::symlink_metadata(root)?;
-    visit(root, &root_meta, since, at, &mut out);
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            if out.entries >= max_entries {
-                out.truncated = true;
-                return Ok(out);
-            }
-            let Ok(m) = e.metadata() else { continue };
-            let p = e.path();
-            visit(&p, &m, since, at, &mut out);
-            if m.file_type().is_dir() {
-                stack.push(p);
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn visit(p: &Path, m: &fs::Metadata, since: i128, at: SystemTime, out: &mut Normalised) {
-    out.entries += 1;
-    if nanos(m.ctime(), m.ctime_nsec()) < since {
-        return;
-    }
-    out.touched += 1;
-    let ft = m.file_type();
-    if ft.is_socket() {
-        // Nothing listens once the command has ended; its times and mode
-        // would be the only thing it holds.
-        let _ = fs::remove_file(p);
-        return;
-    }
-    if ft.is_file() && m.nlink() > 1 && break_link(p).is_ok() {
-        out.unlinked += 1;
-    }
-    if let Some(mode) = normal_mode(ft, m.mode())
-        && m.mode() & 0o7777 != mode
-    {
-        let _ = fs::set_permissions(p, fs::Permissions::from_mode(mode));
-    }
-    let _ = set_times(p, ft, at);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,10 +175,11 @@ mod tests {
         fs::hard_link(root.join("sub/a.txt"), root.join("link.txt")).unwrap();
         symlink("sub/a.txt", root.join("ln")).unwrap();
 
-        let n = normalise(root, since, 1000).unwrap();
-        assert!(!n.truncated);
-        assert_eq!(n.unlinked, 1, "{n:?}");
+        let walk = |since| super::super::fsread::survey_normalising(root, &Pass::new(since));
+        walk(since);
         let m = |p: &str| fs::symlink_metadata(root.join(p)).unwrap();
+        // The two names of the hard link are two inodes now.
+        assert_ne!(m("sub/a.txt").ino(), m("link.txt").ino());
         assert_eq!(m("sub/a.txt").mode() & 0o7777, 0o755);
         assert_eq!(m("run.sh").mode() & 0o7777, 0o755);
         assert_eq!(m("sub").mode() & 0o7777, 0o755);
@@ -260,19 +214,28 @@ mod tests {
                 stamp(&before_old)
             )
         );
-        // A second pass from a later start touches nothing.
+        // A second pass from a later start touches nothing: no ctime moves.
         std::thread::sleep(COARSE_CLOCK_SLACK * 3);
-        let again = normalise(root, SystemTime::now(), 1000).unwrap();
-        assert_eq!(again.touched, 0, "{again:?}");
-    }
-
-    #[test]
-    fn entry_bound_is_reported() {
-        let d = tempfile::tempdir().unwrap();
-        for i in 0..10 {
-            fs::write(d.path().join(format!("f{i}")), "").unwrap();
-        }
-        let n = normalise(d.path(), UNIX_EPOCH, 5).unwrap();
-        assert!(n.truncated && n.entries == 5, "{n:?}");
+        let names = [
+            "",
+            "sub",
+            "sub/a.txt",
+            "link.txt",
+            "ln",
+            "run.sh",
+            "old.txt",
+        ];
+        let ctimes = |names: &[&str]| -> Vec<(i64, i64)> {
+            names
+                .iter()
+                .map(|p| {
+                    let x = m(p);
+                    (x.ctime(), x.ctime_nsec())
+                })
+                .collect()
+        };
+        let before = ctimes(&names);
+        walk(SystemTime::now());
+        assert_eq!(ctimes(&names), before);
     }
 }

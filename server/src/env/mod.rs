@@ -529,17 +529,22 @@ impl Environment {
             "finished"
         } else {
             let ws = s.paths.workspace();
-            if let Some(m) = &interrupted {
-                // The interrupted command's writes, as a finished step's.
-                let since = std::time::UNIX_EPOCH
-                    + std::time::Duration::from_secs(m.started_unix.saturating_sub(1));
-                normalise_blocking(&ws, since).await;
-            }
+            // The interrupted command's writes get their metadata in normal
+            // form, as a finished step's do, in the same one walk.
+            let pass = interrupted.as_ref().map(|m| {
+                meta::Pass::new(
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::from_secs(m.started_unix.saturating_sub(1)),
+                )
+            });
             let ws2 = ws.clone();
-            let fp = tokio::task::spawn_blocking(move || fsread::fingerprint(&ws2))
-                .await
-                .ok()
-                .flatten();
+            let fp = tokio::task::spawn_blocking(move || match pass {
+                Some(pass) => fsread::survey_normalising(&ws2, &pass).fingerprint,
+                None => fsread::fingerprint(&ws2),
+            })
+            .await
+            .ok()
+            .flatten();
             let grade = grading::grade(&s.rt, &ws, &self.inner.sandbox).await;
             match interrupted {
                 Some(m) => {
@@ -1460,28 +1465,6 @@ async fn survey_blocking(ws: &std::path::Path) -> fsread::Survey {
     tokio::task::spawn_blocking(move || fsread::survey(&ws))
         .await
         .unwrap_or_default()
-}
-
-/// [`meta::normalise`] on the blocking pool. A failure leaves the tree as
-/// the command left it and is logged: the grader still reads every file,
-/// only the metadata channels stay open for that step.
-async fn normalise_blocking(ws: &std::path::Path, since: std::time::SystemTime) {
-    let ws = ws.to_path_buf();
-    let res = tokio::task::spawn_blocking(move || {
-        meta::normalise(&ws, since, fsread::FINGERPRINT_MAX_ENTRIES as u64)
-    })
-    .await;
-    match res {
-        Ok(Ok(n)) if n.truncated => {
-            tracing::warn!(
-                entries = n.entries,
-                "metadata normalisation stopped at its entry bound"
-            )
-        }
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => tracing::warn!(error = %e, "metadata normalisation failed"),
-        Err(e) => tracing::warn!(error = %e, "metadata normalisation task failed"),
-    }
 }
 
 /// The file list observations rank actions from, when no survey has one.
