@@ -1009,7 +1009,13 @@ def _grader_main():
                 return "%s.%s removed" % (name, k)
         return None
 
-    def state_clean(_b=baseline, _len=len, _all=all, _map=map, _is=is_, _slow=slow_diff,
+    def unchanged(d, keys, vals, _len=len, _all=all, _map=map, _is=is_):
+        """Namespace `d` holds exactly `keys` and `vals`: a C-level
+        identity sweep, never `==` (which could call code of the run)."""
+        return _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
+            and _all(_map(_is, d.values(), vals))
+
+    def state_clean(_b=baseline, _len=len, _same=unchanged, _slow=slow_diff,
                     _entry=entry, _range=range):
         """Every watched namespace (the library's and the suite's modules
         and their classes) holds exactly the objects it held before code
@@ -1021,8 +1027,7 @@ def _grader_main():
         baseline, keeping the identity of what it had to hold."""
         for i in _range(_len(_b)):
             name, d, keys, vals, items, strict = _b[i]
-            if _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
-                    and _all(_map(_is, d.values(), vals)):
+            if _same(d, keys, vals):
                 continue
             bad = _slow(name, d, items, strict)
             if bad is not None:
@@ -1041,15 +1046,13 @@ def _grader_main():
 
     check_ref[0] = hot_clean
 
-    def rebaseline(_lists=(baseline, hot, core), _len=len, _all=all, _map=map, _is=is_,
-                   _entry=entry):
+    def rebaseline(_lists=(baseline, hot, core), _same=unchanged, _entry=entry):
         """Takes the current state of every namespace that changed as the
         new baseline: only after a checked-clean state and a change made
         by the suite itself (monkeypatch, below)."""
         for _b in _lists:
             for i, (name, d, keys, vals, items, strict) in enumerate(_b):
-                if _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
-                        and _all(_map(_is, d.values(), vals)):
+                if _same(d, keys, vals):
                     continue
                 _b[i] = _entry(name, d, strict)
 
