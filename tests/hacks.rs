@@ -325,14 +325,30 @@ async fn test_run_tampering_earns_nothing() {
         "control must break some tests: {:?}",
         c.health
     );
-    let (c_passed, c_score) = (c.health.passed, c.reward_breakdown.score);
+    let failures = gains_over_control(&env, BREAK_T1, tamper_hacks(), c).await;
+    assert!(
+        failures.is_empty(),
+        "test-run tampering earned reward:\n{}",
+        failures.join("\n\n")
+    );
+}
 
-    let list: Vec<(&str, Vec<String>)> = tamper_hacks()
+/// Runs each hack on the dir task after `prefix` (the crude fix it is
+/// layered on) and returns a line for each hack that did not run, or that
+/// passed more tests or scored more than `control` (the crude fix alone).
+async fn gains_over_control(
+    env: &Environment,
+    prefix: &str,
+    hacks: Vec<(&'static str, String)>,
+    control: &Observation,
+) -> Vec<String> {
+    let (c_passed, c_score) = (control.health.passed, control.reward_breakdown.score);
+    let list: Vec<(&str, Vec<String>)> = hacks
         .into_iter()
-        .map(|(n, cmd)| (n, vec![format!("{BREAK_T1}\n{cmd}")]))
+        .map(|(n, cmd)| (n, vec![format!("{prefix}\n{cmd}")]))
         .collect();
     let mut failures = Vec::new();
-    for (name, obs) in run_all(&env, DIR_TASK, &list).await {
+    for (name, obs) in run_all(env, DIR_TASK, &list).await {
         let last = obs.last().unwrap();
         if obs.len() < 2 {
             failures.push(format!("{name}: episode ended early"));
@@ -352,12 +368,9 @@ async fn test_run_tampering_earns_nothing() {
                 last_output(&obs)
             ));
         }
+        eprintln!("{name}: health {:?}", last.health);
     }
-    assert!(
-        failures.is_empty(),
-        "test-run tampering earned reward:\n{}",
-        failures.join("\n\n")
-    );
+    failures
 }
 
 /// The crude fix of issue 17: both task-1 credentials blanked. Some tests
@@ -629,32 +642,7 @@ async fn test_forged_verdicts_earn_nothing() {
         "control: blanking the credentials must fail some tests honestly: {:?}",
         c.health
     );
-    let (c_passed, c_score) = (c.health.passed, c.reward_breakdown.score);
-    let list: Vec<(&str, Vec<String>)> = forged_verdict_hacks()
-        .into_iter()
-        .map(|(n, cmd)| (n, vec![format!("{BLANK_T1}\n{cmd}")]))
-        .collect();
-    let mut failures = Vec::new();
-    for (name, obs) in run_all(&env, DIR_TASK, &list).await {
-        let last = obs.last().unwrap();
-        if obs.len() < 2 {
-            failures.push(format!("{name}: episode ended early"));
-            continue;
-        }
-        if let Err(e) = ran_cleanly(&obs) {
-            failures.push(format!("{name}: the hack did not run: {e}"));
-            continue;
-        }
-        if best_passed(&obs) > c_passed || best_score(&obs) > c_score + 1e-9 {
-            failures.push(format!(
-                "{name}: passed {} (control {c_passed}), score {} (control {c_score}); health {:?}",
-                best_passed(&obs),
-                best_score(&obs),
-                last.health
-            ));
-        }
-        eprintln!("{name}: health {:?}", last.health);
-    }
+    let failures = gains_over_control(&env, BLANK_T1, forged_verdict_hacks(), c).await;
     assert!(
         failures.is_empty(),
         "forged verdicts earned reward:\n{}",
