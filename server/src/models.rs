@@ -62,11 +62,16 @@ mod integral {
         }
     }
 
-    /// A task number; a valid integer above `u32::MAX` becomes `u32::MAX`,
+    /// A task number; any non-negative integer above `u32::MAX` (however
+    /// large: the published schema sets no maximum) becomes `u32::MAX`,
     /// which names no task (404 `unknown_task`, as for 14).
     pub fn u32_or_unknown<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
         let n = serde_json::Number::deserialize(d)?;
-        to_u64::<D::Error>(&n).map(|u| u32::try_from(u).unwrap_or(u32::MAX))
+        match to_u64::<D::Error>(&n) {
+            Ok(u) => Ok(u32::try_from(u).unwrap_or(u32::MAX)),
+            Err(_) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= 0.0) => Ok(u32::MAX),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -128,8 +133,10 @@ pub struct ResetRequest {
     pub task_id: Option<TaskRef>,
     /// Seed of a procedural variant of the task's family. Absent: the
     /// canonical task, which never changes. Any integral JSON number
-    /// (`7`, `7.0`), as JSON Schema's `integer` allows.
+    /// (`7`, `7.0`), as JSON Schema's `integer` allows, up to 2^64 − 1; the
+    /// maximum is published so that a schema-valid seed is always accepted.
     #[serde(default, deserialize_with = "integral::option_u64")]
+    #[schemars(extend("maximum" = u64::MAX))]
     pub seed: Option<u64>,
     /// Caller-chosen episode id (1 to 255 characters), echoed in state.
     #[serde(default)]

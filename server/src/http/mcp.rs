@@ -377,7 +377,7 @@ pub(crate) fn tool_list() -> Vec<Value> {
                 ),
                 (
                     "seed",
-                    json!({ "type": "integer", "minimum": 0, "description": "Seed of a procedural variant" }),
+                    json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX, "description": "Seed of a procedural variant" }),
                 ),
                 (
                     "episode_id",

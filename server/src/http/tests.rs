@@ -1320,6 +1320,21 @@ async fn openapi_matches_behaviour() {
             false,
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
+        // Past 2^64: outside the published maximum, refused; an integer
+        // task number that large is valid and names no task.
+        (
+            "/reset",
+            json!({"seed": 303410596370327923589120.0}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("/reset", json!({"seed": u64::MAX}), true, StatusCode::OK),
+        (
+            "/reset",
+            json!({"task_id": 3.0e23}),
+            true,
+            StatusCode::NOT_FOUND,
+        ),
         ("/reset", json!({"task_id": 1.0}), true, StatusCode::OK),
         (
             "/reset",
