@@ -1533,11 +1533,7 @@ mod tests {
             eprintln!("!!!!!!!! /usr/bin/bwrap missing: HEALTH TESTS SKIPPED !!!!!!!!");
             return None;
         }
-        let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .join(".venv");
-        let sb = Sandbox::detect(SandboxConfig::with_venv(venv));
+        let sb = Sandbox::detect(SandboxConfig::with_venv(crate::test_paths::venv()));
         assert!(sb.is_contained(), "{}", sb.info().detail);
         let limits = Limits {
             wall: Duration::from_secs(wall_secs),

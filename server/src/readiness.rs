@@ -208,12 +208,13 @@ mod tests {
 
     #[test]
     fn the_project_venv_passes() {
-        let Some(v) = std::env::var_os("SECAUDIT_VENV") else {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv");
-            assert!(root.exists(), "no project venv: run scripts/setup.sh");
-            return assert_ready(&root);
-        };
-        assert_ready(Path::new(&v));
+        let v = crate::test_paths::venv();
+        assert!(
+            v.exists(),
+            "no project venv at {}: run scripts/setup.sh",
+            v.display()
+        );
+        assert_ready(&v);
     }
 
     fn assert_ready(venv: &Path) {

@@ -1572,12 +1572,9 @@ mod step_shortcut_tests {
             eprintln!("!!!!!!!! /usr/bin/bwrap missing: STEP SHORTCUT TESTS SKIPPED !!!!!!!!");
             return None;
         }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("workspace root")
-            .to_path_buf();
         let data = tempfile::tempdir().expect("tempdir");
-        let mut cfg = EnvConfig::with_root(&root);
+        let mut cfg = EnvConfig::with_root(&crate::test_paths::root());
+        cfg.venv = crate::test_paths::venv();
         cfg.data_dir = data.path().to_path_buf();
         cfg.max_sessions = 4;
         let env = Environment::new(cfg).await.expect("environment");

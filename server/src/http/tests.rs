@@ -1107,19 +1107,13 @@ mod ws_tcp {
 /// uncontained, which still works as root) and the project venv (pytest).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_env_episode() {
-    // cargo runs tests in server/; the project root is one up.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root");
     let data = tempfile::tempdir().expect("tempdir");
-    let mut cfg = crate::env::EnvConfig::with_root(root);
+    let mut cfg = crate::env::EnvConfig::with_root(&crate::test_paths::root());
     cfg.data_dir = data.path().to_path_buf();
     if let Ok(d) = std::env::var(env_vars::SECAUDIT_TASKS_DIR) {
         cfg.tasks_dir = d.into();
     }
-    if let Ok(v) = std::env::var(env_vars::SECAUDIT_VENV) {
-        cfg.venv = v.into();
-    }
+    cfg.venv = crate::test_paths::venv();
     cfg.max_sessions = 4;
     let env = crate::env::Environment::new(cfg).await.unwrap();
     let oracle = env.oracle(1, None).await.unwrap();

@@ -9,10 +9,7 @@ use super::*;
 use std::collections::BTreeSet;
 
 fn venv() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join(".venv")
+    crate::test_paths::venv()
 }
 
 /// The sandbox of the tier `start` runs in.
