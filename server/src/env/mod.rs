@@ -155,8 +155,10 @@ pub struct EnvConfig {
     /// 90 s; the health grader keeps its own 60 s wall.
     pub command_limits: crate::sandbox::Limits,
     /// Start each session's next bash sandbox ahead of its command
-    /// ([`Sandbox::prewarm`]): a step then pays for delivering its command,
-    /// not for namespaces and mounts. Off, every command starts cold.
+    /// ([`Sandbox::prewarm`]), and health runs ahead of their copies
+    /// (staged, `crate::health`): a step then pays for delivering its
+    /// command, not for namespaces, mounts and Python start-up. Off, every
+    /// command and every health run starts cold.
     pub prewarm: bool,
     /// Which containment tier to use (`SECAUDIT_SANDBOX`, default auto).
     pub sandbox: crate::sandbox::TierChoice,

@@ -88,7 +88,12 @@ impl Runtimes {
         crate::tasks::generate_all(&registry, &cfg.data_dir, |i, n, name| {
             tracing::info!("generated [{i}/{n}] {name}");
         })?;
-        let health = Arc::new(HealthGrader::new(sandbox.clone()));
+        let health = HealthGrader::new(sandbox.clone());
+        let health = Arc::new(if cfg.prewarm {
+            health
+        } else {
+            health.without_staging()
+        });
         Ok(Self {
             registry,
             data_dir: cfg.data_dir.clone(),

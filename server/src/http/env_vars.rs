@@ -26,8 +26,9 @@ pub const SECAUDIT_LOG_FORMAT: &str = "SECAUDIT_LOG_FORMAT";
 /// The Python venv (pytest, git-filter-repo) mounted read-only in the
 /// sandbox (default `./.venv`).
 pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";
-/// `false` starts every command's sandbox cold instead of prewarming each
-/// session's next one (default `true`).
+/// `false` starts every command's sandbox and every health run cold
+/// instead of prewarming each session's next sandbox and staging health
+/// runs (default `true`).
 pub const SECAUDIT_PREWARM: &str = "SECAUDIT_PREWARM";
 /// The containment tier: `auto` (default: bwrap where it can create its
 /// namespaces, else landlock), `bwrap` or `landlock`.

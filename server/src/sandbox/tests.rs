@@ -748,6 +748,65 @@ async fn warm_start_is_indistinguishable() {
     }
 }
 
+/// A request's stdin reaches its command the same way cold (every tier)
+/// and staged: the bytes, then end of file. A staged command runs before
+/// delivery and blocks at its first read; a warm (waiting) sandbox takes
+/// no stdin and runs such a request cold; oversized stdin is refused.
+#[tokio::test]
+async fn stdin_reaches_cold_and_staged_commands() {
+    let Some(sb) = sandbox(Start::Cold) else {
+        return;
+    };
+    let ll = sandbox(Start::Landlock).expect("the landlock tier");
+    let ws = workspace(&sb);
+    // Writes a marker before reading, so a staged start is visible.
+    let cmd = "echo started > started; cat; echo; ls /proc/self/fd | wc -l";
+    let req = |stdin: Option<&[u8]>| {
+        let mut r = ExecRequest::bash(ws.path(), cmd);
+        r.limits = Some(short(20_000));
+        r.stdin = stdin.map(<[u8]>::to_vec);
+        r
+    };
+    let payload = b"key-0123456789abcdef\n\x00binary\xff";
+    let cold = sb.run(req(Some(payload))).await.unwrap();
+    let want = cold.stdout.clone();
+    assert!(want.starts_with("key-0123456789abcdef"), "{cold:?}");
+    let lws = workspace(&ll);
+    let mut lreq = req(Some(payload));
+    lreq.workspace = lws.path().to_path_buf();
+    let landlock = ll.run(lreq).await.unwrap();
+    assert!(
+        landlock.stdout.starts_with("key-0123456789abcdef"),
+        "{landlock:?}"
+    );
+    // No stdin: /dev/null, as before.
+    let none = sb.run(req(None)).await.unwrap();
+    assert!(none.stdout.starts_with('\n'), "{none:?}");
+
+    let _ = std::fs::remove_file(ws.path().join("started"));
+    let staged = sb.prewarm_staged(&req(None)).expect("a staged sandbox");
+    let t = Instant::now();
+    while !ws.path().join("started").exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the staged command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let o = sb.run_warm(Some(staged), req(Some(payload))).await.unwrap();
+    assert!(o.warm, "{o:?}");
+    assert_eq!(o.stdout, want);
+
+    // The waiting script has no stdin to give: such a request runs cold.
+    let warm = sb.prewarm(&req(None));
+    let o = sb.run_warm(warm, req(Some(payload))).await.unwrap();
+    assert!(!o.warm && o.stdout == want, "{o:?}");
+
+    let big = vec![b'x'; MAX_STDIN_BYTES + 1];
+    let e = sb.run(req(Some(&big))).await.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+}
+
 /// Host processes whose command line mentions `token` (bwrap included).
 pub(crate) fn host_procs_any(token: &str) -> Vec<String> {
     let mut found = Vec::new();

@@ -60,15 +60,16 @@
 //! `archiver/__init__.py`, past the lint, scored 1.0).
 //!
 //! The mechanism that closes that class is the bootstrap (issue 17 item 2,
-//! `health_boot.py`), in the test process before any workspace code:
+//! `health/boot.py`), in the test process before any workspace code:
 //!
 //! - **Own verdicts.** A first-called wrapper around every test's setup,
 //!   call and teardown records what the phase raised, where the exception
 //!   reaches pluggy's outermost wrapper, before pytest builds a report.
 //!   Each line carries a SHA-256 chain keyed by a per-run secret that the
-//!   bootstrap reads from `/grader-out/key` and deletes before any code
-//!   under test runs; the process then makes itself non-dumpable, so no
-//!   other process of the sandbox uid can read its memory. A run that
+//!   grader sends on the bootstrap's stdin (it never touches a file) and
+//!   the bootstrap reads before any code under test runs, having made
+//!   itself non-dumpable, so no other process of the sandbox uid can read
+//!   its memory. A run that
 //!   ends early has no seal (`END <exit code>`). [`check_verdicts`]: a
 //!   test counts as passed only if the report and the chain both say so,
 //!   and any disagreement is health 0 ("verdict forged").
@@ -114,6 +115,12 @@
 //! test. The bootstrap costs about 0.3-0.6 s per run; the strict suite adds
 //! about 0.1-0.2 s more (13 tasks' suites, 9-34 tests each, same run: 4.9 s
 //! for all 13 before, 7.3 s after, interpreter start-up included).
+//!
+//! Under bwrap most runs are *staged* ([`scratch`]): started before their
+//! copy exists, with the interpreter up and pytest imported, waiting for
+//! the key. A run moves its prepared copy into a staged one's empty
+//! directory and sends the key; the bootstrap reads the suite list only
+//! then. A staged run serves one run and nothing outlives it, as cold.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
@@ -128,7 +135,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::models::HealthSummary;
-use crate::sandbox::{ExecRequest, Limits, Sandbox, prepare_workspace_owner};
+use crate::sandbox::{ExecRequest, Limits, Sandbox};
+
+mod scratch;
+
+use scratch::{Scratch, StagedPool};
 
 /// The pristine test manifest: the denominator of the health score.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -173,7 +184,7 @@ const BOOT_MOUNT: &str = "/grader-boot";
 /// The grader-owned bootstrap that runs pytest (see the module notes): an
 /// audit hook installed before any code of the workspace, and the grader's
 /// own per-phase verdicts. Not in the workspace, never copied into it.
-const BOOT_PY: &str = include_str!("health_boot.py");
+const BOOT_PY: &str = include_str!("boot.py");
 
 /// The exit code with which the bootstrap's audit hook or checkpoints end a
 /// run they caught tampering (`os._exit`, which code under test cannot
@@ -280,6 +291,10 @@ pub struct HealthGrader {
     limits: Limits,
     budget: CopyBudget,
     cache: Mutex<Cache>,
+    /// Runs started ahead of time ([`scratch`]); None: every run cold.
+    staged: Option<Arc<StagedPool>>,
+    /// Runs that a staged sandbox served (for tests and benchmarks).
+    staged_runs: std::sync::atomic::AtomicU64,
     /// Tests only: run plain pytest without the bootstrap, to show what a
     /// payload does to an unguarded run.
     bare: bool,
@@ -318,7 +333,9 @@ struct RunResult {
     verdicts: Result<Vec<u8>, String>,
     /// What the bootstrap's tamper note says, if it wrote one.
     tamper: Option<String>,
-    /// The run's verdict key (see [`Prepared::key`]).
+    /// Fresh per run, sent to the bootstrap on stdin (it never touches a
+    /// file) to chain-hash its verdict lines, so neither code under test
+    /// nor a process it starts can write a line the grader accepts.
     key: String,
 }
 
@@ -334,8 +351,21 @@ impl HealthGrader {
             limits,
             budget: CopyBudget::default(),
             cache: Mutex::default(),
+            staged: Some(Arc::default()),
+            staged_runs: Default::default(),
             bare: false,
         }
+    }
+
+    /// Every run cold: no staged runs ([`scratch`]), for comparisons.
+    pub fn without_staging(mut self) -> Self {
+        self.staged = None;
+        self
+    }
+
+    /// How many pytest runs so far were served by a staged sandbox.
+    pub fn staged_runs(&self) -> u64 {
+        self.staged_runs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Overrides the limits of each pytest run.
@@ -405,7 +435,7 @@ impl HealthGrader {
             Err(e) => return fail(e),
         };
         if let Some(template) = template {
-            let tree = prepared.tree.clone();
+            let tree = prepared.scratch.tree.clone();
             let template = template.to_path_buf();
             let pristine = pristine_dir.to_path_buf();
             let budget = self.budget.clone();
@@ -424,13 +454,13 @@ impl HealthGrader {
             hit.cached = true;
             return hit;
         }
-        let run = match self.run_pytest(&prepared).await {
+        let (run, canary) = match self.run_pytest(prepared).await {
             Ok(r) => r,
             // The sandbox could not start: an infrastructure error, not a
             // property of the tree, so it is not cached.
             Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
         };
-        let summary = score(&run, expected, self.limits.wall, &prepared.canary);
+        let summary = score(&run, expected, self.limits.wall, &canary);
         self.cache
             .lock()
             .expect("health cache poisoned")
@@ -457,8 +487,8 @@ impl HealthGrader {
             .prepare(workspace, pristine_dir)
             .await
             .map_err(anyhow::Error::msg)?;
-        let run = self
-            .run_pytest(&prepared)
+        let (run, canary) = self
+            .run_pytest(prepared)
             .await
             .context("running pytest in the sandbox")?;
         if run.timed_out {
@@ -471,7 +501,7 @@ impl HealthGrader {
         let report = junit::parse_junit(&bytes).context("parsing the pristine JUnit report")?;
         check_report(&report, run.exit_code).map_err(anyhow::Error::msg)?;
         check_verdicts(&run, &report).map_err(|e| anyhow::anyhow!("pristine run: {e}"))?;
-        let canary = &prepared.canary;
+        let canary = &canary;
         let bad: Vec<String> = report
             .cases
             .iter()
@@ -513,46 +543,48 @@ impl HealthGrader {
         Ok(ExpectedTests { names, total })
     }
 
-    /// Copies, cleans and restores the tree in a scratch directory owned by
-    /// the sandbox uid (blocking work on the blocking pool).
+    /// Copies, cleans and restores the tree in a scratch directory
+    /// (blocking work on the blocking pool).
     async fn prepare(&self, workspace: &Path, pristine_dir: &Path) -> Result<Prepared, String> {
         let ws = workspace.to_path_buf();
         let pristine = pristine_dir.to_path_buf();
         let budget = self.budget.clone();
-        // The pool uid the run will most likely lease: handed the copy now
-        // (one walk), and named in `owned_by` so the sandbox need not walk
-        // it again.
-        let owner = self.sandbox.rest_owner();
-        // Where the copy appears to the command: `/workspace` under bwrap,
-        // its own host path in the tiers without a mount namespace.
-        let host_paths = self.sandbox.tier() != crate::sandbox::Tier::Bwrap;
-        tokio::task::spawn_blocking(move || {
-            prepare_copy(&ws, &pristine, &budget, owner, host_paths)
-        })
-        .await
-        .map_err(|e| format!("health copy task failed: {e}"))?
+        tokio::task::spawn_blocking(move || prepare_copy(&ws, &pristine, &budget))
+            .await
+            .map_err(|e| format!("health copy task failed: {e}"))?
     }
 
-    async fn run_pytest(&self, prepared: &Prepared) -> std::io::Result<RunResult> {
-        let python = self.sandbox.config().venv.join("bin").join("python");
+    /// The request that runs the suite in `scratch` (the same for a cold
+    /// run and for staging one: a staged sandbox serves only the request
+    /// it was built for).
+    fn pytest_request(sandbox: &Sandbox, limits: &Limits, scratch: &Scratch) -> ExecRequest {
+        Self::request_for(sandbox, limits, scratch, false)
+    }
+
+    fn request_for(
+        sandbox: &Sandbox,
+        limits: &Limits,
+        scratch: &Scratch,
+        bare: bool,
+    ) -> ExecRequest {
+        let python = sandbox.config().venv.join("bin").join("python");
         // Paths as the command sees them: bind mounts under bwrap, the
         // host paths in the tiers without a mount namespace.
         let inside = |host: &Path, mount: &str| {
             shell_quote(
-                &self
-                    .sandbox
+                &sandbox
                     .path_inside(host, Path::new(mount))
                     .to_string_lossy(),
             )
         };
-        let out_dir = inside(&prepared.out, OUT_MOUNT);
+        let out_dir = inside(&scratch.out, OUT_MOUNT);
         let report = inside(
-            &prepared.out.join("report.xml"),
+            &scratch.out.join("report.xml"),
             &format!("{OUT_MOUNT}/report.xml"),
         );
-        let root = inside(&prepared.tree, crate::sandbox::WORKSPACE_MOUNT);
+        let root = inside(&scratch.tree, crate::sandbox::WORKSPACE_MOUNT);
         let boot = inside(
-            &prepared.boot.join("boot.py"),
+            &scratch.boot.join("boot.py"),
             &format!("{BOOT_MOUNT}/boot.py"),
         );
         // `-I`: no PYTHON* variables, no user site, no script or cwd entry
@@ -564,7 +596,7 @@ impl HealthGrader {
         // path to every pytest object. `no:legacypath`: it adds attributes
         // to pytest's classes at configure time, after the bootstrap's
         // snapshot of them (no task uses `tmpdir`/`testdir`).
-        let command = if self.bare {
+        let command = if bare {
             format!(
                 "exec {} -P -s -m pytest -p no:cacheprovider -q --junitxml={report} \
                  -o addopts= --rootdir={root}",
@@ -577,55 +609,111 @@ impl HealthGrader {
                 shell_quote(&python.to_string_lossy())
             )
         };
-        let req = ExecRequest {
-            workspace: prepared.tree.clone(),
+        ExecRequest {
+            workspace: scratch.tree.clone(),
             command,
-            extra_ro_binds: vec![(prepared.boot.clone(), PathBuf::from(BOOT_MOUNT))],
-            extra_rw_binds: vec![(prepared.out.clone(), PathBuf::from(OUT_MOUNT))],
-            owned_by: prepared.owner,
+            extra_ro_binds: vec![(scratch.boot.clone(), PathBuf::from(BOOT_MOUNT))],
+            extra_rw_binds: vec![(scratch.out.clone(), PathBuf::from(OUT_MOUNT))],
             env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
-            limits: Some(self.limits.clone()),
+            limits: Some(limits.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// Runs the suite on a prepared copy: in a staged run when one is
+    /// ready (the copy moves into it), else cold in the copy's own
+    /// scratch. Either way the canary and the suite list are written
+    /// now, the files handed to the run's uid, and the per-run key sent on
+    /// stdin.
+    async fn run_pytest(&self, prepared: Prepared) -> std::io::Result<(RunResult, Canary)> {
+        let staged = match &self.staged {
+            Some(pool) if !self.bare => {
+                pool.take(&self.sandbox, &self.limits, Self::pytest_request)
+            }
+            _ => None,
         };
-        let out = self.sandbox.run(req).await?;
+        let Prepared {
+            scratch: cold,
+            pristine_files,
+            ..
+        } = prepared;
+        let (scratch, warm, owner) = match staged {
+            Some(s) => {
+                let owner = s.warm.ids();
+                (Some(s.scratch), Some(s.warm), owner)
+            }
+            None => (None, None, self.sandbox.rest_owner()),
+        };
+        // Where the copy appears to the command: `/workspace` under bwrap,
+        // its own host path in the tiers without a mount namespace.
+        let host_paths = self.sandbox.tier() != crate::sandbox::Tier::Bwrap;
+        let arm = move || -> std::io::Result<(Scratch, Canary)> {
+            let scratch = match scratch {
+                Some(s) => {
+                    s.take_tree(&cold.tree)?;
+                    s
+                }
+                None => cold,
+            };
+            let canary = Canary::new(&pristine_files);
+            plant_canary(&scratch.tree, &canary)?;
+            let tree_inside = if host_paths {
+                scratch.tree.clone()
+            } else {
+                PathBuf::from(crate::sandbox::WORKSPACE_MOUNT)
+            };
+            write_suite_list(&scratch.boot, &tree_inside, &pristine_files, &canary)?;
+            if let Some((uid, gid)) = owner {
+                scratch.hand_to(uid, gid)?;
+            }
+            Ok((scratch, canary))
+        };
+        let (scratch, canary) = tokio::task::spawn_blocking(arm)
+            .await
+            .map_err(std::io::Error::other)??;
+        let key = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let mut req = Self::request_for(&self.sandbox, &self.limits, &scratch, self.bare);
+        req.owned_by = owner;
+        req.stdin = Some(key.clone().into_bytes());
+        let out = self.sandbox.run_warm(warm, req).await?;
+        if out.warm {
+            self.staged_runs
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         // The bootstrap locks the output directory (0500) against code
         // under test; give it back so the scratch can be removed.
-        let _ = std::fs::set_permissions(&prepared.out, std::fs::Permissions::from_mode(0o700));
-        let report = read_report(&prepared.out.join("report.xml"), out.exit_code);
-        let verdicts = read_bounded(&prepared.out.join("verdicts"), MAX_VERDICT_BYTES)
+        let _ = std::fs::set_permissions(&scratch.out, std::fs::Permissions::from_mode(0o700));
+        let report = read_report(&scratch.out.join("report.xml"), out.exit_code);
+        let verdicts = read_bounded(&scratch.out.join("verdicts"), MAX_VERDICT_BYTES)
             .map_err(|e| format!("the grader bootstrap wrote no verdicts ({e})"));
-        let tamper = read_bounded(&prepared.out.join("tamper"), 4096)
+        let tamper = read_bounded(&scratch.out.join("tamper"), 4096)
             .ok()
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .filter(|t| !t.is_empty());
-        Ok(RunResult {
+        let run = RunResult {
             exit_code: out.exit_code,
             timed_out: out.timed_out,
             report,
             verdicts,
             tamper,
-            key: prepared.key.clone(),
-        })
+            key,
+        };
+        Ok((run, canary))
     }
 }
 
-/// A prepared copy; the scratch directory lives as long as this.
+/// A cleaned and restored copy, not yet run: its scratch directory
+/// lives as long as this.
 struct Prepared {
-    _scratch: tempfile::TempDir,
-    tree: PathBuf,
-    out: PathBuf,
-    /// The bootstrap and its suite list, bound read-only at [`BOOT_MOUNT`].
-    boot: PathBuf,
-    /// Fresh per run: handed to the bootstrap in `out/key` (which it reads
-    /// and deletes before any code under test runs) to chain-hash its
-    /// verdict lines, so neither code under test nor a process it starts
-    /// can write a line the grader accepts.
-    key: String,
+    scratch: Scratch,
     /// Hash of the copy *without* the canary (the cache key's part).
     hash: [u8; 32],
-    /// The hidden canary planted in this copy.
-    canary: Canary,
-    /// Who owns every entry of `tree` (set by [`prepare_copy`]).
-    owner: Option<(u32, u32)>,
+    /// The pristine suite's files, relative to the tree.
+    pristine_files: Vec<PathBuf>,
 }
 
 /// The hidden per-run canary (see the module notes): one must-fail and
@@ -1006,98 +1094,53 @@ fn score(
     s
 }
 
-/// Copy → clean → restore → hash → chown, all on the blocking pool.
+/// Copy → clean → restore → hash, on the blocking pool, in a scratch
+/// directory of the server's own: the run's uid gets the tree only once
+/// it is armed ([`HealthGrader::run_pytest`]).
 fn prepare_copy(
     workspace: &Path,
     pristine: &Path,
     budget: &CopyBudget,
-    owner: Option<(u32, u32)>,
-    host_paths: bool,
 ) -> Result<Prepared, String> {
-    let scratch = tempfile::Builder::new()
-        .prefix("sa-health-")
-        .tempdir()
-        .map_err(|e| format!("scratch dir: {e}"))?;
-    let tree = scratch.path().join("ws");
-    let out = scratch.path().join("out");
-    let boot = scratch.path().join("boot");
-    std::fs::create_dir(&out).map_err(|e| format!("scratch dir: {e}"))?;
+    let scratch = Scratch::new(None).map_err(|e| format!("scratch dir: {e}"))?;
     let root_meta = std::fs::symlink_metadata(workspace).map_err(|e| format!("workspace: {e}"))?;
     if !root_meta.is_dir() {
         return Err("workspace is not a directory".into());
     }
-    copy_tree(workspace, &tree, budget)?;
+    let tree = &scratch.tree;
+    copy_tree(workspace, tree, budget)?;
     let pristine_files = list_pristine(pristine, budget)?;
-    clean_tree(&tree, &pristine_files).map_err(|e| format!("cleaning the copy: {e}"))?;
+    clean_tree(tree, &pristine_files).map_err(|e| format!("cleaning the copy: {e}"))?;
     for rel in &pristine_files {
-        restore(&pristine.join(rel), &tree, rel)
+        restore(&pristine.join(rel), tree, rel)
             .map_err(|e| format!("restoring {}: {e}", rel.display()))?;
     }
-    let hash = hash_tree(&tree, budget)?;
-    // After the hash, so the cache key stays a function of the tree alone.
-    let canary = Canary::new(&pristine_files);
-    plant_canary(&tree, &canary).map_err(|e| format!("planting the health canary: {e}"))?;
-    let tree_inside = if host_paths {
-        tree.clone()
-    } else {
-        PathBuf::from(crate::sandbox::WORKSPACE_MOUNT)
-    };
-    write_boot(&boot, &tree_inside, &pristine_files, &canary)
-        .map_err(|e| format!("grader bootstrap: {e}"))?;
-    let key = format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    );
-    let key_path = out.join("key");
-    std::fs::write(&key_path, &key).map_err(|e| format!("verdict key: {e}"))?;
-    std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o400))
-        .map_err(|e| format!("verdict key: {e}"))?;
-    if let Some((uid, gid)) = owner {
-        for d in [&tree, &out] {
-            prepare_workspace_owner(d, uid, gid).map_err(|e| format!("chown scratch: {e}"))?;
-        }
-        // The scratch root stays root's but traversable: the sandbox hands
-        // `ws` and `out` to a per-run uid (crate::sandbox), not the root.
-        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o711))
-            .map_err(|e| format!("chmod scratch: {e}"))?;
-    }
+    let hash = hash_tree(tree, budget)?;
     Ok(Prepared {
-        _scratch: scratch,
-        tree,
-        out,
-        boot,
-        key,
+        scratch,
         hash,
-        canary,
-        owner,
+        pristine_files,
     })
 }
 
-/// Writes the bootstrap and `suite.txt` (sandbox paths of the suite's own
-/// Python files, canary included: the code the bootstrap trusts besides
-/// the venv and the standard library). Root-owned, world-readable, and
-/// bound read-only: code under test can read them, not change them.
-fn write_boot(
-    dir: &Path,
+/// Writes `suite.txt` beside the bootstrap: the sandbox paths of the
+/// suite's own Python files, canary included (the code the bootstrap
+/// trusts besides the venv and the standard library). Root-owned,
+/// world-readable, bound read-only: code under test can read it, not
+/// change it. The bootstrap reads it after its start signal.
+fn write_suite_list(
+    boot: &Path,
     tree_inside: &Path,
     pristine: &[PathBuf],
     canary: &Canary,
 ) -> std::io::Result<()> {
-    std::fs::create_dir(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
     let mut suite = String::new();
     for rel in pristine.iter().chain(std::iter::once(&canary.rel)) {
         if rel.extension().is_some_and(|e| e == "py") {
             suite.push_str(&format!("{}\n", tree_inside.join(rel).display()));
         }
     }
-    for (name, body) in [("boot.py", BOOT_PY), ("suite.txt", suite.as_str())] {
-        let p = dir.join(name);
-        std::fs::write(&p, body)?;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644))?;
-    }
-    Ok(())
+    scratch::write_ro(&boot.join("suite.txt"), &suite)
 }
 
 /// Writes the canary module into the prepared copy, replacing nothing:
@@ -1135,7 +1178,9 @@ fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadat
 fn copy_tree(src: &Path, dst: &Path, budget: &CopyBudget) -> Result<(), String> {
     let io =
         |what: &str, p: &Path, e: std::io::Error| format!("copying {what} {}: {e}", p.display());
-    std::fs::create_dir(dst).map_err(|e| io("into", dst, e))?;
+    if !dst.is_dir() {
+        std::fs::create_dir(dst).map_err(|e| io("into", dst, e))?;
+    }
     let mut entries = 0usize;
     let mut bytes = 0u64;
     let mut stack = vec![(src.to_path_buf(), dst.to_path_buf(), 0usize)];
@@ -1618,6 +1663,93 @@ mod tests {
         assert!(!g.grade(&ws, &pristine, &exp).await.cached);
     }
 
+    /// A staged run (started before its copy existed, the key and suite
+    /// list delivered later) grades every tree exactly as a cold run does:
+    /// passing, failing, broken at import, tampering, and after the cache.
+    /// Under bwrap most runs after the first are staged; the other tiers
+    /// have none.
+    #[tokio::test]
+    async fn staged_runs_grade_like_cold_runs() {
+        let Some(g) = grader(30) else { return };
+        let cold = grader(30).unwrap().without_staging();
+        let (_d, ws, pristine) = fixture();
+        let exp = manifest(&g, &ws, &pristine).await;
+        let bwrap = g.sandbox.tier() == crate::sandbox::Tier::Bwrap;
+        let trees = [
+            APP.to_string(),
+            APP.replace("a * b", "a * b + 1"),
+            format!("{APP}\nraise ImportError('broken at import')\n"),
+            format!("import sys\nsys._getframe(0)\n{APP}"),
+            format!("{APP}\n# edited\n"),
+            APP.replace("a + b", "a - b"),
+        ];
+        for (i, app) in trees.iter().enumerate() {
+            write(&ws, "app.py", app);
+            // As an agent's think time: the replacement staged run starts
+            // (the manifest run started the first ones).
+            if let Some(pool) = g.staged.as_ref().filter(|_| bwrap) {
+                let t = std::time::Instant::now();
+                while pool.ready() == 0 {
+                    assert!(
+                        t.elapsed() < Duration::from_secs(60),
+                        "no staged run came up"
+                    );
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+            let a = g.grade(&ws, &pristine, &exp).await;
+            let b = cold.grade(&ws, &pristine, &exp).await;
+            assert!(!a.cached && !b.cached, "tree {i}");
+            let tampered =
+                |s: &HealthSummary| s.error.as_deref().is_some_and(|e| e.contains("tamper"));
+            assert_eq!(
+                (a.passed, a.failed, a.errors, a.score, tampered(&a)),
+                (b.passed, b.failed, b.errors, b.score, tampered(&b)),
+                "tree {i}: staged {a:?} vs cold {b:?}"
+            );
+        }
+        assert_eq!(cold.staged_runs(), 0);
+        // Under bwrap every grade found a staged run ready; the manifest
+        // run, the first, started cold.
+        let want = if bwrap { trees.len() as u64 } else { 0 };
+        assert_eq!(g.staged_runs(), want);
+    }
+
+    /// A staged run dropped before its start signal runs nothing: its
+    /// bootstrap meets end of file instead of a key and exits before
+    /// reading the suite list or writing a verdict.
+    #[tokio::test]
+    async fn staged_run_without_a_key_runs_nothing() {
+        let Some(g) = grader(30) else { return };
+        if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+            return;
+        }
+        let scratch = Scratch::new(g.sandbox.rest_owner()).unwrap();
+        write(
+            &scratch.tree,
+            "tests/test_x.py",
+            "def test_x():\n    open('/grader-out/ran', 'w')\n",
+        );
+        let req = HealthGrader::pytest_request(&g.sandbox, &g.limits, &scratch);
+        let warm = g.sandbox.prewarm_staged(&req).expect("a staged sandbox");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Delivered with no stdin: end of file at once.
+        let out = g.sandbox.run_warm(Some(warm), req).await.unwrap();
+        assert!(out.warm, "{out:?}");
+        assert_eq!(out.exit_code, Some(125), "{out:?}");
+        let _ = std::fs::set_permissions(&scratch.out, std::fs::Permissions::from_mode(0o700));
+        let left: Vec<_> = std::fs::read_dir(&scratch.out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "tamper" && n != "verdicts")
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        assert_eq!(
+            std::fs::read(scratch.out.join("verdicts")).unwrap_or_default(),
+            b""
+        );
+    }
+
     /// The manifest run lets only credential-flow tests fail (they fail on
     /// the unfixed tree by design): such a failure is recorded in the
     /// manifest and counted later; any other pristine failure is a task
@@ -1825,12 +1957,12 @@ mod tests {
             ..grader(30).unwrap()
         };
         let prepared = bare.prepare(&ws, &pristine).await.unwrap();
-        let run = bare.run_pytest(&prepared).await.unwrap();
+        let (run, canary) = bare.run_pytest(prepared).await.unwrap();
         let report = junit::parse_junit(run.report.as_ref().unwrap()).unwrap();
         let forged: Vec<String> = report
             .cases
             .iter()
-            .filter(|c| !prepared.canary.owns(c) && c.outcome == Outcome::Passed)
+            .filter(|c| !canary.owns(c) && c.outcome == Outcome::Passed)
             .map(|c| c.key())
             .collect();
         assert_eq!(
@@ -1838,10 +1970,7 @@ mod tests {
             3,
             "the payload forges without the bootstrap: {report:?}"
         );
-        assert!(
-            prepared.canary.verify(&report).is_ok(),
-            "and the canary misses it"
-        );
+        assert!(canary.verify(&report).is_ok(), "and the canary misses it");
 
         // Compiled with a trusted-looking file name, as bytecode, and as a
         // sourceless module planted at run time (the cleaner deletes every

@@ -25,9 +25,9 @@ usual means of reaching into the process fatal:
   pytest, pluggy and builtins still hold what they held before any code
   under test ran.
 * The verdict file cannot be forged: every line carries a SHA-256 chain
-  keyed by a per-run secret that the grader puts in ``/grader-out/key``;
-  it is read and the file deleted before any code under test runs, kept
-  only as a local of a suspended generator (reachable only through a frame,
+  keyed by a per-run secret that the grader sends on stdin (it never
+  touches a file); it is read before any code under test runs, kept only
+  as a local of a suspended generator (reachable only through a frame,
   which the hook refuses), and the process is made non-dumpable so that
   processes the tests start cannot read it from memory. The last line,
   ``END``, is written after ``pytest.main`` returns and the final checks
@@ -37,6 +37,13 @@ usual means of reaching into the process fatal:
 Everything the checks use is bound as default arguments or locals at start,
 so later rebinding of module globals (``os._exit = ...``) does not reach
 them. Known limits are listed in the Rust module doc.
+
+The start signal: everything up to importing pytest is the same for every
+run, so the grader may start this process before the copy exists (a staged
+run, server/src/health/scratch.rs) and it waits at the start signal, the
+key arriving on stdin. The suite list and the suite's sources are read
+after it. A cold run gets the key on stdin at once: both runs are the same
+process doing the same things in the same order.
 """
 
 
@@ -47,6 +54,9 @@ def _grader_main():
     import types
 
     TAMPER_EXIT = 86
+    # The key's bounds (the grader sends 64 hex digits), and the exit code
+    # of a run that got none.
+    MIN_KEY, MAX_KEY, NO_START = 32, 256, 125
     MAX_SUITE_FILE = 4 << 20
     boot_dir = os.path.dirname(os.path.abspath(__file__))
     out_dir = os.environ.get("SECAUDIT_GRADER_OUT", "/grader-out")
@@ -66,24 +76,11 @@ def _grader_main():
             prefixes.add(p.rstrip("/") + "/")
     prefixes.add(boot_dir + "/")
     prefixes = tuple(sorted(prefixes))
+    # The suite's files and their sources: filled at the start signal,
+    # before any code under test runs (below). Only closures of this
+    # function hold them.
     suite = set()
-    with open(boot_dir + "/suite.txt", encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line:
-                suite.add(line)
-    suite = frozenset(suite)
-    # The suite's sources, read now, before any code under test runs: the
-    # prepared copy is writable by the sandbox, so code under test could
-    # rewrite a test module on disk before pytest imports it. The loader
-    # below compiles these bytes, never the file as it is later.
     suite_src = {}
-    for p in suite:
-        try:
-            with open(p, "rb") as f:
-                suite_src[os.path.realpath(p)] = (p, f.read(MAX_SUITE_FILE))
-        except OSError:
-            pass
 
     def trusted(fn, _p=prefixes, _s=suite, _str=str):
         if type(fn) is not _str:
@@ -103,14 +100,6 @@ def _grader_main():
             pass
         _exit(TAMPER_EXIT)
 
-    # The per-run key: written by the grader into the output directory,
-    # read and unlinked here before any code under test runs, so it lives
-    # only in this process (made non-dumpable below, so no other process
-    # of the sandbox uid can read its memory or ptrace it).
-    kfd = o_open(out_dir + "/key", os.O_RDONLY)
-    key = os.read(kfd, 256).strip()
-    o_close(kfd)
-    os.unlink(out_dir + "/key")
     for name in ("tamper", "verdicts"):
         o_close(o_open(out_dir + "/" + name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
 
@@ -149,23 +138,6 @@ def _grader_main():
             prev = _sha(key + prev + b" " + line).hexdigest().encode()
             line = yield prev
 
-    macs = chain(key)
-    next(macs)
-    del key
-
-    def write_verdict(line, _gf=getframe, _clean=frames_clean, _die=die, _macs=macs,
-                      _open=o_open, _write=o_write, _close=o_close, _vp=verdict_path,
-                      _flags=os.O_WRONLY | os.O_APPEND):
-        bad = _clean(_gf(1))
-        if bad is not None:
-            _die("verdict write with code under test on the stack: " + bad)
-        data = line.encode("utf-8")
-        mac = _macs.send(data)
-        fd = _open(_vp, _flags)
-        try:
-            _write(fd, data + b" " + mac + b"\n")
-        finally:
-            _close(fd)
 
     # ---- the pristine suite, compiled with strict comparisons -----------
     #
@@ -846,6 +818,61 @@ def _grader_main():
                 pass
     from _pytest.junitxml import mangle_test_address
     from _pytest.outcomes import Skipped
+
+    # ---- the start signal ------------------------------------------------
+    # The per-run key, on stdin, then end of file: it lives only in this
+    # process (non-dumpable, above: no other process of the sandbox uid
+    # can read its memory or ptrace it). No key: the grader dropped this
+    # run unused, and nothing runs.
+    key = b""
+    while len(key) <= MAX_KEY:
+        chunk = os.read(0, MAX_KEY + 1 - len(key))
+        if not chunk:
+            break
+        key += chunk
+    key = key.strip()
+    if not MIN_KEY <= len(key) <= MAX_KEY:
+        _exit(NO_START)
+    nul = o_open(os.devnull, os.O_RDONLY)
+    os.dup2(nul, 0)
+    o_close(nul)
+    macs = chain(key)
+    next(macs)
+    del key
+
+    def write_verdict(line, _gf=getframe, _clean=frames_clean, _die=die, _macs=macs,
+                      _open=o_open, _write=o_write, _close=o_close, _vp=verdict_path,
+                      _flags=os.O_WRONLY | os.O_APPEND):
+        bad = _clean(_gf(1))
+        if bad is not None:
+            _die("verdict write with code under test on the stack: " + bad)
+        data = line.encode("utf-8")
+        mac = _macs.send(data)
+        fd = _open(_vp, _flags)
+        try:
+            _write(fd, data + b" " + mac + b"\n")
+        finally:
+            _close(fd)
+
+    # The copy is in place now. The suite's sources are read at once,
+    # before any code under test runs: the copy is writable by the
+    # sandbox, so code under test could rewrite a test module on disk
+    # before pytest imports it. The loader compiles these bytes, never
+    # the file as it is later.
+    import importlib
+
+    importlib.invalidate_caches()
+    with open(boot_dir + "/suite.txt", encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line:
+                suite.add(line)
+    for p in suite:
+        try:
+            with open(p, "rb") as f:
+                suite_src[os.path.realpath(p)] = (p, f.read(MAX_SUITE_FILE))
+        except OSError:
+            pass
 
     # The suite's own imports, imported now: every module the suite can
     # call into is then in sys.modules, and so in the snapshot, before any

@@ -1,0 +1,180 @@
+//! Where a health run happens, and the runs started ahead of time.
+//!
+//! A run's scratch directory holds the copy at `ws/` (bound at
+//! `/workspace`), the bootstrap at `boot/` (read-only) and the report and
+//! verdicts at `out/`.
+//!
+//! A cold run pays, before its first test, for bwrap's namespaces, the
+//! interpreter and importing pytest: about 0.15–0.2 s on a 2-core machine,
+//! none of which depends on the workspace. So under bwrap the grader keeps
+//! a few *staged* runs ([`crate::sandbox::Sandbox::prewarm_staged`]): a
+//! scratch directory whose `ws/` is still empty, and a sandbox already
+//! running the bootstrap up to its start signal (it reads the per-run key
+//! from stdin, then the suite list; [`super::BOOT_PY`]). A run moves its
+//! prepared copy into a staged `ws/`, writes the suite list and sends the
+//! key. Each staged run serves one run, exactly like a cold one: no
+//! process outlives its run, nothing is shared with the next, and until
+//! the key arrives only the bootstrap runs, over an empty directory.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::sandbox::{Limits, Sandbox, Warm, prepare_workspace_owner};
+
+/// Staged runs kept ready per grader. Each is a waiting interpreter with
+/// pytest imported (about 30 MB). Two cover a grading while the previous
+/// one's replacement is still starting; a burst beyond that runs cold.
+pub(super) const STAGED_RUNS: usize = 2;
+
+/// A run's scratch directory; removed when dropped.
+#[derive(Debug)]
+pub(super) struct Scratch {
+    dir: tempfile::TempDir,
+    /// The copy, bound at `/workspace`.
+    pub tree: PathBuf,
+    /// The report, verdicts and tamper note, bound read-write.
+    pub out: PathBuf,
+    /// The bootstrap and its suite list, bound read-only.
+    pub boot: PathBuf,
+}
+
+impl Scratch {
+    /// An empty `ws/`, an empty `out/` and `boot/boot.py`. With `owner`,
+    /// `ws/` and `out/` are that uid's and the root is traversable (0711):
+    /// the sandbox hands both to the run's uid, not the root.
+    pub fn new(owner: Option<(u32, u32)>) -> io::Result<Scratch> {
+        let dir = tempfile::Builder::new().prefix("sa-health-").tempdir()?;
+        let tree = dir.path().join("ws");
+        let out = dir.path().join("out");
+        let boot = dir.path().join("boot");
+        for d in [&tree, &out] {
+            std::fs::create_dir(d)?;
+        }
+        std::fs::create_dir(&boot)?;
+        std::fs::set_permissions(&boot, std::fs::Permissions::from_mode(0o755))?;
+        write_ro(&boot.join("boot.py"), super::BOOT_PY)?;
+        let s = Scratch {
+            dir,
+            tree,
+            out,
+            boot,
+        };
+        if let Some((uid, gid)) = owner {
+            s.hand_to(uid, gid)?;
+        }
+        Ok(s)
+    }
+
+    /// Gives `ws/` and `out/`, with everything in them, to `uid`.
+    pub fn hand_to(&self, uid: u32, gid: u32) -> io::Result<()> {
+        for d in [&self.tree, &self.out] {
+            prepare_workspace_owner(d, uid, gid)?;
+        }
+        std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o711))
+    }
+
+    /// Moves every entry of `from` (a prepared copy, on the same file
+    /// system) into this scratch's empty `ws/`: renames, no copying.
+    pub fn take_tree(&self, from: &Path) -> io::Result<()> {
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            std::fs::rename(e.path(), self.tree.join(e.file_name()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a root-owned, world-readable file (bound read-only).
+pub(super) fn write_ro(path: &Path, body: &str) -> io::Result<()> {
+    std::fs::write(path, body)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+}
+
+/// A scratch directory with its sandbox waiting for the start signal.
+#[derive(Debug)]
+pub(super) struct Staged {
+    // Dropped first: the sandbox ends before its directory goes.
+    pub warm: Warm,
+    pub scratch: Scratch,
+}
+
+/// The staged runs of one grader.
+#[derive(Debug, Default)]
+pub(super) struct StagedPool {
+    ready: Mutex<Vec<Staged>>,
+    /// Being started now.
+    starting: AtomicUsize,
+}
+
+impl StagedPool {
+    /// A staged run, if one is ready; starts its replacement either way.
+    /// Call from a task on the runtime (see [`Sandbox::prewarm_staged`]).
+    pub fn take(
+        self: &Arc<Self>,
+        sandbox: &Arc<Sandbox>,
+        limits: &Limits,
+        request: fn(&Sandbox, &Limits, &Scratch) -> crate::sandbox::ExecRequest,
+    ) -> Option<Staged> {
+        let got = self.ready.lock().expect("staged pool poisoned").pop();
+        self.refill(sandbox, limits, request);
+        got
+    }
+
+    /// How many are ready now.
+    #[cfg(test)]
+    pub fn ready(&self) -> usize {
+        self.ready.lock().expect("staged pool poisoned").len()
+    }
+
+    /// Starts staged runs until [`STAGED_RUNS`] are ready or starting.
+    /// Nothing under bwrap's absence: the other tiers have no warm start.
+    fn refill(
+        self: &Arc<Self>,
+        sandbox: &Arc<Sandbox>,
+        limits: &Limits,
+        request: fn(&Sandbox, &Limits, &Scratch) -> crate::sandbox::ExecRequest,
+    ) {
+        if sandbox.tier() != crate::sandbox::Tier::Bwrap {
+            return;
+        }
+        loop {
+            let have = self.ready.lock().expect("staged pool poisoned").len();
+            let starting = self.starting.load(Ordering::Acquire);
+            if have + starting >= STAGED_RUNS {
+                return;
+            }
+            let claimed = self.starting.compare_exchange(
+                starting,
+                starting + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            if claimed.is_err() {
+                continue;
+            }
+            let (pool, sandbox, limits) = (self.clone(), sandbox.clone(), limits.clone());
+            tokio::spawn(async move {
+                let owner = sandbox.rest_owner();
+                let made = tokio::task::spawn_blocking(move || Scratch::new(owner)).await;
+                match made {
+                    Ok(Ok(scratch)) => {
+                        // On a runtime worker, as prewarming requires.
+                        let req = request(&sandbox, &limits, &scratch);
+                        if let Some(warm) = sandbox.prewarm_staged(&req) {
+                            pool.ready
+                                .lock()
+                                .expect("staged pool poisoned")
+                                .push(Staged { warm, scratch });
+                        }
+                    }
+                    Ok(Err(e)) => tracing::debug!(error = %e, "cannot stage a health run"),
+                    Err(e) => tracing::debug!(error = %e, "staging a health run failed"),
+                }
+                pool.starting.fetch_sub(1, Ordering::AcqRel);
+            });
+        }
+    }
+}
