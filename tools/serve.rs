@@ -55,9 +55,9 @@ pub struct Args {
           default_value_t = server::env::DEFAULT_SESSION_IDLE_TIMEOUT_S,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle_timeout: u64,
-    /// Start each session's next command sandbox ahead of the command
-    /// (`--prewarm false` or `SECAUDIT_PREWARM=0`: every command starts
-    /// cold).
+    /// Start each session's next command sandbox ahead of the command, and
+    /// health runs ahead of their copies (`--prewarm false` or
+    /// `SECAUDIT_PREWARM=0`: every command and health run starts cold).
     #[arg(long, env = env_vars::SECAUDIT_PREWARM, default_value_t = true,
           action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
