@@ -60,7 +60,7 @@ impl TestCase {
 
 /// A parsed report: every case plus the counts the `<testsuite>` elements
 /// claim (summed over suites).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct JunitReport {
     /// Cases in document order.
     pub cases: Vec<TestCase>,
@@ -72,6 +72,10 @@ pub struct JunitReport {
     pub errors: u32,
     /// Sum of the `skipped` attributes.
     pub skipped: u32,
+    /// Sum of the `time` attributes, in seconds: pytest's own time for the
+    /// session. Informational only (nothing is scored from it); a missing,
+    /// unreadable or negative value counts 0.
+    pub seconds: f64,
 }
 
 impl JunitReport {
@@ -228,6 +232,10 @@ fn add_counts(report: &mut JunitReport, e: &BytesStart<'_>) -> Result<(), JunitE
             *slot = slot.saturating_add(n);
         }
     }
+    let t = attr(e, b"time")?
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite() && *t > 0.0);
+    report.seconds += t.unwrap_or(0.0);
     Ok(())
 }
 
@@ -279,6 +287,7 @@ E   ModuleNotFoundError: No module named 'nonexistent_mod_x'</error></testcase><
     fn mixed() {
         let r = parse_junit(MIXED.as_bytes()).unwrap();
         assert_eq!((r.tests, r.failures, r.errors, r.skipped), (8, 2, 1, 2));
+        assert_eq!(r.seconds, 0.038);
         assert_eq!(r.cases.len(), 8);
         assert!(r.is_consistent());
         assert_eq!(outcome(&r, "test_s::test_pass"), Outcome::Passed);

@@ -41,6 +41,9 @@ pub struct GradeTimings {
     pub security: std::time::Duration,
     /// Health: copy, restore, lint, hash, and pytest unless cached.
     pub health: std::time::Duration,
+    /// Of `health`: the suite's own time inside pytest (its report's),
+    /// when pytest ran; the rest is start-up and grading.
+    pub health_in_pytest: Option<std::time::Duration>,
 }
 
 impl Grade {
@@ -86,15 +89,17 @@ pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandb
         let t = std::time::Instant::now();
         let h = rt
             .health
-            .grade_linted(ws, &rt.pristine, &rt.template, &rt.expected)
+            .grade_linted_timed(ws, &rt.pristine, &rt.template, &rt.expected)
             .await;
         (h, t.elapsed())
     };
     let (sec, (health, health_time)) = tokio::join!(sec, health);
     let mut timings = GradeTimings {
         health: health_time,
+        health_in_pytest: health.in_pytest,
         ..Default::default()
     };
+    let health = health.summary;
     let sec = sec.map(|(r, d)| {
         timings.security = d;
         r

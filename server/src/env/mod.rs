@@ -343,6 +343,8 @@ pub struct StepProfile {
     pub security: std::time::Duration,
     /// Of `grade`: health half (runs concurrently with security).
     pub health: std::time::Duration,
+    /// Of `health`: the suite's own time inside pytest, when it ran.
+    pub health_in_pytest: Option<std::time::Duration>,
     /// Building the observation.
     pub observe: std::time::Duration,
     /// Saving state, appending the recording, removing the marker.
@@ -972,6 +974,7 @@ impl Environment {
                 s.cache.profile.grade = t.elapsed();
                 s.cache.profile.security = s.grade.timings.security;
                 s.cache.profile.health = s.grade.timings.health;
+                s.cache.profile.health_in_pytest = s.grade.timings.health_in_pytest;
                 s.cache.profile.regraded = true;
                 s.data.remediated = s.grade.remediated.clone();
                 if fp.is_none() && again.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW

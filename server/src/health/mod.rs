@@ -323,6 +323,18 @@ impl Cache {
     }
 }
 
+/// A grade, and the suite's own time inside pytest when pytest ran (its
+/// JUnit report's session time; the rest of the run is start-up and
+/// grading). For profiles and benchmarks: nothing is scored from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedGrade {
+    /// The grade.
+    pub summary: HealthSummary,
+    /// pytest's own session time; None when served from the cache or
+    /// when no readable report came back.
+    pub in_pytest: Option<Duration>,
+}
+
 /// What one pytest run produced.
 struct RunResult {
     exit_code: Option<i32>,
@@ -392,6 +404,7 @@ impl HealthGrader {
     ) -> HealthSummary {
         self.grade_inner(workspace, pristine_dir, None, expected)
             .await
+            .summary
     }
 
     /// [`HealthGrader::grade`] plus the tamper lint against `template`, the
@@ -406,6 +419,19 @@ impl HealthGrader {
         template: &Path,
         expected: &ExpectedTests,
     ) -> HealthSummary {
+        self.grade_linted_timed(workspace, pristine_dir, template, expected)
+            .await
+            .summary
+    }
+
+    /// [`HealthGrader::grade_linted`], with pytest's own time.
+    pub async fn grade_linted_timed(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+        template: &Path,
+        expected: &ExpectedTests,
+    ) -> TimedGrade {
         self.grade_inner(workspace, pristine_dir, Some(template), expected)
             .await
     }
@@ -416,16 +442,19 @@ impl HealthGrader {
         pristine_dir: &Path,
         template: Option<&Path>,
         expected: &ExpectedTests,
-    ) -> HealthSummary {
+    ) -> TimedGrade {
         let total = expected.total;
-        let fail = |error: String| HealthSummary {
-            passed: 0,
-            failed: total,
-            errors: 0,
-            total,
-            score: 0.0,
-            cached: false,
-            error: Some(error),
+        let fail = |error: String| TimedGrade {
+            summary: HealthSummary {
+                passed: 0,
+                failed: total,
+                errors: 0,
+                total,
+                score: 0.0,
+                cached: false,
+                error: Some(error),
+            },
+            in_pytest: None,
         };
         if expected.total == 0 || expected.names.is_empty() {
             return fail("empty test manifest".into());
@@ -452,7 +481,10 @@ impl HealthGrader {
         let key = cache_key(&prepared.hash, expected);
         if let Some(mut hit) = self.cache.lock().expect("health cache poisoned").get(&key) {
             hit.cached = true;
-            return hit;
+            return TimedGrade {
+                summary: hit,
+                in_pytest: None,
+            };
         }
         let (run, canary) = match self.run_pytest(prepared).await {
             Ok(r) => r,
@@ -465,7 +497,13 @@ impl HealthGrader {
             .lock()
             .expect("health cache poisoned")
             .put(key, summary.clone());
-        summary
+        let in_pytest = run
+            .report
+            .as_ref()
+            .ok()
+            .and_then(|b| junit::parse_junit(b).ok())
+            .map(|r| Duration::from_secs_f64(r.seconds));
+        TimedGrade { summary, in_pytest }
     }
 
     /// Records the manifest from the pristine workspace, run exactly as
@@ -626,12 +664,8 @@ impl HealthGrader {
     /// now, the files handed to the run's uid, and the per-run key sent on
     /// stdin.
     async fn run_pytest(&self, prepared: Prepared) -> std::io::Result<(RunResult, Canary)> {
-        let staged = match &self.staged {
-            Some(pool) if !self.bare => {
-                pool.take(&self.sandbox, &self.limits, Self::pytest_request)
-            }
-            _ => None,
-        };
+        let pool = self.staged.as_ref().filter(|_| !self.bare);
+        let staged = pool.and_then(|p| p.take());
         let Prepared {
             scratch: cold,
             pristine_files,
@@ -679,7 +713,11 @@ impl HealthGrader {
         let mut req = Self::request_for(&self.sandbox, &self.limits, &scratch, self.bare);
         req.owned_by = owner;
         req.stdin = Some(key.clone().into_bytes());
-        let out = self.sandbox.run_warm(warm, req).await?;
+        let out = self.sandbox.run_warm(warm, req).await;
+        if let Some(pool) = pool {
+            pool.refill(&self.sandbox, &self.limits, Self::pytest_request);
+        }
+        let out = out?;
         if out.warm {
             self.staged_runs
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -2311,6 +2349,7 @@ mod tests {
                 .count() as u32,
             errors: 0,
             skipped: 0,
+            seconds: 0.0,
             cases,
         };
         let ok = rep(vec![
@@ -2619,6 +2658,7 @@ mod tests {
             failures,
             errors,
             skipped: 0,
+            seconds: 0.0,
         };
         assert!(check_report(&rep(3, 0, 0), Some(0)).is_ok());
         assert!(check_report(&rep(3, 1, 0), Some(0)).is_err());

@@ -110,17 +110,9 @@ pub(super) struct StagedPool {
 }
 
 impl StagedPool {
-    /// A staged run, if one is ready; starts its replacement either way.
-    /// Call from a task on the runtime (see [`Sandbox::prewarm_staged`]).
-    pub fn take(
-        self: &Arc<Self>,
-        sandbox: &Arc<Sandbox>,
-        limits: &Limits,
-        request: fn(&Sandbox, &Limits, &Scratch) -> crate::sandbox::ExecRequest,
-    ) -> Option<Staged> {
-        let got = self.ready.lock().expect("staged pool poisoned").pop();
-        self.refill(sandbox, limits, request);
-        got
+    /// A staged run, if one is ready.
+    pub fn take(&self) -> Option<Staged> {
+        self.ready.lock().expect("staged pool poisoned").pop()
     }
 
     /// How many are ready now.
@@ -131,7 +123,12 @@ impl StagedPool {
 
     /// Starts staged runs until [`STAGED_RUNS`] are ready or starting.
     /// Nothing under bwrap's absence: the other tiers have no warm start.
-    fn refill(
+    /// Called after a run, not when one is taken: started then, the next
+    /// run's start-up would compete for the CPU with the tests of this one
+    /// (on 2 busy cores it doubled their time); after, it overlaps the
+    /// agent's think time. Call from a task on the runtime (see
+    /// [`Sandbox::prewarm_staged`]).
+    pub fn refill(
         self: &Arc<Self>,
         sandbox: &Arc<Sandbox>,
         limits: &Limits,
