@@ -47,6 +47,10 @@ pub enum GitleaksError {
         "{0}: not a gitleaks JSON report (an array of findings with RuleID, File, StartLine, ...; write one with --format gitleaks): {1}"
     )]
     Baseline(String, serde_json::Error),
+    #[error(
+        "{0}: entry {1} has no RuleID: not a gitleaks JSON report (write one with --format gitleaks)"
+    )]
+    BaselineEntry(String, usize),
     #[error("{0}: {1}")]
     Config(String, AllowlistError),
     #[error("git: {0}")]
@@ -122,8 +126,10 @@ pub fn commit_meta(
     findings: &[Finding],
 ) -> Result<BTreeMap<String, CommitMeta>, GitleaksError> {
     let mut out = BTreeMap::new();
-    let wanted: std::collections::BTreeSet<&str> =
-        findings.iter().filter_map(|f| f.commit.as_deref()).collect();
+    let wanted: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .filter_map(|f| f.commit.as_deref())
+        .collect();
     if wanted.is_empty() {
         return Ok(out);
     }
@@ -293,10 +299,16 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// Parses a report (a JSON array of [`GitleaksFinding`]s).
+    /// Parses a report (a JSON array of [`GitleaksFinding`]s). Fields may
+    /// be missing, as in older gitleaks reports, but not `RuleID`: an array
+    /// of other objects (our own JSON format) is refused, where gitleaks
+    /// would load it as entries that match nothing.
     pub fn from_json(name: &str, text: &str) -> Result<Baseline, GitleaksError> {
-        let entries = serde_json::from_str(text)
-            .map_err(|e| GitleaksError::Baseline(name.to_string(), e))?;
+        let entries: Vec<GitleaksFinding> =
+            serde_json::from_str(text).map_err(|e| GitleaksError::Baseline(name.to_string(), e))?;
+        if let Some(i) = entries.iter().position(|e| e.rule_id.is_empty()) {
+            return Err(GitleaksError::BaselineEntry(name.to_string(), i + 1));
+        }
         Ok(Baseline { entries })
     }
 
@@ -390,7 +402,9 @@ pub fn config_from_str(text: &str) -> Result<LoadedConfig, AllowlistError> {
         }
     }
     if let Some(v) = extra.min_version {
-        warnings.push(format!("minVersion {v:?} is gitleaks' version; not checked"));
+        warnings.push(format!(
+            "minVersion {v:?} is gitleaks' version; not checked"
+        ));
     }
     Ok(LoadedConfig {
         allowlist,
@@ -535,8 +549,10 @@ mod tests {
         assert!(!b.contains(&moved, Redaction::FULL));
         // Missing fields read as empty; a non-report is an error naming the format.
         assert!(Baseline::from_json("b", "[{\"RuleID\":\"x\"}]").is_ok());
-        let e = Baseline::from_json("b", "{\"rule\":1}").unwrap_err().to_string();
-        assert!(e.contains("--format gitleaks"), "{e}");
+        for bad in ["{\"rule\":1}", "[{\"rule\":\"jwt\",\"file\":\"a.py\"}]"] {
+            let e = Baseline::from_json("b", bad).unwrap_err().to_string();
+            assert!(e.contains("--format gitleaks"), "{e}");
+        }
     }
 
     #[test]
@@ -549,7 +565,12 @@ mod tests {
         assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
         assert!(c.warnings[0].contains("/etc/other.toml"));
         assert!(c.allowlist.allows("tests/x.py", "", "s", None));
-        assert!(config_from_str("[extend]\nuseDefault = true\n").unwrap().warnings.is_empty());
+        assert!(
+            config_from_str("[extend]\nuseDefault = true\n")
+                .unwrap()
+                .warnings
+                .is_empty()
+        );
         assert!(config_from_str("[[rules]]\nid = \"nope\"\n").is_err());
     }
 }

@@ -136,8 +136,16 @@ mod tests {
         assert_eq!(listed.len(), rules.len(), "every rule that can fire");
         for r in listed {
             assert!(r["id"].as_str().is_some_and(|s| !s.is_empty()));
-            assert!(r["shortDescription"]["text"].as_str().is_some_and(|s| !s.is_empty()));
-            assert!(r["fullDescription"]["text"].as_str().is_some_and(|s| !s.is_empty()));
+            assert!(
+                r["shortDescription"]["text"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+            );
+            assert!(
+                r["fullDescription"]["text"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+            );
             assert!(r["help"]["text"].as_str().is_some_and(|s| !s.is_empty()));
         }
     }
@@ -169,7 +177,10 @@ mod tests {
             assert!(r["message"]["text"].as_str().is_some_and(|s| !s.is_empty()));
         }
         // The PEM block spans three lines.
-        let pem = results.iter().find(|r| r["ruleId"] == "private-key").unwrap();
+        let pem = results
+            .iter()
+            .find(|r| r["ruleId"] == "private-key")
+            .unwrap();
         let region = &pem["locations"][0]["physicalLocation"]["region"];
         assert_eq!(region["startLine"], 3);
         assert_eq!(region["endLine"], 5);
