@@ -451,16 +451,38 @@ fn pre_commit_hook_manifest_parses_and_its_entry_runs() {
             ["rust", "system"].contains(&h["language"].as_str().unwrap()),
             "{h}"
         );
+        assert_eq!(h["pass_filenames"], true, "{h}");
         let entry: Vec<&str> = h["entry"].as_str().unwrap().split_whitespace().collect();
         assert_eq!(entry[0], bin_name, "the entry runs this package's binary");
-        // The entry, as pre-commit runs it (no file names), in a checkout:
-        // a leak fails the commit with the secret redacted; a clean tree passes.
+        // The entry as pre-commit runs it: from the repository root, with
+        // the commit's files appended. A leak fails the commit, named by
+        // its path, secret redacted; the root's .gitleaksignore applies.
         let d = two_leaks();
-        let o = secaudit(d.path(), &entry[1..]);
+        std::fs::create_dir(d.path().join("src")).unwrap();
+        std::fs::write(d.path().join("src/c.py"), format!("KEY = \"{GH}\"\n")).unwrap();
+        std::fs::write(d.path().join(".gitleaksignore"), "b.py:github-pat:3\n").unwrap();
+        let run = |files: &[&str]| {
+            let mut a = entry[1..].to_vec();
+            a.extend_from_slice(files);
+            secaudit(d.path(), &a)
+        };
+        let o = run(&["a.py", "src/c.py", "b.py"]);
         assert_eq!(code(&o), 1, "{}", stderr(&o));
-        assert!(stdout(&o).contains("a.py:1"), "{}", stdout(&o));
+        let out = stdout(&o);
+        let named: Vec<&str> = out.lines().filter_map(|l| l.split(':').next()).collect();
+        assert_eq!(named, ["a.py", "src/c.py"], "{out}");
         assert!(!stdout(&o).contains(AWS) && !stderr(&o).contains(AWS));
+        assert!(!stdout(&o).contains(GH) && !stderr(&o).contains(GH));
+        assert_eq!(
+            code(&run(&["b.py"])),
+            0,
+            "ignored by the root's .gitleaksignore"
+        );
         let clean = tempfile::tempdir().unwrap();
-        assert_eq!(code(&secaudit(clean.path(), &entry[1..])), 0);
+        std::fs::write(clean.path().join("ok.py"), "print('hello')\n").unwrap();
+        assert_eq!(
+            code(&secaudit(clean.path(), &[&entry[1..], &["ok.py"]].concat())),
+            0
+        );
     }
 }
