@@ -43,3 +43,7 @@ mod restart;
 // The first hour of a new user: start-up checks, error causes, finished
 // sessions freeing their slots, the README's examples run as written.
 mod firsthour;
+
+// `secaudit scan` in gitleaks' place: report path and formats, exit codes,
+// redaction, .gitleaks.toml / .gitleaksignore / baselines, pre-commit hook.
+mod scan_cli;

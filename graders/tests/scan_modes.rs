@@ -250,3 +250,38 @@ fn rescan_after_commit_and_after_rewrite() {
             .findings
     );
 }
+
+#[test]
+fn named_paths_are_reported_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(d.join("a.env"), format!("T={KEY}\n")).unwrap();
+    std::fs::write(d.join("sub/b.env"), format!("T={KEY}\n")).unwrap();
+    std::fs::write(d.join("sub/skip.env"), format!("T={KEY}\n")).unwrap();
+    std::os::unix::fs::symlink(d.join("a.env"), d.join("link.env")).unwrap();
+    let al = graders::scanner::Allowlist::from_toml_str(
+        "[allowlist]\npaths = ['''/sub/skip\\.env$''']\n",
+    )
+    .unwrap();
+    let s = Scanner::new(ScanConfig {
+        allowlist: al,
+        ..ScanConfig::default()
+    });
+    let name = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let r = s.scan_paths(&[d.join("a.env"), d.join("sub"), d.join("link.env")]);
+    let files: Vec<&str> = r.findings.iter().map(|f| f.file.as_str()).collect();
+    assert_eq!(
+        files,
+        [name(&d.join("a.env")), name(&d.join("sub/b.env"))],
+        "file named as given, directory walked under its name, allowlist matched on that name"
+    );
+    assert_eq!(r.skipped.len(), 1, "the symlink: {:?}", r.skipped);
+    let one = Scanner::new(ScanConfig {
+        max_files: 1,
+        ..ScanConfig::default()
+    });
+    let r = one.scan_paths(&[d.join("a.env"), d.join("sub/b.env")]);
+    assert_eq!(r.findings.len(), 1);
+    assert!(r.budget_exceeded, "one file budget across the paths");
+}

@@ -43,7 +43,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 /// Largest config file read.
-const MAX_FILE: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE: u64 = 1024 * 1024;
 /// Regexes compiled per config (bounds compile time on a hostile file).
 const MAX_PATTERNS: usize = 10_000;
 /// Compiled size limit per regex.
@@ -81,6 +81,8 @@ struct Entry {
 #[derive(Debug, Clone)]
 struct CustomRule {
     id: &'static str,
+    /// The config's `description`, for reports' rule lists.
+    description: Option<String>,
     re: Regex,
     path: Option<Regex>,
     /// 0: the first non-empty capture group, else the whole match.
@@ -145,7 +147,6 @@ struct RawRule {
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     description: Option<String>,
     #[serde(default)]
     regex: Option<String>,
@@ -207,7 +208,7 @@ const GITLEAKS_ALIASES: &[(&str, &[&str])] = &[
 ];
 
 /// Built-in rule ids an id in a config stands for (empty: not built in).
-fn builtin_ids(id: &str) -> Vec<&'static str> {
+pub(crate) fn builtin_ids(id: &str) -> Vec<&'static str> {
     if let Some(r) = super::rules::RULES.iter().find(|r| r.def.name == id) {
         return vec![r.def.name];
     }
@@ -379,6 +380,7 @@ impl Allowlist {
                     };
                     custom.push(CustomRule {
                         id: sid,
+                        description: rule.description.clone(),
                         re,
                         path,
                         secret_group,
@@ -415,6 +417,12 @@ impl Allowlist {
             }
         }
         Ok(Allowlist { entries, custom })
+    }
+
+    /// The custom rules (`[[rules]]` with a `regex`): id and description,
+    /// in config order, for reports that list every rule that can fire.
+    pub fn custom_rules(&self) -> impl Iterator<Item = (&'static str, Option<&str>)> {
+        self.custom.iter().map(|r| (r.id, r.description.as_deref()))
     }
 
     /// True when nothing is allowlisted and no custom rule is defined.

@@ -24,11 +24,14 @@ mod history;
 mod mask;
 mod pack;
 pub(crate) mod random;
+pub mod report;
 pub(crate) mod rules;
 mod tree;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use history::{BlobCache, HistoryScan};
+pub use report::sarif::to_sarif;
+pub use report::{Redaction, RuleInfo, rule_catalog, to_json};
 pub use tree::TreeScan;
 
 use serde::Serialize;
@@ -169,52 +172,6 @@ impl std::fmt::Debug for Finding {
             .field("value", &"[REDACTED]")
             .finish()
     }
-}
-
-/// Findings as a JSON array; `value` is included only with `show_secrets`.
-pub fn to_json(findings: &[Finding], show_secrets: bool) -> serde_json::Value {
-    serde_json::Value::Array(
-        findings
-            .iter()
-            .map(|f| {
-                let mut v = serde_json::to_value(f).unwrap_or(serde_json::Value::Null);
-                if let (true, Some(o)) = (show_secrets, v.as_object_mut()) {
-                    o.insert("value".into(), serde_json::Value::String(f.value.clone()));
-                }
-                v
-            })
-            .collect(),
-    )
-}
-
-/// Findings as a SARIF 2.1.0 log; values only with `show_secrets`.
-pub fn to_sarif(findings: &[Finding], show_secrets: bool) -> serde_json::Value {
-    let results: Vec<_> = findings
-        .iter()
-        .map(|f| {
-            let msg = if show_secrets {
-                format!("{} ({}): {}", f.secret_type, f.rule, f.value)
-            } else {
-                format!("{} ({})", f.secret_type, f.rule)
-            };
-            serde_json::json!({
-                "ruleId": f.rule,
-                "level": "error",
-                "message": { "text": msg },
-                "partialFingerprints": { "secaudit/v1": f.fingerprint },
-                "locations": [{ "physicalLocation": {
-                    "artifactLocation": { "uri": f.file },
-                    "region": { "startLine": f.line, "startColumn": f.col_start, "endColumn": f.col_end }
-                }}],
-                "properties": { "type": f.secret_type, "commit": f.commit, "encoded": f.encoded }
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "version": "2.1.0",
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [{ "tool": { "driver": { "name": "secaudit", "informationUri": "https://example.invalid/secaudit" } }, "results": results }]
-    })
 }
 
 /// Short fingerprint: first 16 hex digits of sha256(`rule:value`).

@@ -57,8 +57,53 @@ impl Scanner {
                 "scan root is not a directory",
             ));
         }
-        let mut stack: Vec<(PathBuf, String, usize)> = vec![(root.to_path_buf(), String::new(), 0)];
+        self.walk(root, String::new(), &mut 0, &mut res);
+        Ok(res)
+    }
+
+    /// Scans paths named relative to the current directory, as pre-commit
+    /// passes the files of a commit: each file is reported (and matched
+    /// against allowlist paths) under its name as given, less a leading
+    /// `./`; a directory is walked, its files under `dir/…`. One budget
+    /// covers them all. A path that is missing or not a regular file or
+    /// directory is listed in `skipped`.
+    pub fn scan_paths(&self, paths: &[PathBuf]) -> TreeScan {
+        let mut res = TreeScan::default();
         let mut files_seen = 0usize;
+        for p in paths {
+            let shown = p.to_string_lossy();
+            let rel = shown
+                .trim_start_matches("./")
+                .trim_end_matches('/')
+                .to_string();
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_file() => {
+                    files_seen += 1;
+                    if files_seen > self.cfg.max_files
+                        || res.bytes_scanned + m.len() > self.cfg.max_total_bytes
+                    {
+                        res.budget_exceeded = true;
+                        res.skip(&rel, "budget exceeded");
+                    } else {
+                        self.scan_file(p, &rel, &mut res);
+                    }
+                }
+                Ok(m) if m.is_dir() => {
+                    let prefix = if rel == "." { String::new() } else { rel };
+                    self.walk(p, prefix, &mut files_seen, &mut res);
+                }
+                Ok(_) => res.skip(&rel, "not a regular file or directory"),
+                Err(e) => res.skip(&rel, &format!("unreadable: {e}")),
+            }
+        }
+        res
+    }
+
+    /// Walks the directory `root`, naming its entries `prefix/…` (no
+    /// prefix when empty); `files_seen` counts against the file budget
+    /// across calls.
+    fn walk(&self, root: &Path, prefix: String, files_seen: &mut usize, res: &mut TreeScan) {
+        let mut stack: Vec<(PathBuf, String, usize)> = vec![(root.to_path_buf(), prefix, 0)];
         while let Some((dir, rel, depth)) = stack.pop() {
             let mut entries: Vec<_> = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd.filter_map(Result::ok).collect(),
@@ -96,8 +141,8 @@ impl Scanner {
                         subdirs.push((path, r, depth + 1));
                     }
                 } else if ft.is_file() {
-                    files_seen += 1;
-                    if res.budget_exceeded || files_seen > self.cfg.max_files {
+                    *files_seen += 1;
+                    if res.budget_exceeded || *files_seen > self.cfg.max_files {
                         res.budget_exceeded = true;
                         res.skip(&r, "budget exceeded");
                         continue;
@@ -107,7 +152,7 @@ impl Scanner {
                         res.skip(&r, "budget exceeded");
                         continue;
                     }
-                    self.scan_file(&path, &r, &mut res);
+                    self.scan_file(&path, &r, res);
                 } else {
                     res.skip(&r, "not a regular file");
                 }
@@ -115,7 +160,6 @@ impl Scanner {
             // Depth-first in sorted order.
             stack.extend(subdirs.into_iter().rev());
         }
-        Ok(res)
     }
 
     fn scan_file(&self, path: &Path, rel: &str, res: &mut TreeScan) {

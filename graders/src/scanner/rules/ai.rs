@@ -6,6 +6,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "anthropic-api-key",
         secret_type: "anthropic_api_key",
+        description: "Anthropic API key (sk-ant-...)",
         keywords: &["sk-ant-"],
         pattern: r"\b(sk-ant-[A-Za-z0-9_\-]{20,255})",
         group: 1,
@@ -15,6 +16,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "openai-api-key",
         secret_type: "openai_api_key",
+        description: "OpenAI API key (sk-...)",
         keywords: &["sk-"],
         pattern: r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255})",
         group: 1,

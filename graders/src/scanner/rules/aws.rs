@@ -6,6 +6,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "aws-access-key-id",
         secret_type: "aws_access_key_id",
+        description: "AWS access key id (AKIA/ASIA/... prefix)",
         keywords: &["akia", "asia", "abia", "acca", "a3t"],
         pattern: r"\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})\b",
         group: 1,
@@ -15,6 +16,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "aws-secret-access-key",
         secret_type: "aws_secret_access_key",
+        description: "AWS secret access key assigned to a secret-key-named key",
         keywords: &["secret"],
         pattern: r#"(?i:aws[_\-.]?secret[_\-.]?(?:access[_\-.]?)?key|secret[_\-.]?access[_\-.]?key)["']?\s*(?:=|:|:=|=>)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         group: 1,

@@ -5,6 +5,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "azure-storage-connection-string",
     secret_type: "azure_storage_connection_string",
+    description: "Azure Storage connection string carrying an AccountKey",
     keywords: &["accountkey"],
     pattern: r#"(DefaultEndpointsProtocol=https?;AccountName=[^;\s'"]+;AccountKey=([A-Za-z0-9+/=]{40,128})(?:;[^\s'"`]*)?)"#,
     group: 1,

@@ -7,6 +7,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "connection-string",
     secret_type: "connection_string",
+    description: "Database or broker URL with an embedded password (scheme://user:password@host)",
     keywords: &["://"],
     pattern: r#"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://([^\s:/@'"`<>]*):([^\s@/'"`<>]{1,256})@[^\s/'"`<>?#@]+[^\s'"`<>]*)"#,
     group: 1,

@@ -6,6 +6,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "github-fine-grained-pat",
         secret_type: "github_fine_grained_pat",
+        description: "GitHub fine-grained personal access token (github_pat_...)",
         keywords: &["github_pat_"],
         pattern: r"\b(github_pat_[A-Za-z0-9_]{50,255})\b",
         group: 1,
@@ -15,6 +16,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "github-pat",
         secret_type: "github_pat",
+        description: "GitHub personal access, server-to-server or refresh token (ghp_/ghs_/ghr_)",
         keywords: &["ghp_", "ghs_", "ghr_"],
         pattern: r"\b((?:ghp|ghs|ghr)_[A-Za-z0-9]{36})\b",
         group: 1,
@@ -24,6 +26,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "github-oauth",
         secret_type: "github_oauth",
+        description: "GitHub OAuth or user-to-server token (gho_/ghu_)",
         keywords: &["gho_", "ghu_"],
         pattern: r"\b((?:gho|ghu)_[A-Za-z0-9]{36})\b",
         group: 1,

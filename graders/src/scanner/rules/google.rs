@@ -6,6 +6,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "google-api-key",
         secret_type: "google_api_key",
+        description: "Google API key (AIza...)",
         keywords: &["aiza"],
         pattern: r"\b(AIza[0-9A-Za-z_\-]{35})(?:[^0-9A-Za-z_\-]|$)",
         group: 1,
@@ -15,6 +16,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "firebase-fcm-server-key",
         secret_type: "firebase_api_key",
+        description: "Firebase Cloud Messaging server key (AAAA...:APA91b...)",
         keywords: &["aaaa"],
         pattern: r"\b(AAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{140})",
         group: 1,

@@ -4,6 +4,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "jwt",
     secret_type: "jwt",
+    description: "JSON Web Token (three base64url parts, header and payload starting eyJ)",
     keywords: &["eyj"],
     pattern: r"\b(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
     group: 1,

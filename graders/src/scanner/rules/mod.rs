@@ -29,6 +29,8 @@ pub(crate) struct RuleDef {
     pub name: &'static str,
     /// Secret type from tasks/FORMAT.md (`Finding::secret_type`).
     pub secret_type: &'static str,
+    /// One line for reports (SARIF `rules[].shortDescription`).
+    pub description: &'static str,
     /// Lowercase substrings; the regex runs only if one is in the text.
     pub keywords: &'static [&'static str],
     /// The regex; compiled once for the process.
@@ -41,6 +43,23 @@ pub(crate) struct RuleDef {
     /// (or in the path), report `type` instead (Firebase keys look like Google's).
     pub context_type: Option<(&'static str, &'static str)>,
 }
+
+/// The hand-written detectors of `scanner::candidates` (not regex tables):
+/// id and one-line description, for reports' rule lists.
+pub(crate) const DETECTORS: &[(&str, &str)] = &[
+    (
+        "private-key",
+        "PEM private key block (-----BEGIN ... PRIVATE KEY-----)",
+    ),
+    (
+        "credential-assignment",
+        "Literal value assigned to a credential-named key (password, api_key, token, ...)",
+    ),
+    (
+        "random-token",
+        "High-entropy random token (entropy floor per alphabet)",
+    ),
+];
 
 /// A compiled rule.
 pub(crate) struct Rule {

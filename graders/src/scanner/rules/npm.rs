@@ -5,6 +5,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "npm-token",
         secret_type: "npm_token",
+        description: "npm access token (npm_...)",
         keywords: &["npm_"],
         pattern: r"\b(npm_[A-Za-z0-9]{36})\b",
         group: 1,
@@ -14,6 +15,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "npmrc-auth-token",
         secret_type: "npm_token",
+        description: "npm registry auth token in an .npmrc (_authToken=...)",
         keywords: &["_authtoken"],
         pattern: r"_authToken\s*=\s*([A-Za-z0-9_\-.+/=]{16,512})",
         group: 1,

@@ -4,6 +4,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "sendgrid-api-key",
     secret_type: "sendgrid_api_key",
+    description: "SendGrid API key (SG.xxx.yyy)",
     keywords: &["sg."],
     pattern: r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?:[^A-Za-z0-9_\-]|$)",
     group: 1,

@@ -5,6 +5,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "service-token",
     secret_type: "service_token",
+    description: "Service token with a live/test vendor prefix (tok_live_, svc_live_, sk_test_, ...)",
     keywords: &[
         "tok_live_",
         "tok_test_",

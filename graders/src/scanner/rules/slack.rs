@@ -5,6 +5,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "slack-token",
         secret_type: "slack_token",
+        description: "Slack bot, user, app or legacy token (xox...)",
         keywords: &["xox"],
         pattern: r"\b(xox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{8,250})\b",
         group: 1,
@@ -14,6 +15,7 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef {
         name: "slack-webhook",
         secret_type: "slack_webhook",
+        description: "Slack incoming webhook URL",
         keywords: &["hooks.slack.com"],
         pattern: r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9]{8,}/[A-Za-z0-9]{8,}/[A-Za-z0-9]{16,})",
         group: 1,

@@ -5,6 +5,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "sql-password",
     secret_type: "sql_password",
+    description: "Password in a SQL statement (IDENTIFIED BY / PASSWORD '...')",
     keywords: &["password", "identified"],
     pattern: r"(?i:\bPASSWORD|\bIDENTIFIED\s+BY)\s*(?:=\s*)?'([^'\s]{3,256})'",
     group: 1,

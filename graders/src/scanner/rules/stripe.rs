@@ -5,6 +5,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "stripe-secret-key",
     secret_type: "stripe_secret_key",
+    description: "Stripe secret or restricted key (sk_live_/rk_live_...)",
     keywords: &["_live_"],
     pattern: r"\b((?:sk|rk)_live_[A-Za-z0-9]{16,247})\b",
     group: 1,

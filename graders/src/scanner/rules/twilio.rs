@@ -5,6 +5,7 @@ use super::RuleDef;
 pub(super) const RULES: &[RuleDef] = &[RuleDef {
     name: "twilio-api-key",
     secret_type: "twilio_api_key",
+    description: "Twilio API key (SK followed by 32 hex digits)",
     keywords: &["sk"],
     pattern: r"\b(SK[0-9a-fA-F]{32})\b",
     group: 1,
