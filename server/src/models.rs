@@ -149,8 +149,8 @@ pub enum CallToolTag {
 }
 
 /// OpenEnv's `ListToolsAction`: the tools `call_tool` can name. Spends no
-/// step and needs no session; with one, the reply carries its current
-/// observation too.
+/// step; over `/ws` it needs no session. With one, the reply carries the
+/// session's current observation too.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ListToolsAction {
     /// `list_tools`.

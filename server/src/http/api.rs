@@ -131,7 +131,7 @@ pub(crate) struct SessionQuery {
 
 /// `POST /step`: `{"session_id": str, "action": str | {"command": str} |
 /// {"type": "list_tools"} | {"type": "call_tool", ...}, "timeout_s"?,
-/// "request_id"?}` (`list_tools` needs no session). The session may also come as
+/// "request_id"?}`. The session may also come as
 /// `?session_id=`. `timeout_s` and `request_id` are accepted for OpenEnv
 /// compatibility and ignored: the environment owns its time limits.
 pub(crate) async fn step(
@@ -145,8 +145,12 @@ pub(crate) async fn step(
         ));
     };
     let kind = super::tools::parse_step(body.get("action"))?;
-    let session = session_from_body(&body)?.or(q.session_id.filter(|s| !s.is_empty()));
-    let out = super::tools::run_step(&st, session.as_deref(), kind).await?;
+    // Every HTTP step names its session, as the published StepRequest
+    // says (`list_tools` needs none only over `/ws`).
+    let session = session_from_body(&body)?
+        .or(q.session_id.filter(|s| !s.is_empty()))
+        .ok_or(ApiError::MissingSession)?;
+    let out = super::tools::run_step(&st, Some(&session), kind).await?;
     let mut reply = json!({
         "observation": out.observation,
         "reward": out.reward,

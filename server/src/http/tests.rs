@@ -880,8 +880,14 @@ async fn tool_actions_over_http() {
     );
     assert!(schemas["ToolSpec"].is_object() && schemas["ToolError"].is_object());
 
-    // list_tools needs no session and spends nothing.
+    // Over HTTP every step names its session (StepRequest); over /ws
+    // list_tools needs none (ws_tcp::tool_actions_over_ws).
     let (s, b) = step_with(&app, None, json!({"type": "list_tools"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+
+    // list_tools spends nothing.
+    let sid = reset_session(&app).await;
+    let (s, b) = step_with(&app, Some(&sid), json!({"type": "list_tools"})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     assert_eq!(b["reward"], Value::Null, "{b}");
     assert_eq!(b["done"], false);
@@ -909,9 +915,6 @@ async fn tool_actions_over_http() {
         assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
     }
 
-    let sid = reset_session(&app).await;
-    let (s, b) = step_with(&app, Some(&sid), json!({"type": "list_tools"})).await;
-    assert_eq!(s, StatusCode::OK, "{b}");
     assert_eq!(b["observation"]["steps_taken"], 0, "no step spent: {b}");
     assert_eq!(b["observation"]["session_id"], sid.as_str());
     assert!(list_obs.is_valid(&b["observation"]), "{b}");
