@@ -9,8 +9,13 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="$ROOT/.tools/peers"
 PY="${PYTHON:-/usr/bin/python3}"
 mkdir -p "$ROOT/.tools"
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PY" -m venv "$VENV" || { echo "install-peers: cannot create venv $VENV" >&2; exit 2; }
+# No symbolic links in it (copied interpreter, lib64 a directory): `openenv
+# validate` digests the repository directory, .tools included, and refuses
+# a tree with links (scripts/setup.sh makes its tool venvs the same way).
+if [ ! -x "$VENV/bin/python" ] || [ -n "$(find "$VENV" -type l -print -quit 2>/dev/null)" ]; then
+  rm -rf "$VENV"
+  mkdir -p "$VENV/lib64"
+  "$PY" -m venv --copies "$VENV" || { echo "install-peers: cannot create venv $VENV" >&2; exit 2; }
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 failed=()

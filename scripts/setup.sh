@@ -48,24 +48,42 @@ chmod -R a+rX "$VENV" 2>/dev/null || true
 # tests and validate-submission.sh. A separate venv: .venv is mounted into the
 # sandbox and must stay small; openenv pulls in a large dependency tree.
 # Not needed to serve: scripts/serve.sh skips it (SECAUDIT_SETUP_OPENENV=0).
+#
+# Tool venvs hold no symbolic links (copied interpreter, lib64 a directory,
+# not venv's link to lib): `openenv validate` digests the repository
+# directory, .tools included, and refuses a tree with links in it.
+tool_venv() {
+  rm -rf "$1"
+  mkdir -p "$1/lib64"
+  /usr/bin/python3 -m venv --copies "$1"
+}
+has_links() { [ -n "$(find "$1" -type l -print -quit 2>/dev/null)" ]; }
 OPENENV_VENV="$ROOT/.tools/openenv"
 OPENENV_VERSION=0.10.0
+# wheel: builds the client (pyproject.toml) offline, as tests/pyclient.rs does.
+WHEEL_VERSION=0.45.1
 if [ "${SECAUDIT_SETUP_OPENENV:-1}" = 0 ]; then
   :
-elif [ ! -x "$OPENENV_VENV/bin/openenv" ] || ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys, yaml; sys.exit(m.version('openenv') != '$OPENENV_VERSION')" 2>/dev/null; then
-  echo "setup: creating $OPENENV_VENV (openenv==$OPENENV_VERSION)" >&2
-  mkdir -p "$ROOT/.tools"
-  /usr/bin/python3 -m venv "$OPENENV_VENV"
-  "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "openenv==$OPENENV_VERSION" pyyaml
+else
+  if [ ! -x "$OPENENV_VENV/bin/openenv" ] || has_links "$OPENENV_VENV" || ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys, yaml; sys.exit(m.version('openenv') != '$OPENENV_VERSION' or m.version('wheel') != '$WHEEL_VERSION')" 2>/dev/null; then
+    echo "setup: creating $OPENENV_VENV (openenv==$OPENENV_VERSION)" >&2
+    tool_venv "$OPENENV_VENV"
+    "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "openenv==$OPENENV_VERSION" pyyaml "wheel==$WHEEL_VERSION"
+  fi
+  # The Python client of this checkout (pyproject.toml), editable, so that
+  # the README's example runs against the tree as it is.
+  if ! "$OPENENV_VENV/bin/python" -c "import secrets_audit_env, sys, os; sys.exit(not secrets_audit_env.__file__.startswith(os.path.realpath('$ROOT') + '/'))" 2>/dev/null; then
+    echo "setup: installing the client (secrets-audit-env) into $OPENENV_VENV" >&2
+    "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$ROOT"
+  fi
 fi
 # Schemathesis, the OpenAPI fuzzer tests/firsthour.rs runs against the
 # server (a bounded pass), in a venv of its own for the same reason.
 SCHEMATHESIS_VENV="$ROOT/.tools/schemathesis"
 SCHEMATHESIS_VERSION=4.32.5
-if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || ! "$SCHEMATHESIS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" 2>/dev/null; then
+if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || has_links "$SCHEMATHESIS_VENV" || ! "$SCHEMATHESIS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" 2>/dev/null; then
   echo "setup: creating $SCHEMATHESIS_VENV (schemathesis==$SCHEMATHESIS_VERSION)" >&2
-  mkdir -p "$ROOT/.tools"
-  /usr/bin/python3 -m venv "$SCHEMATHESIS_VENV"
+  tool_venv "$SCHEMATHESIS_VENV"
   "$SCHEMATHESIS_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

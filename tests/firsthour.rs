@@ -200,7 +200,11 @@ async fn readme_examples_run_as_written() {
     assert!(readme.contains(&idle), "README must say {idle:?}");
     let examples = readme_examples(&readme);
     let langs: Vec<&str> = examples.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(langs, ["sh", "python", "sh"], "marked README examples");
+    assert_eq!(
+        langs,
+        ["sh", "python", "python", "sh"],
+        "marked README examples"
+    );
 
     let root = tempfile::tempdir().unwrap();
     let bin_dir = root.path().join("target/release");

@@ -229,12 +229,24 @@ async fn openenv_yaml_agrees_with_schema_spec_and_tasks() {
         "Observation fields missing from openenv.yaml observation_keys: {not_listed:?}"
     );
 
-    let action_props: BTreeSet<String> = schema["action"]["properties"]
-        .as_object()
-        .expect("action.properties")
-        .keys()
-        .cloned()
-        .collect();
+    // The action is a union (a command, or OpenEnv's tool-calling
+    // actions): its keys are those of every alternative.
+    let action = &schema["action"];
+    let alternatives = action["anyOf"].as_array().expect("action.anyOf");
+    let mut action_props = BTreeSet::new();
+    for alt in alternatives {
+        let alt = match alt["$ref"].as_str() {
+            Some(r) => &action["$defs"][r.trim_start_matches("#/$defs/")],
+            None => alt,
+        };
+        action_props.extend(
+            alt["properties"]
+                .as_object()
+                .unwrap_or_else(|| panic!("action alternative without properties: {alt}"))
+                .keys()
+                .cloned(),
+        );
+    }
     let action_keys: BTreeSet<String> = str_list(&y, "action_keys").into_iter().collect();
     assert_eq!(
         action_keys, action_props,

@@ -12,6 +12,10 @@ mod openenv_client;
 // Dockerfile, openenv.yaml, spec.md and validate-submission.sh.
 mod packaging;
 
+// The Python client package: pip installs, typed models vs /schema, the
+// typed client over WS and HTTP, OpenEnv's MCP client, `openenv validate`.
+mod pyclient;
+
 // The baseline agent against fake model/env servers; scripted agents and eval
 // against the real environment server.
 mod agent;

@@ -95,10 +95,15 @@ pub struct StepRequest {
     pub request_id: Option<String>,
 }
 
-/// A step's action: a bare command or OpenEnv's `{"command": ...}`.
+/// A step's action: a bare command, OpenEnv's `{"command": ...}`, or one
+/// of OpenEnv's tool-calling actions.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StepAction {
+    /// `{"type": "list_tools"}`.
+    ListTools(ListToolsAction),
+    /// `{"type": "call_tool", "tool_name", "arguments"}`.
+    CallTool(CallToolAction),
     /// The command itself.
     Command(#[schemars(regex(pattern = COMMAND_PATTERN))] String),
     /// `{"command": string}`.
@@ -107,6 +112,123 @@ pub enum StepAction {
         #[schemars(regex(pattern = COMMAND_PATTERN))]
         command: String,
     },
+}
+
+/// What a step takes (`data` of the WebSocket `step` message, `action` of
+/// `POST /step`): a command, or one of OpenEnv's tool-calling actions
+/// (`openenv.core.env_server.mcp_types.ListToolsAction` and
+/// `CallToolAction`). Published as `/schema`'s `action`, titled `Action` as
+/// OpenEnv clients expect. A `type` of `list_tools` or `call_tool` wins over
+/// a `command` in the same object.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(title = "Action")]
+pub enum AnyAction {
+    /// `{"type": "list_tools"}`.
+    ListTools(ListToolsAction),
+    /// `{"type": "call_tool", "tool_name", "arguments"}`.
+    CallTool(CallToolAction),
+    /// `{"command": string}`.
+    Command(Action),
+}
+
+/// The tag of [`ListToolsAction`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ListToolsTag {
+    /// The only value.
+    #[serde(rename = "list_tools")]
+    ListTools,
+}
+
+/// The tag of [`CallToolAction`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CallToolTag {
+    /// The only value.
+    #[serde(rename = "call_tool")]
+    CallTool,
+}
+
+/// OpenEnv's `ListToolsAction`: the tools `call_tool` can name. Spends no
+/// step; over `/ws` it needs no session. With one, the reply carries the
+/// session's current observation too.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ListToolsAction {
+    /// `list_tools`.
+    #[serde(rename = "type")]
+    pub kind: ListToolsTag,
+}
+
+/// OpenEnv's `CallToolAction`: runs the named tool (a structured action or
+/// bash) as one step.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CallToolAction {
+    /// `call_tool`.
+    #[serde(rename = "type")]
+    pub kind: CallToolTag,
+    /// A tool of `list_tools`.
+    pub tool_name: String,
+    /// The tool's arguments, as its `input_schema` describes.
+    #[serde(default)]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One tool, in OpenEnv's `Tool` shape (MCP's `tools/list` spells the
+/// schema `inputSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSpec {
+    /// The name `call_tool` takes.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Why a `call_tool` ran nothing (OpenEnv's `ToolErrorType` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorType {
+    /// No tool of that name.
+    ToolNotFound,
+    /// The arguments do not match the tool's schema.
+    InvalidArgs,
+}
+
+/// OpenEnv's `ToolError`: a `call_tool` that ran nothing and spent no step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolError {
+    /// Its kind.
+    pub error_type: ToolErrorType,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// The observation of a `list_tools` step: OpenEnv's
+/// `ListToolsObservation` (`tools`), plus the session's current
+/// observation when the step named one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListToolsObservation {
+    /// Every tool `call_tool` can name.
+    pub tools: Vec<ToolSpec>,
+    /// The session's observation, unchanged (absent without a session).
+    #[serde(flatten)]
+    pub observation: Option<Observation>,
+}
+
+/// The observation of a `call_tool` step: the step's observation plus
+/// OpenEnv's `CallToolObservation` fields. When `error` is set nothing ran
+/// and no step was spent; the observation is the session's current one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CallToolObservation {
+    /// The tool called.
+    pub tool_name: String,
+    /// The tool's output (`last_action` of the step); null when `error`.
+    pub result: Option<ActionOutput>,
+    /// Why nothing ran, if nothing did.
+    pub error: Option<ToolError>,
+    /// The observation after the step.
+    #[serde(flatten)]
+    pub observation: Observation,
 }
 
 /// What a command must match: something besides whitespace, and no NUL

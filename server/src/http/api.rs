@@ -129,8 +129,9 @@ pub(crate) struct SessionQuery {
     session_id: Option<String>,
 }
 
-/// `POST /step`: `{"session_id": str, "action": str | {"command": str},
-/// "timeout_s"?, "request_id"?}`. The session may also come as
+/// `POST /step`: `{"session_id": str, "action": str | {"command": str} |
+/// {"type": "list_tools"} | {"type": "call_tool", ...}, "timeout_s"?,
+/// "request_id"?}`. The session may also come as
 /// `?session_id=`. `timeout_s` and `request_id` are accepted for OpenEnv
 /// compatibility and ignored: the environment owns its time limits.
 pub(crate) async fn step(
@@ -143,12 +144,23 @@ pub(crate) async fn step(
             "step body must be a JSON object".into(),
         ));
     };
-    let action = action_from_value(body.get("action"))?;
+    let kind = super::tools::parse_step(body.get("action"))?;
+    // Every HTTP step names its session, as the published StepRequest
+    // says (`list_tools` needs none only over `/ws`).
     let session = session_from_body(&body)?
         .or(q.session_id.filter(|s| !s.is_empty()))
         .ok_or(ApiError::MissingSession)?;
-    let obs = st.env.step(&session, action).await?;
-    Ok(Json(envelope(&obs)))
+    let out = super::tools::run_step(&st, Some(&session), kind).await?;
+    let mut reply = json!({
+        "observation": out.observation,
+        "reward": out.reward,
+        "done": out.done,
+    });
+    if let Some((sid, eid)) = out.ids {
+        reply["session_id"] = json!(sid);
+        reply["episode_id"] = json!(eid);
+    }
+    Ok(Json(reply))
 }
 
 /// `GET /state` query: `session_id`, and `reveal=true` to opt in to raw

@@ -8,13 +8,15 @@
 //! error in `structuredContent`.
 //!
 //! Sessions: over HTTP a tool names its session with
-//! `arguments.session_id` (the `reset` tool creates one and returns it).
+//! `arguments.session_id` or `params.session_id` (OpenEnv's
+//! `MCPToolClient` puts it there); `reset` and `openenv/session/create`
+//! create one and return it.
 //! Over a WebSocket the connection's session is the default, and `reset`
 //! replaces it.
 
-use super::AppState;
 use super::api::{check_command, envelope};
 use super::error::{ApiError, parse_json, read_body};
+use super::{AppState, tools};
 use crate::models::{Action, ResetRequest};
 use axum::Json;
 use axum::extract::{Request, State};
@@ -30,9 +32,6 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC: a server fault.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
-
-/// Longest path argument of a structured tool.
-const MAX_PATH_CHARS: usize = 4096;
 
 /// MCP protocol revision we implement when the client names none.
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -139,7 +138,7 @@ pub(crate) async fn handle(st: &AppState, conn: Option<&mut Option<String>>, req
                     return rpc_error(id, INVALID_PARAMS, "params.arguments must be an object");
                 }
             };
-            match call_tool(st, conn, name, &args).await {
+            match call_tool(st, conn, name, &args, params.get("session_id")).await {
                 Err(ToolError::Params(m)) => rpc_error(id, INVALID_PARAMS, m),
                 Err(ToolError::Api(e)) => rpc_result(
                     id,
@@ -244,39 +243,25 @@ fn reset_request(args: &Map<String, Value>) -> Result<ResetRequest, String> {
     Ok(req)
 }
 
-fn path_arg(args: &Map<String, Value>, required: bool) -> Result<Option<String>, ToolError> {
-    match args.get("path") {
-        None | Some(Value::Null) if !required => Ok(None),
-        None | Some(Value::Null) => Err(ToolError::Params(
-            "argument path (a string) is required".into(),
-        )),
-        Some(Value::String(p)) => {
-            if p.is_empty() || p.chars().count() > MAX_PATH_CHARS || p.chars().any(char::is_control)
-            {
-                return Err(ToolError::Params(format!(
-                    "path must be 1-{MAX_PATH_CHARS} characters without control characters"
-                )));
-            }
-            Ok(Some(p.clone()))
-        }
-        Some(_) => Err(ToolError::Params("argument path must be a string".into())),
-    }
-}
-
 async fn call_tool(
     st: &AppState,
     conn: Option<&mut Option<String>>,
     name: &str,
     args: &Map<String, Value>,
+    params_session: Option<&Value>,
 ) -> Result<Value, ToolError> {
-    let explicit = match args.get("session_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(_) => {
-            return Err(ToolError::Params(
-                "session_id must be a non-empty string".into(),
-            ));
-        }
+    let session_arg = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        Some(_) => Err(ToolError::Params(
+            "session_id must be a non-empty string".into(),
+        )),
+    };
+    // The session may be named in the arguments or, as OpenEnv's
+    // MCPToolClient does, next to them in params.
+    let explicit = match session_arg(args.get("session_id"))? {
+        Some(s) => Some(s),
+        None => session_arg(params_session)?,
     };
     if name == "reset" {
         let req = reset_request(args).map_err(ToolError::Params)?;
@@ -294,30 +279,26 @@ async fn call_tool(
         return Ok(envelope(&obs));
     }
     let command = match name {
-        "step" => match args.get("command") {
-            Some(Value::String(c)) => c.clone(),
-            _ => {
-                return Err(ToolError::Params(
-                    "argument command (a string) is required".into(),
-                ));
+        "step" => {
+            if let Some(k) = args.keys().find(|k| *k != "command" && *k != "session_id") {
+                let shown: String = k.chars().take(100).collect();
+                return Err(ToolError::Params(format!(
+                    "step takes no argument {shown:?}"
+                )));
             }
-        },
+            match args.get("command") {
+                Some(Value::String(c)) => c.clone(),
+                _ => {
+                    return Err(ToolError::Params(
+                        "argument command (a string) is required".into(),
+                    ));
+                }
+            }
+        }
         "state" => String::new(),
-        "inspect_file" | "inspect_encoded" => {
-            let path = path_arg(args, true)?.unwrap_or_default();
-            format!("{name} {path}")
-        }
-        "list_files" => match path_arg(args, false)? {
-            Some(p) => format!("list_files {p}"),
-            None => "list_files".into(),
-        },
-        "scan_history" | "run_scanner" | "submit" => name.to_string(),
-        other => {
-            let shown: String = other.chars().take(100).collect();
-            return Err(ToolError::Params(format!(
-                "unknown tool: {shown}; see tools/list"
-            )));
-        }
+        other => tools::find(other)
+            .and_then(|t| t.command(args, &["session_id"]))
+            .map_err(|e| ToolError::Params(e.message().to_string()))?,
     };
     let session = explicit
         .or_else(|| conn.and_then(|slot| slot.clone()))
@@ -339,16 +320,12 @@ fn session_prop() -> Value {
     json!({ "type": "string", "description": "Session from reset (optional over /ws: the connection's session)" })
 }
 
-fn tool(
+fn session_tool(
     name: &str,
     description: &str,
-    mut props: Map<String, Value>,
+    props: Map<String, Value>,
     required: &[&str],
-    session: bool,
 ) -> Value {
-    if session {
-        props.insert("session_id".into(), session_prop());
-    }
     json!({
         "name": name,
         "description": description,
@@ -363,11 +340,11 @@ fn props(pairs: &[(&str, Value)]) -> Map<String, Value> {
         .collect()
 }
 
-/// The tools of `tools/list`, each with its JSON Schema.
+/// The tools of `tools/list`, each with its JSON Schema: the session tools
+/// (`reset`, `step`, `state`), then the action tools of [`tools`].
 pub(crate) fn tool_list() -> Vec<Value> {
-    let path = json!({ "type": "string", "description": "Path relative to the workspace root" });
-    vec![
-        tool(
+    let mut list = vec![
+        session_tool(
             "reset",
             "Start an episode; returns the observation and its session_id.",
             props(&[
@@ -389,60 +366,32 @@ pub(crate) fn tool_list() -> Vec<Value> {
                 ),
             ]),
             &[],
-            false,
         ),
-        tool(
+        session_tool(
             "step",
             "Run one action: a structured action or a bash command in the workspace.",
-            props(&[(
-                "command",
-                json!({ "type": "string", "maxLength": super::MAX_ACTION_BYTES }),
-            )]),
+            props(&[
+                (
+                    "command",
+                    json!({ "type": "string", "maxLength": super::MAX_ACTION_BYTES }),
+                ),
+                ("session_id", session_prop()),
+            ]),
             &["command"],
-            true,
         ),
-        tool("state", "The session object.", Map::new(), &[], true),
-        tool(
-            "inspect_file",
-            "Read a file; reveals its shallow secrets.",
-            props(&[("path", path.clone())]),
-            &["path"],
-            true,
-        ),
-        tool(
-            "inspect_encoded",
-            "Decode a file's encoded content; reveals its deep secrets.",
-            props(&[("path", path.clone())]),
-            &["path"],
-            true,
-        ),
-        tool(
-            "scan_history",
-            "Scan git history; reveals hidden secrets.",
-            Map::new(),
+        session_tool(
+            "state",
+            "The session object.",
+            props(&[("session_id", session_prop())]),
             &[],
-            true,
         ),
-        tool(
-            "run_scanner",
-            "Run the secret scanner over the workspace.",
-            Map::new(),
-            &[],
-            true,
-        ),
-        tool(
-            "list_files",
-            "List files (optionally under a path).",
-            props(&[("path", path)]),
-            &[],
-            true,
-        ),
-        tool(
-            "submit",
-            "End the episode and take the current score.",
-            Map::new(),
-            &[],
-            true,
-        ),
-    ]
+    ];
+    list.extend(tools::action_tools().iter().map(|t| {
+        json!({
+            "name": t.name(),
+            "description": t.description(),
+            "inputSchema": t.input_schema(&[("session_id", session_prop())]),
+        })
+    }));
+    list
 }

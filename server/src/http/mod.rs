@@ -29,6 +29,7 @@ pub mod listen;
 mod mcp;
 mod openapi;
 mod openenv;
+mod tools;
 mod ws;
 
 #[cfg(test)]

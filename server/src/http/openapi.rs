@@ -7,7 +7,8 @@
 //! cannot drift from the wire types.
 
 use crate::models::{
-    Action, CloseRequest, Observation, ResetRequest, SandboxInfo, State, StepRequest, TaskInfo,
+    AnyAction, CallToolObservation, CloseRequest, ListToolsObservation, Observation, ResetRequest,
+    SandboxInfo, State, StepRequest, TaskInfo,
 };
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
@@ -57,7 +58,7 @@ pub(crate) const ROUTES: &[Route] = &[
     Route {
         method: "post",
         path: "/step",
-        summary: "Run one action: {session_id, action: str | {command}}",
+        summary: "Run one action: {session_id, action: str | {command} | {type: list_tools} | {type: call_tool, tool_name, arguments}}",
         request: Body::Ref("StepRequest"),
         response: Body::Object,
     },
@@ -166,7 +167,7 @@ pub(crate) fn document() -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();
-    add::<Action>(&mut generator);
+    add::<AnyAction>(&mut generator);
     add::<ResetRequest>(&mut generator);
     add::<StepRequest>(&mut generator);
     add::<CloseRequest>(&mut generator);
@@ -174,6 +175,8 @@ pub(crate) fn document() -> Value {
     add::<State>(&mut generator);
     add::<TaskInfo>(&mut generator);
     add::<SandboxInfo>(&mut generator);
+    add::<ListToolsObservation>(&mut generator);
+    add::<CallToolObservation>(&mut generator);
     let schemas = generator.take_definitions(true);
 
     let error = json!({

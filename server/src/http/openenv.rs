@@ -2,7 +2,7 @@
 //! `/openapi.json`.
 
 use super::AppState;
-use crate::models::{Action, Observation, SandboxInfo, State as EnvState};
+use crate::models::{AnyAction, Observation, SandboxInfo, State as EnvState};
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
@@ -69,6 +69,9 @@ pub(crate) async fn metadata(State(st): State<AppState>) -> Json<Value> {
 }
 
 /// The three schemas, generated once: `{"action", "observation", "state"}`.
+/// The action is [`AnyAction`]: a command or OpenEnv's tool-calling
+/// actions; the observation is that of a command step (the tool actions'
+/// observations are in `/openapi.json`).
 ///
 /// The observation schema gets an explicit `metadata` property: OpenEnv's
 /// runtime check validates `observation` merged with `reward`, `done` and
@@ -89,7 +92,7 @@ pub(crate) fn schemas() -> &'static Value {
             }));
         }
         json!({
-            "action": schemars::schema_for!(Action).to_value(),
+            "action": schemars::schema_for!(AnyAction).to_value(),
             "observation": observation,
             "state": schemars::schema_for!(EnvState).to_value(),
         })

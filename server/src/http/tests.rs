@@ -304,7 +304,24 @@ async fn schema() {
         assert!(obs["properties"][k].is_object(), "observation.{k}");
     }
     assert_ne!(obs["additionalProperties"], json!(false));
-    assert!(b["action"]["properties"]["command"].is_object());
+    // The action: a command, or OpenEnv's tool-calling actions.
+    assert_eq!(b["action"]["title"], "Action");
+    let action = jsonschema::validator_for(&b["action"]).expect("action schema compiles");
+    for ok in [
+        json!({"command": "ls"}),
+        json!({"type": "list_tools"}),
+        json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "a"}}),
+        json!({"type": "call_tool", "tool_name": "submit"}),
+    ] {
+        assert!(action.is_valid(&ok), "{ok} is an action");
+    }
+    for bad in [
+        json!({}),
+        json!({"type": "call_tool"}),
+        json!({"type": "nope"}),
+    ] {
+        assert!(!action.is_valid(&bad), "{bad} is not an action");
+    }
     assert!(b["state"]["properties"]["step_count"].is_object());
     assert!(!b.to_string().contains("\"$ref\":\"http"), "no remote refs");
 }
@@ -401,6 +418,7 @@ async fn mcp_tools() {
             "reset",
             "step",
             "state",
+            "bash",
             "inspect_file",
             "inspect_encoded",
             "scan_history",
@@ -838,6 +856,217 @@ mod fuzz {
     }
 }
 
+/// The reply of a `POST /step` with `action`.
+async fn step_with(app: &Router, sid: Option<&str>, action: Value) -> (StatusCode, Value) {
+    let mut body = json!({ "action": action });
+    if let Some(sid) = sid {
+        body["session_id"] = json!(sid);
+    }
+    send(app, post_json("/step", body.to_string())).await
+}
+
+#[tokio::test]
+async fn tool_actions_over_http() {
+    let (app, _) = test_app();
+    let (_, doc) = send(&app, get("/openapi.json")).await;
+    let schemas = &doc["components"]["schemas"];
+    let list_obs = doc_validator(
+        &doc,
+        &json!({"$ref": "#/components/schemas/ListToolsObservation"}),
+    );
+    let call_obs = doc_validator(
+        &doc,
+        &json!({"$ref": "#/components/schemas/CallToolObservation"}),
+    );
+    assert!(schemas["ToolSpec"].is_object() && schemas["ToolError"].is_object());
+
+    // Over HTTP every step names its session (StepRequest); over /ws
+    // list_tools needs none (ws_tcp::tool_actions_over_ws).
+    let (s, b) = step_with(&app, None, json!({"type": "list_tools"})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+
+    // list_tools spends nothing.
+    let sid = reset_session(&app).await;
+    let (s, b) = step_with(&app, Some(&sid), json!({"type": "list_tools"})).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["reward"], Value::Null, "{b}");
+    assert_eq!(b["done"], false);
+    assert!(list_obs.is_valid(&b["observation"]), "{b}");
+    let names: Vec<&str> = b["observation"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "inspect_file",
+            "inspect_encoded",
+            "scan_history",
+            "run_scanner",
+            "list_files",
+            "submit"
+        ]
+    );
+    for t in b["observation"]["tools"].as_array().unwrap() {
+        assert_eq!(t["input_schema"]["type"], "object", "{t}");
+        assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
+    }
+
+    assert_eq!(b["observation"]["steps_taken"], 0, "no step spent: {b}");
+    assert_eq!(b["observation"]["session_id"], sid.as_str());
+    assert!(list_obs.is_valid(&b["observation"]), "{b}");
+
+    // call_tool maps onto the structured action, and is a step.
+    let (s, b) = step_with(
+        &app,
+        Some(&sid),
+        json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "app/config.py"}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert!(call_obs.is_valid(&b["observation"]), "{b}");
+    assert_eq!(b["observation"]["tool_name"], "inspect_file");
+    assert_eq!(b["observation"]["error"], Value::Null);
+    assert_eq!(
+        b["observation"]["result"]["command"],
+        "inspect_file app/config.py"
+    );
+    assert_eq!(b["observation"]["steps_taken"], 1);
+    assert_eq!(b["reward"], 0.5, "a step's reward: {b}");
+    let (_, b) = step_with(
+        &app,
+        Some(&sid),
+        json!({"type": "call_tool", "tool_name": "bash", "arguments": {"command": "ls -la"}}),
+    )
+    .await;
+    assert_eq!(b["observation"]["result"]["command"], "ls -la", "{b}");
+    let (_, b) = step_with(
+        &app,
+        Some(&sid),
+        json!({"type": "call_tool", "tool_name": "list_files"}),
+    )
+    .await;
+    assert_eq!(b["observation"]["result"]["command"], "list_files", "{b}");
+    assert_eq!(b["observation"]["steps_taken"], 3);
+
+    // An unknown tool or bad arguments run nothing and spend no step.
+    for (call, kind) in [
+        (
+            json!({"type": "call_tool", "tool_name": "rm_rf"}),
+            "tool_not_found",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "reset"}),
+            "tool_not_found",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file"}),
+            "invalid_args",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": 7}}),
+            "invalid_args",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "submit", "arguments": {"force": true}}),
+            "invalid_args",
+        ),
+    ] {
+        let (s, b) = step_with(&app, Some(&sid), call.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{call}: {b}");
+        assert_eq!(b["observation"]["error"]["error_type"], kind, "{call}: {b}");
+        assert_eq!(b["observation"]["result"], Value::Null);
+        assert_eq!(b["observation"]["steps_taken"], 3, "no step spent: {b}");
+        assert_eq!(b["reward"], Value::Null);
+        assert!(call_obs.is_valid(&b["observation"]), "{b}");
+    }
+    // Malformed tool actions, and call_tool without a session.
+    for (sid_opt, action, want) in [
+        (
+            Some(sid.as_str()),
+            json!({"type": "call_tool"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            Some(sid.as_str()),
+            json!({"type": "call_tool", "tool_name": "submit", "arguments": []}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            Some(sid.as_str()),
+            json!({"type": "teleport"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            None,
+            json!({"type": "call_tool", "tool_name": "submit"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Some("nope"),
+            json!({"type": "list_tools"}),
+            StatusCode::NOT_FOUND,
+        ),
+    ] {
+        let (s, b) = step_with(&app, sid_opt, action.clone()).await;
+        assert_eq!(s, want, "{action}: {b}");
+    }
+    // The tool's step ends the episode like the command would.
+    let (_, b) = step_with(
+        &app,
+        Some(&sid),
+        json!({"type": "call_tool", "tool_name": "submit", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(b["done"], true, "{b}");
+    let (s, b) = step_with(
+        &app,
+        Some(&sid),
+        json!({"type": "call_tool", "tool_name": "submit"}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CONFLICT, "after the end: {b}");
+}
+
+#[tokio::test]
+async fn mcp_tools_call_takes_the_session_from_params() {
+    // OpenEnv's MCPToolClient names the session next to the arguments.
+    let (app, _) = test_app();
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":1,"method":"openenv/session/create","params":{}}),
+    )
+    .await;
+    let sid = b["result"]["session_id"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+               "params":{"name":"bash","arguments":{"command":"ls"},"session_id":sid}}),
+    )
+    .await;
+    assert_eq!(b["result"]["isError"], false, "{b}");
+    assert_eq!(
+        b["result"]["structuredContent"]["observation"]["last_action"]["command"],
+        "ls"
+    );
+    let b = mcp(
+        &app,
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+               "params":{"name":"list_files","arguments":{"path":"src"},"session_id":sid}}),
+    )
+    .await;
+    assert_eq!(
+        b["result"]["structuredContent"]["observation"]["last_action"]["command"], "list_files src",
+        "{b}"
+    );
+}
+
 // ---- WebSocket over real TCP ----
 
 mod ws_tcp {
@@ -978,6 +1207,60 @@ mod ws_tcp {
     }
 
     /// A ping sent during a long step is answered before the step ends.
+    #[tokio::test]
+    async fn tool_actions_over_ws() {
+        let (st, _fake) = state_with(Fake::new(4), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let mut c = connect(addr).await;
+        // Before reset: the tools, nothing else.
+        let r = ask(&mut c, json!({"type":"step","data":{"type":"list_tools"}})).await;
+        assert_eq!(r["type"], "observation", "{r}");
+        assert_eq!(r["data"]["reward"], Value::Null);
+        assert_eq!(r["data"]["observation"]["tools"][0]["name"], "bash", "{r}");
+        assert!(r["data"]["observation"].get("session_id").is_none(), "{r}");
+        let r = ask(
+            &mut c,
+            json!({"type":"step","data":{"type":"call_tool","tool_name":"submit"}}),
+        )
+        .await;
+        assert_eq!(r["data"]["code"], "SESSION_ERROR", "{r}");
+
+        ask(&mut c, json!({"type":"reset","data":{}})).await;
+        let r = ask(&mut c, json!({"type":"step","data":{"type":"list_tools"}})).await;
+        assert_eq!(r["data"]["observation"]["steps_taken"], 0, "{r}");
+        assert_eq!(
+            r["data"]["observation"]["tools"].as_array().map(Vec::len),
+            Some(7)
+        );
+        let r = ask(
+            &mut c,
+            json!({"type":"step","data":{"type":"call_tool","tool_name":"inspect_encoded","arguments":{"path":"x.yml"}}}),
+        )
+        .await;
+        assert_eq!(r["type"], "observation", "{r}");
+        assert_eq!(r["data"]["reward"], 0.5);
+        assert_eq!(r["data"]["observation"]["tool_name"], "inspect_encoded");
+        assert_eq!(
+            r["data"]["observation"]["result"]["command"],
+            "inspect_encoded x.yml"
+        );
+        assert_eq!(r["data"]["observation"]["steps_taken"], 1);
+        let r = ask(
+            &mut c,
+            json!({"type":"step","data":{"type":"call_tool","tool_name":"nope"}}),
+        )
+        .await;
+        assert_eq!(
+            r["data"]["observation"]["error"]["error_type"], "tool_not_found",
+            "{r}"
+        );
+        assert_eq!(r["data"]["observation"]["steps_taken"], 1);
+        let r = ask(&mut c, json!({"type":"step","data":{"type":"call_tool"}})).await;
+        assert_eq!(r["data"]["code"], "VALIDATION_ERROR", "{r}");
+        let r = ask(&mut c, json!({"type":"state"})).await;
+        assert_eq!(r["data"]["step_count"], 1, "{r}");
+    }
+
     #[tokio::test]
     async fn ping_during_step() {
         let (st, _) = state_with(Fake::new(4), std::time::Duration::from_secs(60));

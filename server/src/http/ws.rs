@@ -12,9 +12,9 @@
 //! See: <https://github.com/huggingface/OpenEnv/pull/1000>
 
 use super::error::ApiError;
-use super::{AppState, MAX_WS_MESSAGE_BYTES, api, mcp};
+use super::{AppState, MAX_WS_MESSAGE_BYTES, mcp, tools};
 use crate::env::EnvError;
-use crate::models::{Action, ResetRequest};
+use crate::models::ResetRequest;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
@@ -338,21 +338,25 @@ async fn ws_step(st: &AppState, session: &mut Option<String>, data: Option<&Valu
     };
     // OpenEnv sends the action fields unwrapped; the wrapped form is
     // accepted too.
-    let action: Action = match data.get("action").filter(|_| data.get("command").is_none()) {
-        Some(wrapped) => match api::action_from_value(Some(wrapped)) {
-            Ok(a) => a,
-            Err(e) => return api_error_frame(&e),
-        },
-        None => match api::action_from_value(Some(data)) {
-            Ok(a) => a,
-            Err(e) => return api_error_frame(&e),
-        },
+    let action = match data
+        .get("action")
+        .filter(|_| data.get("command").is_none() && data.get("type").is_none())
+    {
+        Some(wrapped) => wrapped,
+        None => data,
     };
-    let Some(sid) = session.as_deref() else {
+    let kind = match tools::parse_step(Some(action)) {
+        Ok(k) => k,
+        Err(e) => return api_error_frame(&e),
+    };
+    if session.is_none() && !matches!(kind, tools::StepKind::ListTools) {
         return error_frame("SESSION_ERROR", "no active session; send reset first");
-    };
-    match st.env.step(sid, action).await {
-        Ok(obs) => observation_frame(&obs),
-        Err(e) => env_error_frame(e),
+    }
+    match tools::run_step(st, session.as_deref(), kind).await {
+        Ok(out) => json!({
+            "type": "observation",
+            "data": { "observation": out.observation, "reward": out.reward, "done": out.done },
+        }),
+        Err(e) => api_error_frame(&e),
     }
 }
