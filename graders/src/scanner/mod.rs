@@ -23,9 +23,11 @@ mod decode;
 mod history;
 mod mask;
 mod pack;
+mod public;
 pub(crate) mod random;
 pub(crate) mod rules;
 mod tree;
+mod words;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use history::{BlobCache, HistoryScan};
@@ -516,9 +518,7 @@ impl Scanner {
             });
         }
         let mut public = Vec::new();
-        if text.contains("-----BEGIN ") {
-            rules::pem::find_public(text, &mut public);
-        }
+        public::find(text, &mut public);
         let mut spans = Vec::new();
         random::find(text, &lower, path, &public, &mut spans);
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
@@ -550,6 +550,10 @@ impl Scanner {
                     });
                 }
             }
+        }
+        // Public key material is never a secret, whichever detector saw it.
+        if !public.is_empty() {
+            c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
         }
         dedupe(c)
     }
