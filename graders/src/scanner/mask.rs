@@ -48,11 +48,11 @@ const CONTAINS: &[&str] = &[
 
 /// Characters used to mask a value; [`MASK_RUN`] of one in a row is a mask.
 const MASK_CHARS: &[char] = &[
-    '*', '•', '●', '·', '∙', '⋅', '#', '?', '…', '░', '▒', '█', '■', '□', '×', 'x', 'X',
+    '*', '•', '●', '·', '∙', '⋅', '#', '?', '…', '░', '▒', '█', '■', '□', '×',
 ];
-/// Run length of one [`MASK_CHARS`] character that marks a mask. Three:
-/// `***`, `•••`; `x` runs of three occur in random base62 text about once
-/// per 4,000 characters, so `xxx` alone in a 40-character key is rare.
+/// Run length of one [`MASK_CHARS`] character that marks a mask: `***`,
+/// `•••`. Letters are not mask characters here: `XXX` occurs in random
+/// keys (the corpus has one); `xxxx` is in [`CONTAINS`].
 const MASK_RUN: usize = 3;
 
 /// Whole values (lowercase) that are placeholders.

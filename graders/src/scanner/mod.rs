@@ -21,6 +21,7 @@ mod allowlist;
 mod assign;
 mod decode;
 mod history;
+mod leak_grade;
 mod mask;
 mod pack;
 mod public;
@@ -31,6 +32,7 @@ mod words;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use history::{BlobCache, HistoryScan};
+pub use leak_grade::{LEAK_GRADE_RULES, counts_as_new_leak};
 pub use tree::TreeScan;
 
 use serde::Serialize;

@@ -162,7 +162,10 @@ pub(crate) fn is_word_like(v: &str, allow_digits: bool) -> bool {
     }
     // A lone short word (`app` in `secret/data/app`) is a word; among
     // several, short ones must not dominate (random text splits into many).
-    letters > 0 && digits <= letters && (ps.len() == 1 || long_letters * 3 >= letters)
+    letters > 0
+        && digits <= letters
+        && (ps.len() == 1 || long_letters * 3 >= letters)
+        && letters + digits >= ps.len() * 3
 }
 
 /// True for a word-like value (digits allowed) with a fixture word among
@@ -412,6 +415,7 @@ mod tests {
             "ZkmQpLxNvRtWyBcHqsDf",
             "correcthorsebatterystaple",
             "a8f3k2m9",
+            "W0vvwi1KQRM16mT8V9NaDkZ",
         ] {
             assert!(!is_word_like(v, true), "{v}");
         }
