@@ -10,36 +10,37 @@
 
 use crate::util;
 
-/// Shell written into each workspace before the fix, one file per style.
+/// Shell written into each workspace before the fix, one file per style,
+/// under `style/` or appended, so no file the task's tests read changes.
 /// `$REV` is a 40-hex revision: the repository's HEAD, or a hash of a
 /// fixed string where the task has no repository.
 const STYLES: &str = r#"set -e
 REV=$(git rev-parse HEAD 2>/dev/null || printf 'fix' | sha1sum | cut -c1-40)
 SECRETS_DIR="${TMPDIR:-/tmp}/secaudit-style-secrets"
-mkdir -p "$SECRETS_DIR" infra deploy chart/templates .github/workflows ops
+mkdir -p "$SECRETS_DIR" style/infra style/deploy style/chart .github/workflows style/ops
 # 1. Environment variables, read in code and in a launcher script.
-cat > settings_from_env.py <<'EOF'
+cat > style/settings_from_env.py <<'EOF'
 import os
 
 API_TOKEN = os.environ["API_TOKEN"]
 DB_PASSWORD = os.getenv("DB_PASSWORD", "")
 WEBHOOK_SECRET = os.environ.get("WEBHOOK_SECRET")
 EOF
-cat > ops/run.sh <<'EOF'
+cat > style/ops/run.sh <<'EOF'
 #!/bin/sh
 export API_TOKEN="${API_TOKEN:?set API_TOKEN}"
 export DB_PASSWORD=$DB_PASSWORD
 EOF
 # 2. A secrets file outside the repository, named by path only.
 printf 'API_TOKEN=Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n' > "$SECRETS_DIR/app.env"
-cat > ops/secrets.yaml <<'EOF'
+cat > style/ops/secrets.yaml <<'EOF'
 secrets_file: /run/secrets/app.env
 api_token_file: ~/.config/app/api-token
 db_password: /etc/app/db_password
 token_source: file
 EOF
 # 3. Terraform variables, locals and data sources.
-cat > infra/main.tf <<'EOF'
+cat > style/infra/main.tf <<'EOF'
 variable "db_password" {
   type      = string
   sensitive = true
@@ -61,7 +62,7 @@ resource "aws_lambda_function" "worker" {
 }
 EOF
 # 4. Kubernetes secretKeyRef, Helm values, CI secrets, a deploy key's public half.
-cat > deploy/deployment.yaml <<'EOF'
+cat > style/deploy/deployment.yaml <<'EOF'
 env:
   - name: DB_PASSWORD
     valueFrom:
@@ -71,7 +72,7 @@ env:
   - name: API_TOKEN
     value: {{ .Values.apiToken | quote }}
 EOF
-cat > chart/values.yaml <<'EOF'
+cat > style/chart/values.yaml <<'EOF'
 apiToken: ""
 tokenUrl: https://auth.internal/oauth2/token
 tokenEndpoint: postgres://db.internal:5432/billing
@@ -79,17 +80,17 @@ token_list: "tenant-window"
 secretStore: vault:secret/data/app#api_token
 deployKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7 deploy@ci
 EOF
-cat > .github/workflows/deploy.yml <<'EOF'
+cat > .github/workflows/style-deploy.yml <<'EOF'
 jobs:
   deploy:
     steps:
-      - run: ./ops/run.sh
+      - run: ./style/ops/run.sh
         env:
           API_TOKEN: ${{ secrets.API_TOKEN }}
           DB_PASSWORD: ${{ secrets.DB_PASSWORD }}
 EOF
 # 5. .env.example with placeholders and local development values.
-cat > .env.example <<'EOF'
+cat >> .env.example <<'EOF'
 API_TOKEN=<your-api-token>
 DB_PASSWORD=changeme
 SECRET_KEY=dev-secret-key
@@ -99,8 +100,7 @@ GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
 AWS_ACCESS_KEY_ID=AKIAXXXXXXXXXXXXXXXX
 EOF
 # 6. A CHANGELOG citing the fixing commit.
-cat > CHANGELOG.md <<EOF
-# Changelog
+cat >> CHANGELOG.md <<EOF
 
 ## Unreleased
 - Move credentials to the environment and rotate the token ($REV)
@@ -140,11 +140,12 @@ async fn honest_fix_styles_are_not_new_leaks() {
         let _ = env.close(&last.session_id).await;
         if !(last.success && (last.reward - 1.0).abs() < 1e-9 && last.leaks_current == 0) {
             failures.push(format!(
-                "{ctx}: success={} reward={} leaks {}/{} errors {:?}",
+                "{ctx}: success={} reward={} leaks {}/{} health {:?} errors {:?}",
                 last.success,
                 last.reward,
                 last.leaks_current,
                 last.leaks_initial,
+                last.health,
                 last.grading_errors
             ));
         }

@@ -45,12 +45,38 @@ fn commit_ids_in_vcs_contexts() {
     );
     let cases = [
         ("CHANGELOG.md", changelog.as_str()),
-        ("docs/notes.md", &format!("Session expiry bug, fixes {HEX40}.\n")),
-        ("NOTES.txt", &format!("reverts {HEX40} (auth header parsing)\n")),
-        ("README.md", &format!("See https://github.com/acme/billing/commit/{HEX40} for the token fix\n")),
-        ("docs/upgrade.md", &format!("cherry-picked {HEX40} onto release-2.3\n")),
+        (
+            "docs/notes.md",
+            &format!("Session expiry bug, fixes {HEX40}.\n"),
+        ),
+        (
+            "NOTES.txt",
+            &format!("reverts {HEX40} (auth header parsing)\n"),
+        ),
+        (
+            "README.md",
+            &format!("See https://github.com/acme/billing/commit/{HEX40} for the token fix\n"),
+        ),
+        (
+            "docs/upgrade.md",
+            &format!("cherry-picked {HEX40} onto release-2.3\n"),
+        ),
         ("RELEASES.md", &format!("- Secret rotation [{HEX40}]\n")),
-        ("docs/diff.md", &format!("compare https://gitlab.example.org/a/b/-/compare/{HEX40}...{}\n", &HEX40[..12])),
+        (
+            ".github/workflows/release.yml",
+            &format!("      - uses: acme/sign-action@v2\n        with:\n          ref: {HEX40}\n"),
+        ),
+        (
+            "docs/debug.md",
+            &format!("git bisect bad; first bad commit is pinned {HEX40}\n"),
+        ),
+        (
+            "docs/diff.md",
+            &format!(
+                "compare https://gitlab.example.org/a/b/-/compare/{HEX40}...{}\n",
+                &HEX40[..12]
+            ),
+        ),
     ];
     let cases: Vec<(&str, &str)> = cases.iter().map(|(p, t)| (*p, *t)).collect();
     clean(&cases);
@@ -70,13 +96,25 @@ fn commit_ids_in_vcs_contexts() {
 #[test]
 fn fixtures_and_fake_values() {
     clean(&[
-        ("tests/test_login.py", "payload = {\"password\": \"test1234\"}\n"),
+        (
+            "tests/test_login.py",
+            "payload = {\"password\": \"test1234\"}\n",
+        ),
         ("spec/auth_spec.rb", "let(:token) { 'mock-jwt-token' }\n"),
         ("src/api.test.ts", "const apiToken = \"test-token-123\";\n"),
-        ("fixtures/user.json", "{\"api_key\": \"fake_api_key_value\"}\n"),
-        ("tests/conftest.py", "SECRET_KEY = \"dummy-secret-for-tests\"\n"),
+        (
+            "fixtures/user.json",
+            "{\"api_key\": \"fake_api_key_value\"}\n",
+        ),
+        (
+            "tests/conftest.py",
+            "SECRET_KEY = \"dummy-secret-for-tests\"\n",
+        ),
         ("config/test.yaml", "client_secret: sample-client-secret\n"),
-        (".env.test", "GITHUB_TOKEN=ghp_000000000000000000000000000000000000\n"),
+        (
+            ".env.test",
+            "GITHUB_TOKEN=ghp_000000000000000000000000000000000000\n",
+        ),
         (".env.ci", "AWS_ACCESS_KEY_ID=AKIA0000000000000000\n"),
         ("app.cfg", "api_token = 123456789012345\n"),
         ("README.md", "password: changeme123\n"),
@@ -92,7 +130,11 @@ fn fixtures_and_fake_values() {
         ),
         ("tests/conftest.py", &format!("TOKEN = \"{GHP}\"\n"), GHP),
         ("config/db.ini", "password = hunter2\n", "hunter2"),
-        ("config/db.ini", "password = \"Tr0ub4dor&3\"\n", "Tr0ub4dor&3"),
+        (
+            "config/db.ini",
+            "password = \"Tr0ub4dor&3\"\n",
+            "Tr0ub4dor&3",
+        ),
         (".env", "DB_PASSWORD=P@ssw0rd!\n", "P@ssw0rd!"),
     ]);
 }
@@ -149,28 +191,55 @@ fn infrastructure_references() {
             "infra/rds.tf",
             "  master_password = data.aws_secretsmanager_secret_version.rds.secret_string\n",
         ),
-        ("infra/app.tf", "  api_token = local.api_token\n  secret_key = module.kms.secret_key\n"),
+        (
+            "infra/app.tf",
+            "  api_token = local.api_token\n  secret_key = module.kms.secret_key\n",
+        ),
         ("infra/app.tf", "  auth_token = each.value.auth_token\n"),
-        ("charts/app/templates/deploy.yaml", "  DB_PASSWORD: {{ .Values.db.password | quote }}\n  apiToken: {{.Values.apiToken}}\n"),
-        (".github/workflows/ci.yml", "  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  deploy_token: ${{secrets.DEPLOY_TOKEN}}\n"),
+        (
+            "charts/app/templates/deploy.yaml",
+            "  DB_PASSWORD: {{ .Values.db.password | quote }}\n  apiToken: {{.Values.apiToken}}\n",
+        ),
+        (
+            ".github/workflows/ci.yml",
+            "  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  deploy_token: ${{secrets.DEPLOY_TOKEN}}\n",
+        ),
         (
             "k8s/deploy.yaml",
             "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: billing-db-credentials\n        key: password\n",
         ),
-        ("config/app.yaml", "db_password: vault:secret/data/billing#password\n"),
+        (
+            "config/app.yaml",
+            "db_password: vault:secret/data/billing#password\n",
+        ),
         ("config/app.yaml", "api_token: secret/data/app#api_key\n"),
-        ("config/app.yaml", "client_secret: ref+vault://secret/oauth#client_secret\n"),
-        ("config/app.yaml", "password: op://Engineering/billing-db/password\n"),
+        (
+            "config/app.yaml",
+            "client_secret: ref+vault://secret/oauth#client_secret\n",
+        ),
+        (
+            "config/app.yaml",
+            "password: op://Engineering/billing-db/password\n",
+        ),
         (
             "template.yaml",
             "MasterUserPassword: '{{resolve:secretsmanager:prod/db:SecretString:password}}'\n",
         ),
-        ("docker-compose.yml", "  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?required}\n  REDIS_PASSWORD: $REDIS_PASSWORD\n"),
+        (
+            "docker-compose.yml",
+            "  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?required}\n  REDIS_PASSWORD: $REDIS_PASSWORD\n",
+        ),
         ("app.ini", "password = %(db_password)s\n"),
-        (".env.example", "API_TOKEN=<your-api-token>\nSTRIPE_SECRET_KEY=sk_live_your_key_here\n"),
+        (
+            ".env.example",
+            "API_TOKEN=<your-api-token>\nSTRIPE_SECRET_KEY=sk_live_your_key_here\n",
+        ),
         ("deploy.rb", "secret_token = ENV.fetch(\"SECRET_TOKEN\")\n"),
         ("settings.conf", "secret_key = config.get(\"secret_key\")\n"),
-        ("config/app.yaml", "password_file: /run/secrets/db_password\napi_token: /etc/billing/api-token\n"),
+        (
+            "config/app.yaml",
+            "password_file: /run/secrets/db_password\napi_token: /etc/billing/api-token\n",
+        ),
     ]);
     // Controls: a literal next to references still fires.
     found(&[
@@ -190,11 +259,26 @@ fn infrastructure_references() {
 #[test]
 fn urls_without_userinfo() {
     clean(&[
-        ("config/app.yaml", "tokenEndpoint: postgres://db.internal:5432/billing\n"),
-        ("src/main/resources/application.yml", "tokenUrl: https://auth.internal.acme.io/oauth2/token\n"),
-        ("config.json", "{\"secretsEndpoint\": \"https://vault.service.consul:8200/v1\"}\n"),
-        (".env", "AUTH_TOKEN_URI=https://login.microsoftonline.com/common/oauth2/v2.0/token\n"),
-        ("config.toml", "token_issuer = \"https://issuer.acme.dev/realms/billing\"\n"),
+        (
+            "config/app.yaml",
+            "tokenEndpoint: postgres://db.internal:5432/billing\n",
+        ),
+        (
+            "src/main/resources/application.yml",
+            "tokenUrl: https://auth.internal.acme.io/oauth2/token\n",
+        ),
+        (
+            "config.json",
+            "{\"secretsEndpoint\": \"https://vault.service.consul:8200/v1\"}\n",
+        ),
+        (
+            ".env",
+            "AUTH_TOKEN_URI=https://login.microsoftonline.com/common/oauth2/v2.0/token\n",
+        ),
+        (
+            "config.toml",
+            "token_issuer = \"https://issuer.acme.dev/realms/billing\"\n",
+        ),
     ]);
     found(&[
         (
@@ -213,7 +297,10 @@ fn urls_without_userinfo() {
 #[test]
 fn identifiers_and_words_as_values() {
     clean(&[
-        ("src/main/resources/app.properties", "security.oauth2.token-factory=OAuth2AccessTokenResponseClientFactory\n"),
+        (
+            "src/main/resources/app.properties",
+            "security.oauth2.token-factory=OAuth2AccessTokenResponseClientFactory\n",
+        ),
         ("config.yaml", "token_list: \"tenant-window\"\n"),
         ("config.yaml", "secret_store: orders-rollout\n"),
         ("settings.ini", "auth_token_mode = refresh.sliding\n"),
@@ -222,8 +309,16 @@ fn identifiers_and_words_as_values() {
         ("app.yaml", "password_policy_name: strong-default\n"),
     ]);
     found(&[
-        ("config.yaml", "token_list: \"q8Zk3Vb7Lm2Np9Rt\"\n", "q8Zk3Vb7Lm2Np9Rt"),
-        ("settings.ini", "auth_token = a8f3k2m9x7q4\n", "a8f3k2m9x7q4"),
+        (
+            "config.yaml",
+            "token_list: \"q8Zk3Vb7Lm2Np9Rt\"\n",
+            "q8Zk3Vb7Lm2Np9Rt",
+        ),
+        (
+            "settings.ini",
+            "auth_token = a8f3k2m9x7q4\n",
+            "a8f3k2m9x7q4",
+        ),
     ]);
 }
 
@@ -231,7 +326,10 @@ fn identifiers_and_words_as_values() {
 fn masked_values() {
     clean(&[
         ("billing.md", "stripe_key: sk_live_••••9506\n"),
-        ("logs/app.log", "using token=ghp_****************************a1b2\n"),
+        (
+            "logs/app.log",
+            "using token=ghp_****************************a1b2\n",
+        ),
         ("ops.md", "API_KEY=AKIA############\n"),
         ("README.md", "secret_key = abcd…wxyz\n"),
         ("notes.txt", "password: xxxxxxxx\n"),

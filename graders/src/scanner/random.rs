@@ -158,11 +158,47 @@ fn is_app_id_head(prefix: &str) -> bool {
 /// Words that, right before a hex value, make it a revision: `fixes
 /// abc123`, `reverts 1f2e…`, `cherry-picked from …`, `landed in …`.
 const VCS_WORDS: &[&str] = &[
-    "fix", "fixes", "fixed", "fixup", "close", "closes", "closed", "resolve", "resolves",
-    "resolved", "revert", "reverts", "reverted", "refs", "commit", "commits", "sha", "sha1",
-    "rev", "revision", "merge", "merged", "picked", "squash", "squashed", "amend", "amends",
-    "backport", "backported", "landed", "introduced", "hotfix", "changeset", "upstream",
+    "fix",
+    "fixes",
+    "fixed",
+    "fixup",
+    "close",
+    "closes",
+    "closed",
+    "resolve",
+    "resolves",
+    "resolved",
+    "revert",
+    "reverts",
+    "reverted",
+    "refs",
+    "commit",
+    "commits",
+    "sha",
+    "sha1",
+    "rev",
+    "revision",
+    "merge",
+    "merged",
+    "picked",
+    "squash",
+    "squashed",
+    "amend",
+    "amends",
+    "backport",
+    "backported",
+    "landed",
+    "introduced",
+    "hotfix",
+    "changeset",
+    "upstream",
     "parent",
+    "ref",
+    "pick",
+    "pin",
+    "pinned",
+    "bisect",
+    "blame",
 ];
 
 /// URL path segments before a revision (`/commit/<sha>`, GitLab `/-/commit/`).
@@ -184,15 +220,30 @@ const VCS_URL: &[&str] = &[
 /// Key-name fragments that keep a hex value a credential whatever the
 /// context (`- Fix: api_key = 9f2c…` is still a key).
 const CREDENTIAL_KEY_WORDS: &[&str] = &[
-    "secret", "token", "key", "passw", "pwd", "auth", "credential", "api", "private",
+    "secret",
+    "token",
+    "key",
+    "passw",
+    "pwd",
+    "auth",
+    "credential",
+    "api",
+    "private",
 ];
 
 /// Changelog-like files, whose bullets cite commits.
 fn is_changelog(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    ["changelog", "changes", "history", "news", "release", "whatsnew"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    [
+        "changelog",
+        "changes",
+        "history",
+        "news",
+        "release",
+        "whatsnew",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
 }
 
 /// True when a hex token sits where revisions are cited: in parentheses

@@ -99,7 +99,10 @@ fn parts(v: &str) -> Option<Vec<Part<'_>>> {
 }
 
 fn is_vowel(c: u8) -> bool {
-    matches!(c.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+    matches!(
+        c.to_ascii_lowercase(),
+        b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+    )
 }
 
 /// An English-like word: an acronym of up to five capitals, a short
@@ -218,18 +221,24 @@ pub(crate) fn is_degenerate(v: &str) -> bool {
     if distinct <= 2 {
         return true;
     }
-    let step = |d: i16| {
-        b.windows(2)
-            .all(|w| i16::from(w[1]) - i16::from(w[0]) == d)
-    };
+    let step = |d: i16| b.windows(2).all(|w| i16::from(w[1]) - i16::from(w[0]) == d);
     step(1) || step(-1)
 }
 
 /// Roots of Terraform/HCL references (`var.x`, `local.x`, `module.m.out`,
 /// `data.aws_secretsmanager_secret_version.x.secret_string`).
 const HCL_ROOTS: &[&str] = &[
-    "var.", "local.", "locals.", "module.", "data.", "each.", "self.", "path.", "terraform.",
-    "count.", "resource.",
+    "var.",
+    "local.",
+    "locals.",
+    "module.",
+    "data.",
+    "each.",
+    "self.",
+    "path.",
+    "terraform.",
+    "count.",
+    "resource.",
 ];
 
 /// Prefixes that make a value a secret-store reference by themselves:
@@ -328,7 +337,8 @@ fn is_dotted_path(l: &str) -> bool {
         && l.split('.').all(|s| {
             !s.is_empty()
                 && s.bytes().all(|c| {
-                    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'[' | b']' | b'"' | b'*')
+                    c.is_ascii_alphanumeric()
+                        || matches!(c, b'_' | b'-' | b'[' | b']' | b'"' | b'*')
                 })
         })
 }
@@ -336,9 +346,11 @@ fn is_dotted_path(l: &str) -> bool {
 /// A path of word-like segments (`secret/data/app#password`,
 /// `vault:secret/data/billing/db`): separators `/ : # . - _` and `@`.
 fn is_path_of_words(l: &str) -> bool {
-    l.split(['/', ':', '#', '@', '?', '=', '&', ',', '(', ')', '\'', '"', ' ', '!'])
-        .filter(|s| !s.is_empty())
-        .all(|s| all_words(s) || s.bytes().all(|c| c.is_ascii_digit() || c == b'*'))
+    l.split([
+        '/', ':', '#', '@', '?', '=', '&', ',', '(', ')', '\'', '"', ' ', '!',
+    ])
+    .filter(|s| !s.is_empty())
+    .all(|s| all_words(s) || s.bytes().all(|c| c.is_ascii_digit() || c == b'*'))
 }
 
 /// Most parts one segment of a store path has (`billing-db-credentials`);
@@ -462,7 +474,11 @@ mod tests {
         ] {
             assert!(is_reference(v), "{v}");
         }
-        for v in ["Zk3mQ8pL2xN7vR4tW9yB", "hunter2!x", "secret/Zk3mQ8pL2xN7vR4tW9yB"] {
+        for v in [
+            "Zk3mQ8pL2xN7vR4tW9yB",
+            "hunter2!x",
+            "secret/Zk3mQ8pL2xN7vR4tW9yB",
+        ] {
             assert!(!is_reference(v), "{v}");
         }
         assert!(is_plain_url("postgres://db.internal:5432/billing"));
