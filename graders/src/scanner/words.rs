@@ -294,15 +294,14 @@ pub(crate) fn is_reference(v: &str) -> bool {
     if l.contains("{{") || l.contains("${") || l.contains("%(") || l.contains("#{") {
         return true;
     }
-    if let Some(rest) = l.strip_prefix('$') {
-        if rest
+    if let Some(rest) = l.strip_prefix('$')
+        && rest
             .bytes()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-            && rest.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        {
-            return true;
-        }
+        && rest.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    {
+        return true;
     }
     if l.starts_with('<') && l.ends_with('>') {
         return true;
