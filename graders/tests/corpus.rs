@@ -12,7 +12,7 @@
 //! floors, and prints every missed label and false positive so a failure
 //! says which cases to fix.
 
-use graders::scanner::{ScanConfig, Scanner};
+use graders::scanner::{LEAK_GRADE_RULES, ScanConfig, Scanner};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 /// is measured.
 const MIN_PRECISION: f64 = 0.95;
 const MIN_RECALL: f64 = 0.95;
+/// Floor for each leak-grade rule (graders::scanner::LEAK_GRADE_RULES):
+/// those may cost an agent reward as new leaks in the environment.
+const MIN_LEAK_GRADE_PRECISION: f64 = 0.99;
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
@@ -172,6 +175,29 @@ fn corpus_precision_and_recall() {
         fp.len(),
         missed.len()
     );
+    // Per rule: finding lines, and how many are labelled. Leak-grade
+    // rules must hold their own floor.
+    let mut per_rule: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (k, rs) in &rules {
+        for r in rs {
+            let row = per_rule.entry(r.as_str()).or_default();
+            row.0 += 1;
+            if label_type.contains_key(k) {
+                row.1 += 1;
+            }
+        }
+    }
+    println!("\n| rule | finding lines | labelled | precision | leak-grade |");
+    println!("|---|---:|---:|---:|---|");
+    for (r, (n, good)) in &per_rule {
+        let lg = LEAK_GRADE_RULES.contains(r);
+        println!("| {r} | {n} | {good} | {:.3} | {lg} |", ratio(*good, *n));
+        assert!(
+            !lg || ratio(*good, *n) >= MIN_LEAK_GRADE_PRECISION,
+            "leak-grade rule {r}: precision {:.3} < {MIN_LEAK_GRADE_PRECISION}",
+            ratio(*good, *n)
+        );
+    }
     assert!(
         precision >= MIN_PRECISION,
         "precision {precision:.3} < {MIN_PRECISION}"

@@ -8,6 +8,16 @@
 //! linear on hostile lines like `a=a=a=...`.
 
 use super::mask::is_masked_or_placeholder;
+use super::words;
+
+/// Key words that name a password: a password may be a short human-chosen
+/// string (`hunter2`), so these keys accept [`MIN_PASSWORD`] characters,
+/// but a value of plain words (`tenant-window`) is not one.
+const PASSWORD_WORDS: &[&str] = &["password", "passwd", "passphrase", "pwd"];
+/// Shortest literal judged for password keys.
+const MIN_PASSWORD: usize = 6;
+/// Shortest literal judged for other credential keys.
+const MIN_VALUE: usize = 8;
 
 /// Key words that make any 8+ character literal a secret.
 const STRONG: &[&str] = &[
@@ -72,6 +82,20 @@ const NOT_SECRET_SUFFIX: &[&str] = &[
     "path",
     "tokenizer",
     "tokens",
+    // camelCase and bare forms (`tokenUrl`, `authEndpoint`, `secretName`,
+    // `secretKeyRef`): the key is lowercased before the test.
+    "url",
+    "uri",
+    "urls",
+    "endpoint",
+    "host",
+    "hostname",
+    "name",
+    "names",
+    "ref",
+    "arn",
+    "header",
+    "type",
 ];
 
 /// Right-hand sides that are code reading the value from elsewhere.
@@ -135,7 +159,8 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
         if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) {
             continue;
         }
-        match value_after(b, lb, end, code_file) {
+        let password = PASSWORD_WORDS.iter().any(|w| key.contains(w));
+        match value_after(b, lb, end, code_file, password) {
             Ok((vs, ve)) => {
                 out.push((vs, ve));
                 done = done.max(ve);
@@ -153,9 +178,15 @@ fn is_ident(c: u8) -> bool {
 
 /// Parses `["']? ws (=|:|:=|=>|==) ws value` after a key ending at `p`;
 /// on failure returns where the scan may resume.
-fn value_after(b: &[u8], lb: &[u8], p: usize, code_file: bool) -> Result<(usize, usize), usize> {
+fn value_after(
+    b: &[u8],
+    lb: &[u8],
+    p: usize,
+    code_file: bool,
+    password: bool,
+) -> Result<(usize, usize), usize> {
     let mut scanned = p;
-    value_after_inner(b, lb, p, code_file, &mut scanned).ok_or(scanned)
+    value_after_inner(b, lb, p, code_file, password, &mut scanned).ok_or(scanned)
 }
 
 fn value_after_inner(
@@ -163,6 +194,7 @@ fn value_after_inner(
     lb: &[u8],
     mut p: usize,
     code_file: bool,
+    password: bool,
     scanned: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = b.len();
@@ -252,7 +284,10 @@ fn value_after_inner(
         }
         (vs, j)
     };
-    if ve - vs < 8 {
+    // A rejected value is skipped whole: keys inside a reference
+    // (`{{resolve:secretsmanager:…}}`) are part of it, not assignments.
+    *scanned = ve;
+    if ve - vs < if password { MIN_PASSWORD } else { MIN_VALUE } {
         return None;
     }
     let lv = &lb[vs..ve];
@@ -275,6 +310,26 @@ fn value_after_inner(
     if is_masked_or_placeholder(v) || v.contains('\n') {
         return None;
     }
+    // A URL without userinfo is an address; keys in its query string
+    // (`?token=…`) are judged on their own, so resume inside it.
+    if words::is_plain_url(v) {
+        *scanned = vs;
+        return None;
+    }
+    // References (`var.db_password`, `{{ .Values.x }}`, `$TOKEN`,
+    // `vault:secret/data/app#key`), word paths (`/run/secrets/db_password`),
+    // fixtures (`test-token-123`) and plain words (`tenant-window`) are
+    // not credentials. Under a password key a digit or symbol makes the
+    // value a password again (`hunter2`, `P@ssw0rd!`), and it is judged
+    // from six characters on.
+    if words::is_reference(v)
+        || words::is_word_path(v)
+        || words::is_fixture(v)
+        || words::is_word_like(v, !password)
+        || (password && ve - vs < MIN_VALUE && !has_non_letter(v))
+    {
+        return None;
+    }
     // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the
     // very fix we ask agents for. SCREAMING_SNAKE words are not values.
     if v.contains('_')
@@ -288,6 +343,12 @@ fn value_after_inner(
         return None;
     }
     Some((vs, ve))
+}
+
+/// True when `v` has a digit or symbol: a short password of letters only
+/// (`letmein`) is as likely a placeholder word as a password.
+fn has_non_letter(v: &str) -> bool {
+    v.bytes().any(|c| !c.is_ascii_alphabetic())
 }
 
 #[cfg(test)]

@@ -46,6 +46,15 @@ const CONTAINS: &[&str] = &[
     "secret_key_here",
 ];
 
+/// Characters used to mask a value; [`MASK_RUN`] of one in a row is a mask.
+const MASK_CHARS: &[char] = &[
+    '*', '•', '●', '·', '∙', '⋅', '#', '?', '…', '░', '▒', '█', '■', '□', '×',
+];
+/// Run length of one [`MASK_CHARS`] character that marks a mask: `***`,
+/// `•••`. Letters are not mask characters here: `XXX` occurs in random
+/// keys (the corpus has one); `xxxx` is in [`CONTAINS`].
+const MASK_RUN: usize = 3;
+
 /// Whole values (lowercase) that are placeholders.
 const EXACT: &[&str] = &[
     "password",
@@ -84,10 +93,23 @@ pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
     if CONTAINS.iter().any(|p| lower.contains(p)) || EXACT.contains(&lower.as_str()) {
         return true;
     }
-    // One character repeated ("aaaaaaaa", "00000000") or a masked run.
+    // One character repeated ("aaaaaaaa", "00000000"), filler, counting.
+    if super::words::is_degenerate(v) {
+        return true;
+    }
     let first = v.as_bytes()[0];
     if v.bytes().all(|b| b == first) {
         return true;
+    }
+    // Any masking character repeated ("sk_live_••••9506", "ab**cd", "##").
+    let mut prev = None;
+    let mut run = 0;
+    for c in v.chars() {
+        run = if Some(c) == prev { run + 1 } else { 1 };
+        prev = Some(c);
+        if run >= MASK_RUN && MASK_CHARS.contains(&c) {
+            return true;
+        }
     }
     // Values built mostly of mask characters ("ab12••••", "sk-____").
     let mask = v
@@ -126,6 +148,10 @@ mod tests {
             "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "dummy-token-value",
             "aaaaaaaaaaaa",
+            "sk_live_••••9506",
+            "ghp_000000000000000000000000000000000000",
+            "pk_AB***CD",
+            "tok●●●●●●",
         ] {
             assert!(m(v), "{v} should be masked");
         }

@@ -21,15 +21,19 @@ mod allowlist;
 mod assign;
 mod decode;
 mod history;
+mod leak_grade;
 mod mask;
 mod pack;
+mod public;
 pub(crate) mod random;
 pub mod report;
 pub(crate) mod rules;
 mod tree;
+mod words;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use history::{BlobCache, HistoryScan};
+pub use leak_grade::{LEAK_GRADE_RULES, counts_as_new_leak};
 pub use report::sarif::to_sarif;
 pub use report::{Redaction, RuleInfo, rule_catalog, to_json};
 pub use tree::TreeScan;
@@ -473,9 +477,7 @@ impl Scanner {
             });
         }
         let mut public = Vec::new();
-        if text.contains("-----BEGIN ") {
-            rules::pem::find_public(text, &mut public);
-        }
+        public::find(text, &mut public);
         let mut spans = Vec::new();
         random::find(text, &lower, path, &public, &mut spans);
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
@@ -507,6 +509,10 @@ impl Scanner {
                     });
                 }
             }
+        }
+        // Public key material is never a secret, whichever detector saw it.
+        if !public.is_empty() {
+            c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
         }
         dedupe(c)
     }

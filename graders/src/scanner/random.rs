@@ -155,6 +155,137 @@ fn is_app_id_head(prefix: &str) -> bool {
     p.bytes().next_back().is_some_and(|c| c.is_ascii_digit())
 }
 
+/// Words that, right before a hex value, make it a revision: `fixes
+/// abc123`, `reverts 1f2e…`, `cherry-picked from …`, `landed in …`.
+const VCS_WORDS: &[&str] = &[
+    "fix",
+    "fixes",
+    "fixed",
+    "fixup",
+    "close",
+    "closes",
+    "closed",
+    "resolve",
+    "resolves",
+    "resolved",
+    "revert",
+    "reverts",
+    "reverted",
+    "refs",
+    "commit",
+    "commits",
+    "sha",
+    "sha1",
+    "rev",
+    "revision",
+    "merge",
+    "merged",
+    "picked",
+    "squash",
+    "squashed",
+    "amend",
+    "amends",
+    "backport",
+    "backported",
+    "landed",
+    "introduced",
+    "hotfix",
+    "changeset",
+    "upstream",
+    "parent",
+    "ref",
+    "pick",
+    "pin",
+    "pinned",
+    "bisect",
+    "blame",
+];
+
+/// URL path segments before a revision (`/commit/<sha>`, GitLab `/-/commit/`).
+const VCS_URL: &[&str] = &[
+    "/commit/",
+    "/commits/",
+    "/tree/",
+    "/blob/",
+    "/compare/",
+    "/changeset/",
+    "/rev/",
+    "/revision/",
+    "/raw/",
+    "/src/",
+    "...",
+    "..",
+];
+
+/// Key-name fragments that keep a hex value a credential whatever the
+/// context (`- Fix: api_key = 9f2c…` is still a key).
+const CREDENTIAL_KEY_WORDS: &[&str] = &[
+    "secret",
+    "token",
+    "key",
+    "passw",
+    "pwd",
+    "auth",
+    "credential",
+    "api",
+    "private",
+];
+
+/// Changelog-like files, whose bullets cite commits.
+fn is_changelog(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    [
+        "changelog",
+        "changes",
+        "history",
+        "news",
+        "release",
+        "whatsnew",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// True when a hex token sits where revisions are cited: in parentheses
+/// or brackets (`(dc3380ec…)`, `[1f2e3d4]`), after a VCS word (`fixes
+/// abc1234…`), in a commit/compare URL, or on a changelog bullet. Not when
+/// it is the value of a credential-named key. `prefix` is the line before
+/// the token (whole when `whole_line`), `after` the rest of its line.
+fn is_vcs_id(prefix: &str, after: &str, path: &str, whole_line: bool) -> bool {
+    let key = key_name(prefix).to_ascii_lowercase();
+    if CREDENTIAL_KEY_WORDS.iter().any(|w| key.contains(w)) {
+        return false;
+    }
+    let lp = prefix.to_ascii_lowercase();
+    let before = lp.bytes().next_back();
+    let next = after.bytes().next();
+    if matches!(before, Some(b'(' | b'[')) && matches!(next, Some(b')' | b']' | b',' | b';')) {
+        return true;
+    }
+    if VCS_URL.iter().any(|u| lp.ends_with(u)) {
+        return true;
+    }
+    let word: String = lp
+        .trim_end_matches([' ', '\t', ':', '#', '@', '`', '\'', '"'])
+        .bytes()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        .map(char::from)
+        .collect::<String>()
+        .chars()
+        .rev()
+        .collect();
+    let word = word.rsplit('-').next().unwrap_or("");
+    if VCS_WORDS.contains(&word) {
+        return true;
+    }
+    if whole_line && is_changelog(path) {
+        let t = prefix.trim_start();
+        return t.starts_with("- ") || t.starts_with("* ") || t.starts_with("+ ");
+    }
+    false
+}
+
 /// Lockfiles whose hex values are checksums.
 fn is_lockfile(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
@@ -280,7 +411,20 @@ pub(crate) fn find(
                     if HASH_RE.is_match(ctx) || HASH_RE.is_match(after) {
                         return true;
                     }
-                    (part_len == 40 || part_len == 64) && SHA_RE.is_match(ctx)
+                    if (part_len == 40 || part_len == 64) && SHA_RE.is_match(ctx) {
+                        return true;
+                    }
+                    // `from` may fall inside a multi-byte character.
+                    let mut from = from;
+                    while !text.is_char_boundary(from) {
+                        from += 1;
+                    }
+                    is_vcs_id(
+                        &text[from..abs],
+                        &text[abs + part_len..line_end.max(abs + part_len)],
+                        path,
+                        from == line_start,
+                    )
                 }) {
                     out.push((ts + s, ts + seg_end));
                 }
@@ -398,6 +542,10 @@ pub(crate) fn part_is_random(p: &str) -> bool {
         return false;
     }
     if digit == 0 && other == 0 && is_camel_words(b) {
+        return false;
+    }
+    // Identifiers with a digit among real words (`OAuth2AccessTokenFactory`).
+    if super::words::is_word_like(p, true) {
         return false;
     }
     // Identifiers (camelCase, PascalCase, version strings) change character

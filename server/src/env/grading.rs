@@ -3,8 +3,8 @@
 //! Security is decided by ground truth: a planted secret is remediated only
 //! if its value and simple transforms are absent from every file of the tree
 //! and, for git tasks, from every object of the repository with the original
-//! history still intact (`graders::security`). Values the scanner finds now
-//! that it did not find at reset are new leaks. Health runs the pristine
+//! history still intact (`graders::security`). Values a leak-grade scanner
+//! rule finds now that it did not find at reset are new leaks. Health runs the pristine
 //! tests in the sandbox on a restored copy (`crate::health`). Grading
 //! failures fail closed and are reported, never hidden.
 
@@ -173,8 +173,10 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
         .map(|v| v.id)
         .collect();
 
-    // New leaks: values the grader's scanner finds now that were not found
-    // at reset and are not planted values (those are counted above).
+    // New leaks: values the grader's scanner finds now, by a leak-grade
+    // rule (`graders::scanner::LEAK_GRADE_RULES`: precise enough that an
+    // honest fix never trips it), that were not found at reset and are
+    // not planted values (those are counted above).
     let planted_values: BTreeSet<&str> = rt.secrets.iter().map(|s| s.value.as_str()).collect();
     let mut new_values = BTreeSet::new();
     match rt.scanner.scan_tree(ws) {
@@ -183,7 +185,8 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
                 errors.push("scanner budget exceeded on the workspace".into());
             }
             for f in t.findings {
-                if !rt.initial_values.contains(&f.value)
+                if graders::scanner::counts_as_new_leak(&f.rule)
+                    && !rt.initial_values.contains(&f.value)
                     && !planted_values
                         .iter()
                         .any(|p| p.contains(f.value.as_str()) || f.value.contains(p))

@@ -1,0 +1,73 @@
+//! Which findings may count as a *new leak* in the environment (spec.md,
+//! "Grading"): a value the grader's scanner finds after reset that it did
+//! not find at reset costs the agent reward, so only rules precise enough
+//! that an honest fix never trips them may count.
+//!
+//! Leak-grade rules match an issuer-specific format — a fixed prefix or
+//! structure the issuer stamps on every key (`AKIA…`, `ghp_…`, `xoxb-…`,
+//! `sk_live_…`, `SG.….…`, a PEM private-key block). On the labelled corpus
+//! (graders/tests/corpus.rs, which asserts it) each has precision ≥ 0.99,
+//! and none fires on the false-positive class cases
+//! (graders/tests/fp_classes.rs). Left out, with the reason:
+//! - `credential-assignment` and `random-token`: judged by key names and
+//!   entropy; they reached precision 0.88 on held-out code (issue 18), and
+//!   honest fixes write exactly the shapes they misjudge (`var.api_key`,
+//!   a config key named `*_token`, a commit id in a CHANGELOG);
+//! - `connection-string`, `sql-password`, `npmrc-auth-token`: the secret
+//!   is whatever follows a keyword or sits in a URL's userinfo, so local
+//!   development values (`postgres://app:app@localhost/app` in a
+//!   `.env.example`) match;
+//! - `jwt`: signed example tokens are common in tests and documentation;
+//! - custom `.gitleaks.toml` rules: their precision is unknown.
+//!
+//! All rules still report in `run_scanner` and the CLI; the list only
+//! decides what the environment charges for. Planted values are graded
+//! by ground truth (`security`), whatever rule finds them.
+
+/// Rule ids (`Finding::rule`) whose findings count as new leaks.
+pub const LEAK_GRADE_RULES: &[&str] = &[
+    "aws-access-key-id",
+    "aws-secret-access-key",
+    "github-pat",
+    "github-fine-grained-pat",
+    "github-oauth",
+    "slack-token",
+    "slack-webhook",
+    "stripe-secret-key",
+    "service-token",
+    "google-api-key",
+    "firebase-fcm-server-key",
+    "npm-token",
+    "sendgrid-api-key",
+    "twilio-api-key",
+    "openai-api-key",
+    "anthropic-api-key",
+    "azure-storage-connection-string",
+    "private-key",
+];
+
+/// True when a finding of `rule` may count as a new leak.
+pub fn counts_as_new_leak(rule: &str) -> bool {
+    LEAK_GRADE_RULES.contains(&rule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every listed id is a rule the scanner has: a renamed rule would
+    /// otherwise silently stop counting.
+    #[test]
+    fn ids_are_rules() {
+        let known: Vec<&str> = crate::scanner::rules::RULES
+            .iter()
+            .map(|r| r.def.name)
+            .chain(["private-key"])
+            .collect();
+        for id in LEAK_GRADE_RULES {
+            assert!(known.contains(id), "{id} is not a scanner rule");
+        }
+        assert!(!counts_as_new_leak("credential-assignment"));
+        assert!(!counts_as_new_leak("random-token"));
+    }
+}

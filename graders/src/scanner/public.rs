@@ -1,0 +1,47 @@
+//! Public key material: never a secret, and never part of one. A deploy
+//! key's public half in `authorized_keys`, Helm values, Terraform or Go is
+//! what an honest fix publishes; its base64 body looks random to every
+//! other detector, so its span is excluded from all of them (except the
+//! private-key rule, whose blocks cannot lie inside a public one).
+//!
+//! Formats: OpenSSH public keys of every algorithm (`ssh-rsa`, `ssh-dss`,
+//! `ssh-ed25519`, `ssh-ed448`, `ecdsa-sha2-*`, `sk-ssh-*`, `sk-ecdsa-*`,
+//! and their `*-cert-v01@openssh.com` certificates), PEM blocks that are
+//! not private (`PUBLIC KEY`, `CERTIFICATE`, `PGP PUBLIC KEY BLOCK`, …) and
+//! age recipients (`age1…`; `AGE-SECRET-KEY-1…` is not matched). A bare
+//! base64 value (WireGuard's `PublicKey = …`) is not covered: it says
+//! nothing about which half it is.
+
+use std::sync::LazyLock;
+
+/// OpenSSH public keys: algorithm, then base64 that opens with the
+/// encoded algorithm-name length (`AAAA`), as `ssh-keygen` writes them.
+static SSH_PUBLIC: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"\b(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521))-cert-v01@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]+={0,3}",
+    )
+    .expect("ssh public key regex")
+});
+
+/// age recipients: bech32, lowercase, `age1` and 58 characters.
+static AGE_RECIPIENT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\bage1[02-9ac-hj-np-z]{58}\b").expect("age recipient regex")
+});
+
+/// Pushes byte spans of public key material in `text`.
+pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
+    if text.contains("-----BEGIN ") {
+        super::rules::pem::find_public(text, out);
+    }
+    if text.contains("AAAA") {
+        out.extend(SSH_PUBLIC.find_iter(text).map(|m| (m.start(), m.end())));
+    }
+    if text.contains("age1") {
+        out.extend(AGE_RECIPIENT.find_iter(text).map(|m| (m.start(), m.end())));
+    }
+}
+
+/// True when `[start, end)` overlaps one of `spans`.
+pub(crate) fn overlaps(spans: &[(usize, usize)], start: usize, end: usize) -> bool {
+    spans.iter().any(|&(s, e)| start < e && s < end)
+}

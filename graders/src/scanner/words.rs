@@ -1,0 +1,488 @@
+//! Values that read as words, fixtures or references: the false-positive
+//! classes of the credential-assignment rule measured on held-out code
+//! (issue 18). A credential is random, or at least not made only of
+//! English-like words; a value that *names* where a credential lives
+//! (`var.db_password`, `{{ .Values.token }}`, `vault:secret/data/app#key`,
+//! a URL without userinfo) is the fix, not the leak.
+//!
+//! Each judgement is by shape, not by instance: word-likeness looks at
+//! vowels and consonant runs of every part, fixture words at whole parts,
+//! references at the syntax of the templating and reference languages.
+
+/// Parts (whole, lowercase) that mark a word-like value as a test fixture
+/// or a fake: `test-token-123`, `mock-jwt-token`, `"password": "test1234"`.
+const FIXTURE_WORDS: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "mock",
+    "mocked",
+    "fake",
+    "dummy",
+    "stub",
+    "fixture",
+    "sample",
+    "example",
+    "placeholder",
+    "redacted",
+    "changeme",
+    "demo",
+    "foo",
+    "bar",
+    "baz",
+    "lorem",
+    "ipsum",
+    "todo",
+    "fixme",
+    "xxx",
+    "invalid",
+    "bogus",
+    "unused",
+];
+
+/// Longest part judged as one English-like word (longer letter runs are
+/// not words; `correcthorsebatterystaple` is a passphrase).
+const MAX_WORD: usize = 20;
+/// Longest consonant run inside an English-like word (`strengths` has 5).
+const MAX_CONSONANTS: usize = 5;
+/// Longest digit run a word-like value may carry (`v2`, `2024`, `test1234`).
+const MAX_DIGIT_RUN: usize = 4;
+
+/// One part of a value split at separators, case changes and letter/digit
+/// boundaries.
+#[derive(Debug, PartialEq)]
+enum Part<'a> {
+    Letters(&'a str),
+    Digits(usize),
+}
+
+/// Splits `v` into letter words (camelCase and acronyms split as
+/// `HTTPServer` → `HTTP`, `Server`) and digit runs; `None` when `v` holds a
+/// byte other than letters, digits and `- _ .` or space.
+fn parts(v: &str) -> Option<Vec<Part<'_>>> {
+    let b = v.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if matches!(c, b'-' | b'_' | b'.' | b' ') {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push(Part::Digits(i - s));
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return None;
+        }
+        let s = i;
+        let caps = b[i..].iter().take_while(|c| c.is_ascii_uppercase()).count();
+        if caps >= 2 {
+            // An acronym; before a lowercase letter its last capital starts
+            // the next word.
+            let next_lower = b.get(i + caps).is_some_and(u8::is_ascii_lowercase);
+            i += if next_lower { caps - 1 } else { caps };
+        } else {
+            i += caps;
+            while i < b.len() && b[i].is_ascii_lowercase() {
+                i += 1;
+            }
+        }
+        out.push(Part::Letters(&v[s..i]));
+    }
+    Some(out)
+}
+
+fn is_vowel(c: u8) -> bool {
+    matches!(
+        c.to_ascii_lowercase(),
+        b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+    )
+}
+
+/// An English-like word: an acronym of up to five capitals, a short
+/// lowercase abbreviation (`jwt`, `db`), or letters with vowels where
+/// consonant runs stay short. Random letters fail the consonant-run and
+/// vowel tests far more often than words do.
+fn is_word(w: &str) -> bool {
+    let b = w.as_bytes();
+    if b.len() > MAX_WORD {
+        return false;
+    }
+    if b.iter().all(u8::is_ascii_uppercase) && b.len() <= 5 {
+        return true;
+    }
+    if b.len() <= 3 {
+        return true;
+    }
+    let vowels = b.iter().filter(|&&c| is_vowel(c)).count();
+    if vowels * 8 < b.len() {
+        return false;
+    }
+    let mut run = 0;
+    for &c in b {
+        run = if is_vowel(c) { 0 } else { run + 1 };
+        if run > MAX_CONSONANTS {
+            return false;
+        }
+    }
+    // A letter tripled (`aaab`) is not a word.
+    !b.windows(3).any(|w| w[0] == w[1] && w[1] == w[2])
+}
+
+/// True when `v` is made only of English-like words joined by `- _ .`,
+/// spaces or case changes (`tenant-window`, `OAuth2AccessTokenResponse`,
+/// `mock-jwt-token`). With `allow_digits`, short digit runs may appear
+/// (`v2`, `release-2024`); without, any digit makes the value not
+/// word-like (`hunter2`). Short words must not dominate: at least half the
+/// letters sit in words of four or more letters.
+pub(crate) fn is_word_like(v: &str, allow_digits: bool) -> bool {
+    let Some(ps) = parts(v) else { return false };
+    let (mut letters, mut long_letters, mut digits) = (0usize, 0usize, 0usize);
+    for p in &ps {
+        match p {
+            Part::Letters(w) => {
+                if !is_word(w) {
+                    return false;
+                }
+                letters += w.len();
+                if w.len() >= 4 {
+                    long_letters += w.len();
+                }
+            }
+            Part::Digits(n) => {
+                if !allow_digits || *n > MAX_DIGIT_RUN {
+                    return false;
+                }
+                digits += n;
+            }
+        }
+    }
+    // A lone short word (`app` in `secret/data/app`) is a word; among
+    // several, short ones must not dominate (random text splits into many).
+    letters > 0
+        && digits <= letters
+        && (ps.len() == 1 || long_letters * 3 >= letters)
+        && letters + digits >= ps.len() * 3
+}
+
+/// True for a word-like value (digits allowed) with a fixture word among
+/// its parts: `test-token-123`, `mock-jwt-token`, `fake_api_key`,
+/// `test1234`. A random value next to a fixture word (`test_Zk3mQ8pL2x…`)
+/// is not word-like and stays a finding.
+pub(crate) fn is_fixture(v: &str) -> bool {
+    let Some(ps) = parts(v) else { return false };
+    let has_fixture = ps.iter().any(|p| match p {
+        Part::Letters(w) => FIXTURE_WORDS.iter().any(|f| f.eq_ignore_ascii_case(w)),
+        Part::Digits(_) => false,
+    });
+    has_fixture && is_word_like(v, true)
+}
+
+/// A run of one character this long is filler (`AKIA0000000000000000`);
+/// issued keys are random and practically never repeat a character ten
+/// times in a row.
+const MAX_SAME_RUN: usize = 10;
+
+/// True for a value with at most two distinct characters past its first
+/// separator (`ghp_000000…`, `sk_live_abababab`), a long run of one
+/// character, or counting up or down (`123456789`, `abcdefgh`):
+/// placeholders, never issued keys.
+pub(crate) fn is_degenerate(v: &str) -> bool {
+    let vb = v.as_bytes();
+    let mut run = 1;
+    for w in vb.windows(2) {
+        run = if w[0] == w[1] { run + 1 } else { 1 };
+        if run >= MAX_SAME_RUN {
+            return true;
+        }
+    }
+    let body = v
+        .rfind(['_', '-'])
+        .filter(|&i| v.len() - i > 8)
+        .map_or(v, |i| &v[i + 1..]);
+    let b = body.as_bytes();
+    if b.len() < 6 {
+        return false;
+    }
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for &c in b {
+        if !seen[usize::from(c)] {
+            seen[usize::from(c)] = true;
+            distinct += 1;
+        }
+    }
+    if distinct <= 2 {
+        return true;
+    }
+    let step = |d: i16| b.windows(2).all(|w| i16::from(w[1]) - i16::from(w[0]) == d);
+    step(1) || step(-1)
+}
+
+/// Roots of Terraform/HCL references (`var.x`, `local.x`, `module.m.out`,
+/// `data.aws_secretsmanager_secret_version.x.secret_string`).
+const HCL_ROOTS: &[&str] = &[
+    "var.",
+    "local.",
+    "locals.",
+    "module.",
+    "data.",
+    "each.",
+    "self.",
+    "path.",
+    "terraform.",
+    "count.",
+    "resource.",
+];
+
+/// Prefixes that make a value a secret-store reference by themselves:
+/// Vault, 1Password, AWS/GCP/Azure secret managers, SOPS/helm-secrets,
+/// CloudFormation and Ansible tags.
+const STORE_SCHEME: &[&str] = &[
+    "vault:",
+    "ref+",
+    "op://",
+    "arn:aws:secretsmanager:",
+    "arn:aws:ssm:",
+    "aws-sm://",
+    "awssm://",
+    "gcp-sm://",
+    "gcpsm://",
+    "akv://",
+    "azurekeyvault://",
+    "@microsoft.keyvault(",
+    "!ref ",
+    "!getatt ",
+    "!sub ",
+    "!vault",
+];
+
+/// Prefixes of store paths and CI/Helm contexts, references only when the
+/// rest is a path of words (`secret/data/app#password`,
+/// `secrets.API_TOKEN`, `.Values.db.password`).
+const STORE_PATH: &[&str] = &[
+    "secret/",
+    "secrets/",
+    "kv/",
+    "projects/",
+    "sm://",
+    "env:",
+    "file:",
+    "secrets.",
+    "inputs.",
+    "values.",
+    ".values.",
+    "vars.",
+];
+
+/// True when `v` is not a literal but a reference to where the value lives:
+/// template syntax (`{{ }}`, `${…}`, `$VAR`, `%(name)s`, `<your-key>`,
+/// `#{…}`), an environment or config read (`os.environ[…]`,
+/// `process.env.X`, `config.get(…)`, `ENV.fetch(…)`), a Terraform
+/// reference, or a secret-store path (`vault:secret/data/app#key`,
+/// `secret/data/app#password`, `arn:aws:secretsmanager:…`). The value of a
+/// reference is elsewhere: writing one is the remediation we ask for.
+pub(crate) fn is_reference(v: &str) -> bool {
+    let t = v.trim();
+    let l = t.to_ascii_lowercase();
+    if l.contains("{{") || l.contains("${") || l.contains("%(") || l.contains("#{") {
+        return true;
+    }
+    if let Some(rest) = l.strip_prefix('$')
+        && rest
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && rest.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    {
+        return true;
+    }
+    if l.starts_with('<') && l.ends_with('>') {
+        return true;
+    }
+    if HCL_ROOTS.iter().any(|r| l.starts_with(r)) && is_dotted_path(&l) {
+        return true;
+    }
+    if STORE_SCHEME.iter().any(|p| l.starts_with(p))
+        || (STORE_PATH.iter().any(|p| l.starts_with(p)) && is_path_of_words(t))
+    {
+        return true;
+    }
+    // `os.environ["X"]`, `config.get("x")`, `ENV.fetch("X")`, `Secret(...)`:
+    // a call or index on a dotted name.
+    if let Some(open) = l.find(['(', '[']) {
+        let head = &l[..open];
+        if !head.is_empty()
+            && head
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':'))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// `a.b.c` with identifier segments (indexes `["x"]` allowed): a reference
+/// path, not a literal.
+fn is_dotted_path(l: &str) -> bool {
+    l.contains('.')
+        && l.split('.').all(|s| {
+            !s.is_empty()
+                && s.bytes().all(|c| {
+                    c.is_ascii_alphanumeric()
+                        || matches!(c, b'_' | b'-' | b'[' | b']' | b'"' | b'*')
+                })
+        })
+}
+
+/// A path of word-like segments (`secret/data/app#password`,
+/// `vault:secret/data/billing/db`): separators `/ : # . - _` and `@`.
+fn is_path_of_words(l: &str) -> bool {
+    l.split([
+        '/', ':', '#', '@', '?', '=', '&', ',', '(', ')', '\'', '"', ' ', '!',
+    ])
+    .filter(|s| !s.is_empty())
+    .all(|s| all_words(s) || s.bytes().all(|c| c.is_ascii_digit() || c == b'*'))
+}
+
+/// Most parts one segment of a store path has (`billing-db-credentials`);
+/// random text splits into many more at its case and digit changes.
+const MAX_SEGMENT_PARTS: usize = 4;
+
+/// Every letter part of `s` is a word (`api_key`, `db`), without
+/// [`is_word_like`]'s share of long words: path segments are short names.
+fn all_words(s: &str) -> bool {
+    parts(s).is_some_and(|ps| {
+        !ps.is_empty()
+            && ps.len() <= MAX_SEGMENT_PARTS
+            && ps.iter().all(|p| match p {
+                Part::Letters(w) => is_word(w),
+                Part::Digits(n) => *n <= MAX_DIGIT_RUN,
+            })
+    })
+}
+
+/// True for a URL with no userinfo (`postgres://db.internal:5432/billing`,
+/// `https://auth.example.com/oauth/token`): an address, not a credential.
+/// Credentials inside URLs are the connection-string rule's, and query
+/// parameters (`?token=…`) are judged as assignments of their own (the
+/// caller resumes its scan inside the URL).
+pub(crate) fn is_plain_url(v: &str) -> bool {
+    let Some(i) = v.find("://") else { return false };
+    let scheme = &v[..i];
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+    {
+        return false;
+    }
+    let rest = &v[i + 3..];
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    !authority.contains('@')
+}
+
+/// True when `v`, a path with `/` separators (`/etc/app/db.pass`,
+/// `secrets/prod/db-password.txt`), is made of word-like segments: a file
+/// path or store path, not a key. Random base64 with `/` fails.
+pub(crate) fn is_word_path(v: &str) -> bool {
+    v.contains('/')
+        && v.split('/').filter(|s| !s.is_empty()).all(|s| {
+            s.strip_prefix('~').unwrap_or(s).is_empty()
+                || is_word_like(s, true)
+                || s.split('.').all(|p| is_word_like(p, true))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_likeness() {
+        for v in [
+            "tenant-window",
+            "orders_rollout",
+            "OAuth2AccessTokenResponseClientFactory",
+            "mock-jwt-token",
+            "release.channel",
+            "strength",
+            "HTTPServerConfig",
+        ] {
+            assert!(is_word_like(v, true), "{v}");
+        }
+        for v in [
+            "Zk3mQ8pL2xN7vR4tW9yB",
+            "qzxkvbnmwrt",
+            "Tr0ub4dor&3",
+            "P@ssw0rd!",
+            "ZkmQpLxNvRtWyBcHqsDf",
+            "correcthorsebatterystaple",
+            "a8f3k2m9",
+            "W0vvwi1KQRM16mT8V9NaDkZ",
+        ] {
+            assert!(!is_word_like(v, true), "{v}");
+        }
+        assert!(is_word_like("sunshine", false));
+        assert!(!is_word_like("hunter2", false), "a digit is not a word");
+    }
+
+    #[test]
+    fn fixtures_and_degenerate() {
+        for v in ["test-token-123", "test1234", "mock-jwt-token", "FakeApiKey"] {
+            assert!(is_fixture(v), "{v}");
+        }
+        for v in ["test_Zk3mQ8pL2xN7vR4tW9yB", "tenant-window", "hunter2"] {
+            assert!(!is_fixture(v), "{v}");
+        }
+        for v in [
+            "ghp_000000000000000000000000000000000000",
+            "123456789",
+            "abcdefghij",
+            "sk_live_abababababab",
+        ] {
+            assert!(is_degenerate(v), "{v}");
+        }
+        assert!(!is_degenerate("ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h"));
+    }
+
+    #[test]
+    fn references() {
+        for v in [
+            "var.db_password",
+            "data.aws_secretsmanager_secret_version.db.secret_string",
+            "local.api_token",
+            "module.secrets.token",
+            "{{ .Values.db.password }}",
+            "${{ secrets.API_TOKEN }}",
+            "$DB_PASSWORD",
+            "%(db_password)s",
+            "<your-api-key>",
+            "os.environ[\"TOKEN\"]",
+            "config.get(\"token\")",
+            "vault:secret/data/billing#password",
+            "secret/data/app#api_key",
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+        ] {
+            assert!(is_reference(v), "{v}");
+        }
+        for v in [
+            "Zk3mQ8pL2xN7vR4tW9yB",
+            "hunter2!x",
+            "secret/Zk3mQ8pL2xN7vR4tW9yB",
+        ] {
+            assert!(!is_reference(v), "{v}");
+        }
+        assert!(is_plain_url("postgres://db.internal:5432/billing"));
+        assert!(!is_plain_url("postgres://app:Zq8v2Lm4@db/billing"));
+        assert!(is_word_path("/run/secrets/db_password"));
+        assert!(!is_word_path("wJalrXUtnFEMI/K7MDENG/bPxRfiCY"));
+    }
+}

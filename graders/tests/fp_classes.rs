@@ -1,0 +1,344 @@
+//! False-positive classes measured on held-out code (issue 18), one test
+//! per class: several cases in the style of each class that are not
+//! secrets, and negative controls proving a real secret in the same
+//! context is still found. The cases are written fresh for these tests,
+//! not copied from the held-out corpus, so they test the class and not
+//! its instances.
+
+use graders::scanner::{Finding, ScanConfig, Scanner};
+
+fn scan(path: &str, text: &str) -> Vec<Finding> {
+    Scanner::new(ScanConfig::default()).scan_bytes(path, text.as_bytes())
+}
+
+/// Every `(path, text)` yields no finding at all.
+fn clean(cases: &[(&str, &str)]) {
+    for (path, text) in cases {
+        let f = scan(path, text);
+        assert!(
+            f.is_empty(),
+            "false positive in {path}: {text:?} gave {:?}",
+            f.iter().map(|f| (&f.rule, &f.value)).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Every `(path, text, value)` yields a finding whose value is `value`.
+fn found(cases: &[(&str, &str, &str)]) {
+    for (path, text, want) in cases {
+        let f = scan(path, text);
+        assert!(
+            f.iter().any(|f| f.value == *want),
+            "missed {want:?} in {path}: {text:?}; got {:?}",
+            f.iter().map(|f| (&f.rule, &f.value)).collect::<Vec<_>>()
+        );
+    }
+}
+
+const HEX40: &str = "4e1d9a7c03b2f58e6a917cd02b3f4e5a6c7d8e9f";
+const GHP: &str = "ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h";
+
+#[test]
+fn commit_ids_in_vcs_contexts() {
+    let changelog = format!(
+        "# Changelog\n\n## 2.4.1\n- Rotate signing secret handling in webhook verifier ({HEX40})\n* Token cache eviction fix {HEX40}\n"
+    );
+    let cases = [
+        ("CHANGELOG.md", changelog.as_str()),
+        (
+            "docs/notes.md",
+            &format!("Session expiry bug, fixes {HEX40}.\n"),
+        ),
+        (
+            "NOTES.txt",
+            &format!("reverts {HEX40} (auth header parsing)\n"),
+        ),
+        (
+            "README.md",
+            &format!("See https://github.com/acme/billing/commit/{HEX40} for the token fix\n"),
+        ),
+        (
+            "docs/upgrade.md",
+            &format!("cherry-picked {HEX40} onto release-2.3\n"),
+        ),
+        ("RELEASES.md", &format!("- Secret rotation [{HEX40}]\n")),
+        (
+            ".github/workflows/release.yml",
+            &format!("      - uses: acme/sign-action@v2\n        with:\n          ref: {HEX40}\n"),
+        ),
+        (
+            "docs/debug.md",
+            &format!("git bisect bad; first bad commit is pinned {HEX40}\n"),
+        ),
+        (
+            "docs/diff.md",
+            &format!(
+                "compare https://gitlab.example.org/a/b/-/compare/{HEX40}...{}\n",
+                &HEX40[..12]
+            ),
+        ),
+    ];
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(p, t)| (*p, *t)).collect();
+    clean(&cases);
+    // Controls: a provider token next to a changelog word, and a hex key
+    // assigned to a credential name on a changelog bullet, still fire.
+    found(&[
+        ("CHANGELOG.md", &format!("- Fix leaked token {GHP}\n"), GHP),
+        (
+            "CHANGELOG.md",
+            &format!("- Fix webhook: signing_secret = {HEX40}\n"),
+            HEX40,
+        ),
+        ("notes.txt", &format!("deploy {HEX40} now\n"), HEX40),
+    ]);
+}
+
+#[test]
+fn fixtures_and_fake_values() {
+    clean(&[
+        (
+            "tests/test_login.py",
+            "payload = {\"password\": \"test1234\"}\n",
+        ),
+        ("spec/auth_spec.rb", "let(:token) { 'mock-jwt-token' }\n"),
+        ("src/api.test.ts", "const apiToken = \"test-token-123\";\n"),
+        (
+            "fixtures/user.json",
+            "{\"api_key\": \"fake_api_key_value\"}\n",
+        ),
+        (
+            "tests/conftest.py",
+            "SECRET_KEY = \"dummy-secret-for-tests\"\n",
+        ),
+        ("config/test.yaml", "client_secret: sample-client-secret\n"),
+        (
+            ".env.test",
+            "GITHUB_TOKEN=ghp_000000000000000000000000000000000000\n",
+        ),
+        (".env.ci", "AWS_ACCESS_KEY_ID=AKIA0000000000000000\n"),
+        ("app.cfg", "api_token = 123456789012345\n"),
+        ("README.md", "password: changeme123\n"),
+        ("docs/setup.md", "token: placeholder-token\n"),
+    ]);
+    // Controls: a random value under a fixture-ish name, a short real
+    // password, and real provider tokens in a test file.
+    found(&[
+        (
+            "tests/test_api.py",
+            "API_TOKEN = \"test_Zk3mQ8pL2xN7vR4tW9yB\"\n",
+            "test_Zk3mQ8pL2xN7vR4tW9yB",
+        ),
+        ("tests/conftest.py", &format!("TOKEN = \"{GHP}\"\n"), GHP),
+        ("config/db.ini", "password = hunter2\n", "hunter2"),
+        (
+            "config/db.ini",
+            "password = \"Tr0ub4dor&3\"\n",
+            "Tr0ub4dor&3",
+        ),
+        (".env", "DB_PASSWORD=P@ssw0rd!\n", "P@ssw0rd!"),
+    ]);
+}
+
+#[test]
+fn public_keys() {
+    let rsa = "AAAAB3NzaC1yc2EAAAADAQABAAABAQC7k9q2Lm4Kp7RtZk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7zA1cE4gI8kL2oQ5uY9wB3dF6hJ0lN4pR8tV2xZ6bD0fH4jL8nP2rT6vX0zB4dF8hJ2lN6pR0tV4xZ8bD2fH6jL0nP4rT8vX2zB6dF0hJ4lN8pR2tV6xZ0bD4fH8jL2nP6rT0vX4zB8dF2hJ6lN0pR4tV8xZ2bD6fH0jL4nP8rT2vX6zB0dF4h";
+    let ed = "AAAAC3NzaC1lZDI1NTE5AAAAIJk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7";
+    let ecdsa = "AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBJk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7zA1cE4gI8kL2oQ5uY9wB3dF6hJ0lN4pR8tV2xZ6bD0fH4jL8=";
+    let pgp = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGRk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7zA1cE4gI8kL2oQ5uY9w\nB3dF6hJ0lN4pR8tV2xZ6bD0fH4jL8nP2rT6vX0zB4dF8hJ2lN6pR0tV4xZ8bD2fH6jL\n=Zk3m\n-----END PGP PUBLIC KEY BLOCK-----\n";
+    let pem_pub = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAq8Zk3mQ8pL2xN7vR4tW9yB1c\nHq5sD8fJ2kM6nP0rT3vX7zA1cE4gI8kL2oQ5uY9wB3dF6hJ0lN4pR8tV2xZ6bD0fH4jL\n-----END PUBLIC KEY-----\n";
+    let authorized = format!(
+        "ssh-rsa {rsa} deploy@ci\nssh-ed25519 {ed} ops@bastion\necdsa-sha2-nistp256 {ecdsa}\nsk-ssh-ed25519@openssh.com {ed} yubikey\n"
+    );
+    let helm = format!("deployKey:\n  publicKey: \"ssh-ed25519 {ed} argocd\"\n");
+    let tf = format!(
+        "resource \"aws_key_pair\" \"deployer\" {{\n  public_key = \"ssh-rsa {rsa} deployer\"\n}}\n"
+    );
+    let go = format!("const hostKey = `ecdsa-sha2-nistp256 {ecdsa}`\n");
+    let age = "recipients:\n  - age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n";
+    clean(&[
+        ("home/deploy/.ssh/authorized_keys", authorized.as_str()),
+        ("charts/app/values.yaml", helm.as_str()),
+        ("infra/keys.tf", tf.as_str()),
+        ("cmd/agent/hostkey.go", go.as_str()),
+        ("keys/release.asc", pgp),
+        ("keys/jwt.pub", pem_pub),
+        (".sops.yaml", age),
+    ]);
+    // Control: a private key next to a public one, and an age secret key.
+    let private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACCZN5kPKS9sTe70eLVvcgdXB6ubA/HydpDpz9K0697+wAAAAJhZk3mQ8p\n-----END OPENSSH PRIVATE KEY-----";
+    let both = format!("{private}\nssh-ed25519 {ed} me@host\n");
+    let f = scan("keys/id_ed25519", &both);
+    assert!(
+        f.iter().any(|f| f.rule == "private-key"),
+        "private half still found: {f:?}"
+    );
+    assert!(
+        f.iter().all(|f| f.rule == "private-key"),
+        "only the private half: {f:?}"
+    );
+    found(&[(
+        "keys/age.txt",
+        "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGP\nAPI_TOKEN=Zk3mQ8pL2xN7vR4tW9yB1cHq\n",
+        "Zk3mQ8pL2xN7vR4tW9yB1cHq",
+    )]);
+}
+
+#[test]
+fn infrastructure_references() {
+    clean(&[
+        ("infra/rds.tf", "  password = var.db_password\n"),
+        (
+            "infra/rds.tf",
+            "  master_password = data.aws_secretsmanager_secret_version.rds.secret_string\n",
+        ),
+        (
+            "infra/app.tf",
+            "  api_token = local.api_token\n  secret_key = module.kms.secret_key\n",
+        ),
+        ("infra/app.tf", "  auth_token = each.value.auth_token\n"),
+        (
+            "charts/app/templates/deploy.yaml",
+            "  DB_PASSWORD: {{ .Values.db.password | quote }}\n  apiToken: {{.Values.apiToken}}\n",
+        ),
+        (
+            ".github/workflows/ci.yml",
+            "  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  deploy_token: ${{secrets.DEPLOY_TOKEN}}\n",
+        ),
+        (
+            "k8s/deploy.yaml",
+            "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: billing-db-credentials\n        key: password\n",
+        ),
+        (
+            "config/app.yaml",
+            "db_password: vault:secret/data/billing#password\n",
+        ),
+        ("config/app.yaml", "api_token: secret/data/app#api_key\n"),
+        (
+            "config/app.yaml",
+            "client_secret: ref+vault://secret/oauth#client_secret\n",
+        ),
+        (
+            "config/app.yaml",
+            "password: op://Engineering/billing-db/password\n",
+        ),
+        (
+            "template.yaml",
+            "MasterUserPassword: '{{resolve:secretsmanager:prod/db:SecretString:password}}'\n",
+        ),
+        (
+            "docker-compose.yml",
+            "  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?required}\n  REDIS_PASSWORD: $REDIS_PASSWORD\n",
+        ),
+        ("app.ini", "password = %(db_password)s\n"),
+        (
+            ".env.example",
+            "API_TOKEN=<your-api-token>\nSTRIPE_SECRET_KEY=sk_live_your_key_here\n",
+        ),
+        ("deploy.rb", "secret_token = ENV.fetch(\"SECRET_TOKEN\")\n"),
+        ("settings.conf", "secret_key = config.get(\"secret_key\")\n"),
+        (
+            "config/app.yaml",
+            "password_file: /run/secrets/db_password\napi_token: /etc/billing/api-token\n",
+        ),
+    ]);
+    // Controls: a literal next to references still fires.
+    found(&[
+        (
+            "infra/rds.tf",
+            "  password = \"Zq8v2Lm4Kp7Rt\"\n  username = var.db_user\n",
+            "Zq8v2Lm4Kp7Rt",
+        ),
+        (
+            ".github/workflows/ci.yml",
+            "  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  API_TOKEN: Zk3mQ8pL2xN7vR4tW9yB1cHq\n",
+            "Zk3mQ8pL2xN7vR4tW9yB1cHq",
+        ),
+    ]);
+}
+
+#[test]
+fn urls_without_userinfo() {
+    clean(&[
+        (
+            "config/app.yaml",
+            "tokenEndpoint: postgres://db.internal:5432/billing\n",
+        ),
+        (
+            "src/main/resources/application.yml",
+            "tokenUrl: https://auth.internal.acme.io/oauth2/token\n",
+        ),
+        (
+            "config.json",
+            "{\"secretsEndpoint\": \"https://vault.service.consul:8200/v1\"}\n",
+        ),
+        (
+            ".env",
+            "AUTH_TOKEN_URI=https://login.microsoftonline.com/common/oauth2/v2.0/token\n",
+        ),
+        (
+            "config.toml",
+            "token_issuer = \"https://issuer.acme.dev/realms/billing\"\n",
+        ),
+    ]);
+    found(&[
+        (
+            "config/app.yaml",
+            "tokenEndpoint: postgres://billing:Zq8v2Lm4Kp7Rt@db.internal:5432/billing\n",
+            "postgres://billing:Zq8v2Lm4Kp7Rt@db.internal:5432/billing",
+        ),
+        (
+            "config/app.yaml",
+            "callback: https://hooks.acme.io/in?token=Zk3mQ8pL2xN7vR4tW9yB1cHq\n",
+            "Zk3mQ8pL2xN7vR4tW9yB1cHq",
+        ),
+    ]);
+}
+
+#[test]
+fn identifiers_and_words_as_values() {
+    clean(&[
+        (
+            "src/main/resources/app.properties",
+            "security.oauth2.token-factory=OAuth2AccessTokenResponseClientFactory\n",
+        ),
+        ("config.yaml", "token_list: \"tenant-window\"\n"),
+        ("config.yaml", "secret_store: orders-rollout\n"),
+        ("settings.ini", "auth_token_mode = refresh.sliding\n"),
+        ("app.yaml", "apiKeyHeader: X-Billing-Api-Key\n"),
+        ("app.yaml", "token_strategy: JwtBearerTokenStrategy\n"),
+        ("app.yaml", "password_policy_name: strong-default\n"),
+    ]);
+    found(&[
+        (
+            "config.yaml",
+            "token_list: \"q8Zk3Vb7Lm2Np9Rt\"\n",
+            "q8Zk3Vb7Lm2Np9Rt",
+        ),
+        (
+            "settings.ini",
+            "auth_token = a8f3k2m9x7q4\n",
+            "a8f3k2m9x7q4",
+        ),
+    ]);
+}
+
+#[test]
+fn masked_values() {
+    clean(&[
+        ("billing.md", "stripe_key: sk_live_••••9506\n"),
+        (
+            "logs/app.log",
+            "using token=ghp_****************************a1b2\n",
+        ),
+        ("ops.md", "API_KEY=AKIA############\n"),
+        ("README.md", "secret_key = abcd…wxyz\n"),
+        ("notes.txt", "password: xxxxxxxx\n"),
+        ("notes.txt", "api_token: tok_●●●●●●●●3f9a\n"),
+        ("notes.txt", "client_secret: ?????????\n"),
+    ]);
+    found(&[(
+        "billing.md",
+        "stripe_key: sk_live_51HqZk3mQ8pL2xN7vR4tW9yB\n",
+        "sk_live_51HqZk3mQ8pL2xN7vR4tW9yB",
+    )]);
+}
