@@ -702,9 +702,15 @@ impl HealthGrader {
             }
             Ok((scratch, canary))
         };
-        let (scratch, canary) = tokio::task::spawn_blocking(arm)
+        let armed = tokio::task::spawn_blocking(arm)
             .await
-            .map_err(std::io::Error::other)??;
+            .map_err(std::io::Error::other)
+            .and_then(|r| r);
+        // A staged run taken and lost to an error is replaced too.
+        if let (Err(_), Some(pool)) = (&armed, pool) {
+            pool.refill(&self.sandbox, &self.limits, Self::pytest_request);
+        }
+        let (scratch, canary) = armed?;
         let key = format!(
             "{}{}",
             uuid::Uuid::new_v4().simple(),
