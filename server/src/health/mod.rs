@@ -345,6 +345,10 @@ struct RunResult {
     verdicts: Result<Vec<u8>, String>,
     /// What the bootstrap's tamper note says, if it wrote one.
     tamper: Option<String>,
+    /// Served by a staged run, whose wall limit counted from delivery.
+    staged: bool,
+    /// Wall time from start (cold) or delivery (staged) to the end.
+    duration: Duration,
     /// Fresh per run, sent to the bootstrap on stdin (it never touches a
     /// file) to chain-hash its verdict lines, so neither code under test
     /// nor a process it starts can write a line the grader accepts.
@@ -739,6 +743,8 @@ impl HealthGrader {
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .filter(|t| !t.is_empty());
         let run = RunResult {
+            staged: out.warm,
+            duration: out.duration,
             exit_code: out.exit_code,
             timed_out: out.timed_out,
             report,
@@ -913,6 +919,9 @@ struct Verdicts {
     phases: BTreeMap<String, BTreeMap<String, String>>,
     /// The exit code in the seal.
     sealed_rc: i32,
+    /// The bootstrap's own start-up before it waited for the key (its
+    /// first line, `S <ms>`, written before any code under test runs).
+    startup: Duration,
 }
 
 impl Verdicts {
@@ -924,7 +933,7 @@ impl Verdicts {
         let mut v = Verdicts::default();
         let mut sealed = None;
         let mut prev = String::new();
-        for line in text.lines() {
+        for (prev_count, line) in text.lines().enumerate() {
             if sealed.is_some() {
                 return Err("verdict lines after the seal".into());
             }
@@ -947,6 +956,12 @@ impl Verdicts {
             prev = want;
             let f: Vec<&str> = body.split(' ').collect();
             match f.as_slice() {
+                ["S", ms] if prev_count == 0 => {
+                    let ms = ms
+                        .parse::<u64>()
+                        .map_err(|_| "bad start-up line".to_string())?;
+                    v.startup = Duration::from_millis(ms);
+                }
                 ["END", rc] => {
                     sealed = Some(rc.parse::<i32>().map_err(|_| "bad seal".to_string())?);
                 }
@@ -1120,6 +1135,15 @@ fn score(
             return s;
         }
     };
+    // A staged run's limit counted from delivery, after its start-up; a
+    // cold run pays the start-up inside its limit. The same tree must not
+    // pass staged and time out cold (found by the independent review), so
+    // a staged run is held to the cold budget: its time plus the start-up
+    // the bootstrap recorded.
+    if run.staged && run.duration + verdicts.startup > wall {
+        s.error = Some(format!("pytest timed out after {wall:?}"));
+        return s;
+    }
     // A name reported twice keeps its worst outcome.
     let mut outcomes: BTreeMap<String, Outcome> = BTreeMap::new();
     for c in &report.cases {
@@ -2426,6 +2450,8 @@ mod tests {
             chain_lines("k", &lines).into_bytes()
         };
         let run = |r: &JunitReport, code| RunResult {
+            staged: false,
+            duration: Duration::from_millis(900),
             exit_code: Some(code),
             timed_out: false,
             report: Ok(xml(r)),
@@ -2435,6 +2461,38 @@ mod tests {
         };
         let s = score(&run(&ok, 1), &exp, Duration::from_secs(1), &c);
         assert_eq!((s.passed, s.total, s.score), (1, 1, 1.0), "{s:?}");
+        // A staged run is held to the cold budget: its time after delivery
+        // plus the start-up its bootstrap recorded (the first line).
+        let with_startup = |ms: u64, after: u64| {
+            let mut r = run(&ok, 1);
+            let lines = String::from_utf8(verdicts(&ok, 1)).unwrap();
+            let mut body: Vec<String> = vec![format!("S {ms}")];
+            body.extend(
+                lines
+                    .lines()
+                    .map(|l| l.rsplit_once(' ').unwrap().0.to_string()),
+            );
+            r.verdicts = Ok(chain_lines("k", &body).into_bytes());
+            r.staged = true;
+            r.duration = Duration::from_millis(after);
+            r
+        };
+        let wall = Duration::from_secs(1);
+        let s = score(&with_startup(300, 600), &exp, wall, &c);
+        assert_eq!(s.score, 1.0, "{s:?}");
+        let s = score(&with_startup(300, 800), &exp, wall, &c);
+        assert_eq!(s.score, 0.0, "{s:?}");
+        assert!(s.error.unwrap().contains("timed out"));
+        // The start-up line counts only first; anywhere else it is forged.
+        let mut late = with_startup(0, 100);
+        let lines = String::from_utf8(verdicts(&ok, 1)).unwrap();
+        let mut body: Vec<String> = lines
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().0.to_string())
+            .collect();
+        body.insert(1, "S 5".into());
+        late.verdicts = Ok(chain_lines("k", &body).into_bytes());
+        assert_eq!(score(&late, &exp, wall, &c).score, 0.0);
         let forced = rep(vec![
             case(&c.pass_name, Outcome::Passed),
             case(&c.fail_name, Outcome::Passed),
