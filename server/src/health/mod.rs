@@ -121,6 +121,9 @@
 //! the key. A run moves its prepared copy into a staged one's empty
 //! directory and sends the key; the bootstrap reads the suite list only
 //! then. A staged run serves one run and nothing outlives it, as cold.
+//! Its wall limit counts from the key's delivery, so the grader adds back
+//! the start-up the bootstrap recorded (its first verdict line): a tree
+//! gets the same budget staged or cold.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Read;
