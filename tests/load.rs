@@ -144,8 +144,38 @@ pub(crate) fn leftover_processes(data: &Path) -> Vec<String> {
         }
     }
     let data = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
+    // The health grader's staged runs (server/src/health/scratch.rs) are
+    // the server's, not a session's: up to STAGED_RUNS sandboxes whose
+    // bootstrap still waits for its key (stdin a pipe; it is /dev/null
+    // once a run has started). They, and their bwrap ancestors, are not
+    // leftovers; more of them, or a bootstrap past its key, are.
+    let parent: HashMap<u32, u32> = procs.iter().map(|(p, pp, _)| (*p, *pp)).collect();
+    let mut staged = std::collections::HashSet::new();
+    let mut staged_runs = 0;
+    for (pid, _, comm) in &procs {
+        // The bootstrap itself (its bwraps share the pipe and the text).
+        let waiting = ours.contains(pid)
+            && comm.starts_with("python")
+            && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let needle = b"/grader-boot/boot.py";
+                c.windows(needle.len()).any(|w| w == needle)
+            })
+            && std::fs::read_link(format!("/proc/{pid}/fd/0"))
+                .is_ok_and(|l| l.to_string_lossy().starts_with("pipe:"));
+        if waiting {
+            staged_runs += 1;
+            let mut p = *pid;
+            while p != me && staged.insert(p) {
+                p = parent.get(&p).copied().unwrap_or(me);
+            }
+        }
+    }
+    if staged_runs > server::health::STAGED_RUNS {
+        staged.clear();
+    }
     procs
         .iter()
+        .filter(|(pid, _, _)| !staged.contains(pid))
         .filter(|(pid, _, _)| {
             ours.contains(pid)
                 || std::fs::read_link(format!("/proc/{pid}/cwd"))

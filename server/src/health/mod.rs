@@ -142,6 +142,7 @@ use crate::sandbox::{ExecRequest, Limits, Sandbox};
 
 mod scratch;
 
+pub use scratch::STAGED_RUNS;
 use scratch::{Scratch, StagedPool};
 
 /// The pristine test manifest: the denominator of the health score.

@@ -27,7 +27,7 @@ use crate::sandbox::{Limits, Sandbox, Warm, prepare_workspace_owner};
 /// Staged runs kept ready per grader. Each is a waiting interpreter with
 /// pytest imported (about 30 MB). Two cover a grading while the previous
 /// one's replacement is still starting; a burst beyond that runs cold.
-pub(super) const STAGED_RUNS: usize = 2;
+pub const STAGED_RUNS: usize = 2;
 
 /// A run's scratch directory; removed when dropped.
 #[derive(Debug)]
