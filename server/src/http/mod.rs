@@ -51,9 +51,9 @@ use tower_http::trace::TraceLayer;
 /// below this ([`MAX_ACTION_BYTES`]); the rest is JSON overhead.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
-/// Largest command accepted in one action. Longer ones get 413 before they
-/// reach the environment.
-pub const MAX_ACTION_BYTES: usize = 16 * 1024;
+/// Largest command accepted in one action, the environment's own bound:
+/// the HTTP layer refuses longer ones with 413 before they reach it.
+pub use crate::env::actions::MAX_ACTION_BYTES;
 
 /// Largest WebSocket message (and frame). The OpenEnv validator rejects
 /// replies over 1 MiB, so requests get the same bound.
