@@ -19,7 +19,6 @@
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::sandbox::{Limits, Sandbox, Warm, prepare_workspace_owner};
@@ -104,21 +103,30 @@ pub(super) struct Staged {
 /// The staged runs of one grader.
 #[derive(Debug, Default)]
 pub(super) struct StagedPool {
-    ready: Mutex<Vec<Staged>>,
+    state: Mutex<PoolState>,
+}
+
+#[derive(Debug, Default)]
+struct PoolState {
+    ready: Vec<Staged>,
     /// Being started now.
-    starting: AtomicUsize,
+    starting: usize,
 }
 
 impl StagedPool {
+    fn state(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().expect("staged pool poisoned")
+    }
+
     /// A staged run, if one is ready.
     pub fn take(&self) -> Option<Staged> {
-        self.ready.lock().expect("staged pool poisoned").pop()
+        self.state().ready.pop()
     }
 
     /// How many are ready now.
     #[cfg(test)]
     pub fn ready(&self) -> usize {
-        self.ready.lock().expect("staged pool poisoned").len()
+        self.state().ready.len()
     }
 
     /// Starts staged runs until [`STAGED_RUNS`] are ready or starting.
@@ -137,40 +145,34 @@ impl StagedPool {
         if sandbox.tier() != crate::sandbox::Tier::Bwrap {
             return;
         }
-        loop {
-            let have = self.ready.lock().expect("staged pool poisoned").len();
-            let starting = self.starting.load(Ordering::Acquire);
-            if have + starting >= STAGED_RUNS {
-                return;
-            }
-            let claimed = self.starting.compare_exchange(
-                starting,
-                starting + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            );
-            if claimed.is_err() {
-                continue;
-            }
+        let missing = {
+            let mut st = self.state();
+            let missing = STAGED_RUNS.saturating_sub(st.ready.len() + st.starting);
+            st.starting += missing;
+            missing
+        };
+        for _ in 0..missing {
             let (pool, sandbox, limits) = (self.clone(), sandbox.clone(), limits.clone());
             tokio::spawn(async move {
                 let owner = sandbox.rest_owner();
                 let made = tokio::task::spawn_blocking(move || Scratch::new(owner)).await;
-                match made {
-                    Ok(Ok(scratch)) => {
-                        // On a runtime worker, as prewarming requires.
-                        let req = request(&sandbox, &limits, &scratch);
-                        if let Some(warm) = sandbox.prewarm_staged(&req) {
-                            pool.ready
-                                .lock()
-                                .expect("staged pool poisoned")
-                                .push(Staged { warm, scratch });
-                        }
+                // On a runtime worker, as prewarming requires.
+                let staged = match made {
+                    Ok(Ok(scratch)) => sandbox
+                        .prewarm_staged(&request(&sandbox, &limits, &scratch))
+                        .map(|warm| Staged { warm, scratch }),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, "cannot stage a health run");
+                        None
                     }
-                    Ok(Err(e)) => tracing::debug!(error = %e, "cannot stage a health run"),
-                    Err(e) => tracing::debug!(error = %e, "staging a health run failed"),
-                }
-                pool.starting.fetch_sub(1, Ordering::AcqRel);
+                    Err(e) => {
+                        tracing::debug!(error = %e, "staging a health run failed");
+                        None
+                    }
+                };
+                let mut st = pool.state();
+                st.starting -= 1;
+                st.ready.extend(staged);
             });
         }
     }
