@@ -500,18 +500,12 @@ impl HealthGrader {
             // property of the tree, so it is not cached.
             Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
         };
-        let summary = score(&run, expected, self.limits.wall, &canary);
+        let graded = score(&run, expected, self.limits.wall, &canary);
         self.cache
             .lock()
             .expect("health cache poisoned")
-            .put(key, summary.clone());
-        let in_pytest = run
-            .report
-            .as_ref()
-            .ok()
-            .and_then(|b| junit::parse_junit(b).ok())
-            .map(|r| Duration::from_secs_f64(r.seconds));
-        TimedGrade { summary, in_pytest }
+            .put(key, graded.summary.clone());
+        graded
     }
 
     /// Records the manifest from the pristine workspace, run exactly as
@@ -1082,11 +1076,19 @@ fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), Stri
 }
 
 /// The health summary of one run against the manifest.
-fn score(
+fn score(run: &RunResult, expected: &ExpectedTests, wall: Duration, canary: &Canary) -> TimedGrade {
+    let mut in_pytest = None;
+    let summary = score_summary(run, expected, wall, canary, &mut in_pytest);
+    TimedGrade { summary, in_pytest }
+}
+
+/// [`score`]'s grade; sets `in_pytest` from the report it parses anyway.
+fn score_summary(
     run: &RunResult,
     expected: &ExpectedTests,
     wall: Duration,
     canary: &Canary,
+    in_pytest: &mut Option<Duration>,
 ) -> HealthSummary {
     let total = expected.total;
     let mut s = HealthSummary {
@@ -1120,6 +1122,7 @@ fn score(
             return s;
         }
     };
+    *in_pytest = Some(Duration::from_secs_f64(report.seconds));
     s.errors = report.errors;
     if let Err(e) = check_report(&report, run.exit_code) {
         s.error = Some(e);
@@ -2463,7 +2466,7 @@ mod tests {
             tamper: None,
             key: "k".into(),
         };
-        let s = score(&run(&ok, 1), &exp, Duration::from_secs(1), &c);
+        let s = score(&run(&ok, 1), &exp, Duration::from_secs(1), &c).summary;
         assert_eq!((s.passed, s.total, s.score), (1, 1, 1.0), "{s:?}");
         // A staged run is held to the cold budget: its time after delivery
         // plus the start-up its bootstrap recorded (the first line).
@@ -2482,9 +2485,9 @@ mod tests {
             r
         };
         let wall = Duration::from_secs(1);
-        let s = score(&with_startup(300, 600), &exp, wall, &c);
+        let s = score(&with_startup(300, 600), &exp, wall, &c).summary;
         assert_eq!(s.score, 1.0, "{s:?}");
-        let s = score(&with_startup(300, 800), &exp, wall, &c);
+        let s = score(&with_startup(300, 800), &exp, wall, &c).summary;
         assert_eq!(s.score, 0.0, "{s:?}");
         assert!(s.error.unwrap().contains("timed out"));
         // The start-up line counts only first; anywhere else it is forged.
@@ -2496,13 +2499,13 @@ mod tests {
             .collect();
         body.insert(1, "S 5".into());
         late.verdicts = Ok(chain_lines("k", &body).into_bytes());
-        assert_eq!(score(&late, &exp, wall, &c).score, 0.0);
+        assert_eq!(score(&late, &exp, wall, &c).summary.score, 0.0);
         let forced = rep(vec![
             case(&c.pass_name, Outcome::Passed),
             case(&c.fail_name, Outcome::Passed),
             case("test_real", Outcome::Passed),
         ]);
-        let s = score(&run(&forced, 0), &exp, Duration::from_secs(1), &c);
+        let s = score(&run(&forced, 0), &exp, Duration::from_secs(1), &c).summary;
         assert_eq!(s.score, 0.0, "{s:?}");
         assert!(s.error.unwrap().contains("canary"));
     }
