@@ -14,11 +14,13 @@
 //! `BENCH_N` overrides the iteration count (default 50; pytest-bound rows
 //! use a fifth of it, at least 5).
 
+mod common;
+
 use server::env::{EnvConfig, Environment, StepProfile};
 use server::health::HealthGrader;
 use server::models::{Action, ResetRequest, TaskRef};
 use server::sandbox::{ExecRequest, Sandbox, SandboxConfig, TierChoice};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,13 +37,7 @@ struct Row {
 impl Row {
     fn pct(&self, p: f64) -> f64 {
         let mut v: Vec<f64> = self.samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
-        if v.is_empty() {
-            return f64::NAN;
-        }
-        // Nearest-rank percentile.
-        let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-        v[rank.clamp(1, v.len()) - 1]
+        common::percentile(&mut v, p)
     }
     fn mean(&self) -> f64 {
         let n = self.samples.len().max(1) as f64;
@@ -51,13 +47,6 @@ impl Row {
             .sum::<f64>()
             / n
     }
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
 }
 
 fn iterations() -> usize {
@@ -209,7 +198,7 @@ async fn environment(
     tier: TierChoice,
 ) -> (Environment, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
-    let mut cfg = EnvConfig::with_root(&root());
+    let mut cfg = EnvConfig::with_root(&common::root());
     cfg.data_dir = data.path().to_path_buf();
     cfg.max_sessions = 8;
     cfg.venv = venv.to_path_buf();
@@ -350,12 +339,7 @@ async fn main() {
     let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
     let n = iterations();
     let n_slow = (n / 5).max(5);
-    let venv = std::path::absolute(
-        std::env::var("SECAUDIT_VENV")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root().join(".venv")),
-    )
-    .expect("venv path");
+    let venv = common::venv();
     // The server's default (each session's next sandbox prewarmed), and
     // the same with every command started cold, for the rows that show
     // what prewarming buys, measured in this same run.

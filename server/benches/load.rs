@@ -14,9 +14,10 @@
 //!
 //! `LOAD_SESSIONS` (default 64) and `LOAD_EPISODES` (default 2) scale it.
 
+mod common;
+
 use server::env::{EnvConfig, Environment};
 use server::models::{Action, ResetRequest, TaskRef};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -31,13 +32,6 @@ const MIX: [&str; 5] = [
     "echo '# load' >> LOAD_NOTES.md",
     "list_files",
 ];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -56,16 +50,6 @@ fn plan(sessions: usize) -> Vec<u32> {
         .collect();
     v.extend(others.iter().take(sessions - v.len()));
     v
-}
-
-/// Nearest-rank percentile of milliseconds.
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
 }
 
 /// The first number of a `/proc/<pid>/status` field (KiB for sizes).
@@ -112,13 +96,10 @@ struct Measured {
 
 async fn run(name: &'static str, prewarm: bool, sessions: usize, episodes: usize) -> Measured {
     let data = tempfile::tempdir().expect("tempdir");
-    let mut cfg = EnvConfig::with_root(&root());
+    let mut cfg = EnvConfig::with_root(&common::root());
     cfg.data_dir = data.path().to_path_buf();
     cfg.max_sessions = sessions + 4;
-    cfg.venv = std::path::absolute(
-        std::env::var_os("SECAUDIT_VENV").map_or_else(|| root().join(".venv"), PathBuf::from),
-    )
-    .expect("venv path");
+    cfg.venv = common::venv();
     cfg.prewarm = prewarm;
     let env = Environment::new(cfg).await.expect("environment");
     let plan = plan(sessions);
@@ -259,11 +240,11 @@ async fn main() {
         println!(
             "| {} | {n} | {rate:.1} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
             m.name,
-            pct(&mut m.steps_ms, 50.0),
-            pct(&mut m.steps_ms, 99.0),
+            common::percentile(&mut m.steps_ms, 50.0),
+            common::percentile(&mut m.steps_ms, 99.0),
             m.resets_ms.len(),
-            pct(&mut m.resets_ms, 50.0),
-            pct(&mut m.resets_ms, 99.0),
+            common::percentile(&mut m.resets_ms, 50.0),
+            common::percentile(&mut m.resets_ms, 99.0),
             m.server_peak_kb as f64 / 1024.0,
             m.sandbox_peak_kb as f64 / 1024.0,
         );
