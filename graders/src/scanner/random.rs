@@ -448,7 +448,7 @@ fn is_checksum_listing(tok: &str, before: &str, after: &str) -> bool {
         && tok.bytes().all(|c| c.is_ascii_hexdigit())
         && before.trim().is_empty()
         && (after.starts_with("  ") || after.starts_with(" *"))
-        && after.trim().split_whitespace().count() == 1
+        && after.split_whitespace().count() == 1
 }
 
 /// One regex per word list: the `regex` crate is built optimized even in
