@@ -20,6 +20,7 @@ import inspect
 import json
 import os
 import py_compile
+import shlex
 import sys
 import urllib.error
 import urllib.request
@@ -156,6 +157,31 @@ def render(conversation, methods):
     return rendered[0] if isinstance(rendered, list) else rendered
 
 
+def take_steps(base, env, tool_dict, calls, conversation):
+    """Makes ``calls`` until the episode ends; after each, the reward read
+    from the class must be the server's score. Returns the rewards and the
+    calls left."""
+    rewards = []
+    sid = env.session_id
+    for i, (name, args) in enumerate(calls):
+        if env.observation.done:
+            return rewards, calls[i:]
+        ok, out = trl_call(tool_dict, name, args)
+        check(ok, f"{name}({args}) failed: {out}")
+        n = env.observation.steps_taken
+        check(f"steps {n}/" in out, f"{name}: step count not in {out[-400:]!r}")
+        code, st = state_status(base, sid)
+        check(code == 200, f"GET /state: {code}")
+        check(st["step_count"] == n == i + 1, f"server counts {st['step_count']} steps, the class {n}, calls {i + 1}")
+        r = env.get_reward()
+        check(r == st["score"] == st["observation"]["reward"], f"step {n}: reward {r} != server's {st['score']}")
+        rewards.append(r)
+        conversation.append({"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": name, "arguments": args}}]})
+        conversation.append({"role": "tool", "name": name, "content": out})
+    return rewards, []
+
+
 def play(base, oracle):
     """An episode through the class as TRL drives it: the factory called
     with no argument, reset(**row), tools by name with keyword arguments,
@@ -191,34 +217,43 @@ def play(base, oracle):
                 calls.append((head, {}))
             else:
                 calls.append(("bash", {"command": a}))
-        check(calls[-1] == ("submit", {}), f"oracle does not end with submit: {calls[-1]}")
-        rewards = []
-        for i, (name, args) in enumerate(calls, 1):
-            ok, out = trl_call(tool_dict, name, args)
-            check(ok, f"{name}({args}) failed: {out}")
-            check(f"steps {i}/" in out, f"{name}: step count not in {out[-400:]!r}")
-            code, st = state_status(base, sid)
-            check(code == 200, f"GET /state: {code}")
-            check(st["step_count"] == i, f"server counts {st['step_count']} steps, not {i}")
-            r = env.get_reward()
-            check(r == st["score"] == st["observation"]["reward"], f"step {i}: reward {r} != server's {st['score']}")
-            rewards.append(r)
-            conversation.append({"role": "assistant", "content": "", "tool_calls": [
-                {"type": "function", "function": {"name": name, "arguments": args}}]})
-            conversation.append({"role": "tool", "name": name, "content": out})
+        # The oracle's fix solves the task, which ends the episode: its
+        # later actions (tests, submit) are refused from then on.
+        rewards, rest = take_steps(base, env, tool_dict, calls, conversation)
         obs = env.observation
-        check(obs.done and obs.success, f"oracle did not solve task 1: {out[-600:]}")
+        check(obs.done and obs.success, f"oracle did not solve task 1: {rewards}")
         check(env.get_reward() == 1.0, f"solved but reward {env.get_reward()}")
-        ok, out = trl_call(tool_dict, "bash", {"command": "ls"})
+        check(rest, "the oracle's solving step was its last: nothing left to be refused")
+        ok, out = trl_call(tool_dict, *rest[0])
         check(not ok and "episode is over" in out, out)
         transcript = render(conversation, methods)
         check("<tool_response>" in transcript and "episode over: solved" in transcript, "tool results not rendered")
 
-        # The next reset closes the finished session and opens another.
+        # The next reset closes the finished session and opens another, in
+        # which the other tools run and submit ends the episode unsolved.
         again = env.reset(task_id=1, seed=3, prompt=row["prompt"])
         check(env.observation.seed == 3 and env.session_id != sid and again, "reset with a seed")
         code, _ = state_status(base, sid)
         check(code == 404, f"previous session still open after reset ({code})")
+        # Deleting one visible secret's line fixes one leak of two: a
+        # score strictly between 0 and 1, read from the class as the
+        # server has it.
+        leak = env.observation.visible_secrets[0]
+        check(leak.line > 0 and not leak.history_only, f"task 1 seed 3 starts with {leak}")
+        cut = f"sed -i '{leak.line}d' {shlex.quote(leak.file)}"
+        more = [
+            ("inspect_encoded", {"path": leak.file}),
+            ("bash", {"command": cut}),
+            ("run_scanner", {}),
+            ("scan_history", {}),
+            ("submit", {}),
+        ]
+        submitted, rest = take_steps(base, env, tool_dict, more, [])
+        check(not rest and env.observation.done and not env.observation.success, "submit did not end the episode")
+        check(0.0 < submitted[-1] < 1.0, f"one leak of two fixed, yet reward {submitted[-1]}")
+        used = {c[0] for c in calls[: len(rewards)] + more}
+        check(used == TOOLS, f"tools never called: {sorted(TOOLS - used)}")
+
         # A session the server closed meanwhile (as it does 30 s after a
         # finished episode's last step) does not stop the next reset.
         http_json(f"{base}/close", {"session_id": env.session_id})
@@ -227,7 +262,7 @@ def play(base, oracle):
         second = env.session_id
     code, _ = state_status(base, second)
     check(code == 404 and env.session_id is None, f"session still open after the with block ({code})")
-    return {"tools": sorted(schemas), "steps": len(calls), "rewards": rewards, "prompt_chars": len(prompt)}
+    return {"tools": sorted(schemas), "rewards": rewards, "submitted": submitted, "prompt_chars": len(prompt)}
 
 
 def check_example(path, trl_src):
