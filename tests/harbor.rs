@@ -182,7 +182,10 @@ fn check_dockerfile(context: &Path) -> Vec<(String, Vec<String>)> {
         if op == "COPY" || op == "ADD" {
             assert!(args.len() >= 2, "{op} {args:?}");
             for src in &args[..args.len() - 1] {
-                assert!(!src.starts_with("--"), "{op} flags are not expected: {args:?}");
+                assert!(
+                    !src.starts_with("--"),
+                    "{op} flags are not expected: {args:?}"
+                );
                 assert!(
                     context.join(src).is_file() && !src.contains(".."),
                     "{}: {op} source {src} is not a file of the build context",
@@ -224,8 +227,15 @@ fn export_passes_harbors_checker_and_keeps_truth_out_of_the_agent_image() {
         assert_eq!(r["artifacts"], serde_json::json!(["/app"]), "{dir}");
         assert_eq!(r["agent_user"], secaudit::harbor::AGENT_USER);
         assert!(r["instruction_chars"].as_u64().unwrap() > 200, "{dir}");
-        assert!(r["name"].as_str().unwrap().starts_with("secrets-audit-env/task-"));
-        assert!(["easy", "medium", "hard"].contains(&r["metadata"]["difficulty"].as_str().unwrap()));
+        assert!(
+            r["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("secrets-audit-env/task-")
+        );
+        assert!(
+            ["easy", "medium", "hard"].contains(&r["metadata"]["difficulty"].as_str().unwrap())
+        );
     }
     assert!(ok, "{stderr}");
 
@@ -243,7 +253,8 @@ fn export_passes_harbors_checker_and_keeps_truth_out_of_the_agent_image() {
         check_dockerfile(&dir.join("environment"));
         let ins = check_dockerfile(&dir.join("tests"));
         assert!(
-            ins.iter().any(|(op, a)| op == "ADD" && a == &["truth.tar", "/tests/truth/"]),
+            ins.iter()
+                .any(|(op, a)| op == "ADD" && a == &["truth.tar", "/tests/truth/"]),
             "{ctx}"
         );
         let tmp = tempfile::tempdir().unwrap();
@@ -251,7 +262,10 @@ fn export_passes_harbors_checker_and_keeps_truth_out_of_the_agent_image() {
         let ws = tmp.path().join("app");
         untar(&dir.join("environment/workspace.tar"), &ws);
         let fresh = server::tasks::generate_task(&def, seed, &tmp.path().join("fresh")).unwrap();
-        assert!(tree(&ws) == tree(&fresh.workspace), "{ctx}: workspace differs from a fresh generation");
+        assert!(
+            tree(&ws) == tree(&fresh.workspace),
+            "{ctx}: workspace differs from a fresh generation"
+        );
         // The ground truth is in tests/ (as the verifier loads it) ...
         let truth = tmp.path().join("truth");
         untar(&dir.join("tests/truth.tar"), &truth);
@@ -270,7 +284,14 @@ fn export_passes_harbors_checker_and_keeps_truth_out_of_the_agent_image() {
                 assert!(!text.contains(&s.value), "{ctx}/{f} holds secret {}", s.id);
             }
         }
-        for name in ["truth.json", "info.json", "allowlist.toml", "pristine", ".stamp", "oracle.json"] {
+        for name in [
+            "truth.json",
+            "info.json",
+            "allowlist.toml",
+            "pristine",
+            ".stamp",
+            "oracle.json",
+        ] {
             assert!(!ws.join(name).exists(), "{ctx}: {name} in the workspace");
         }
         // The verifier's binary and script.
@@ -378,7 +399,11 @@ fn verifier_scores_unmodified_zero_and_the_solution_one() {
     let tasks = graded_tasks();
     let ids: Vec<String> = tasks
         .iter()
-        .map(|t| t.trim_start_matches("task_").trim_start_matches('0').to_string())
+        .map(|t| {
+            t.trim_start_matches("task_")
+                .trim_start_matches('0')
+                .to_string()
+        })
         .collect();
     let r = run_bounded(
         Command::new(util::bin())
@@ -432,7 +457,13 @@ fn verifier_scores_unmodified_zero_and_the_solution_one() {
         let g = grade(dir, &after, &truth);
         assert_eq!(g.code, Some(0), "{ctx}: {}\n{}", g.stdout, g.stderr);
         let j = g.reward_json.expect("reward.json");
-        assert_eq!(g.reward_txt, Some(1.0), "{ctx}: {j}\n{}\nsolve: {}", g.stdout, s.stderr);
+        assert_eq!(
+            g.reward_txt,
+            Some(1.0),
+            "{ctx}: {j}\n{}\nsolve: {}",
+            g.stdout,
+            s.stderr
+        );
         assert_eq!(j["reward"], 1.0);
         assert_eq!(j["success"], 1, "{ctx}: {j}");
         assert_eq!(j["leaks_current"], 0);
@@ -467,7 +498,11 @@ fn checker_refuses_broken_tasks_and_grade_fails_closed() {
             .arg(out.path()),
         Duration::from_secs(120),
     );
-    assert!(!again.status.success() && again.stderr.contains("--force"), "{}", again.stderr);
+    assert!(
+        !again.status.success() && again.stderr.contains("--force"),
+        "{}",
+        again.stderr
+    );
 
     // Three breakages Harbor must see: a misspelt field, a shared verifier,
     // and a missing instruction.
@@ -478,8 +513,11 @@ fn checker_refuses_broken_tasks_and_grade_fails_closed() {
             Box::new({
                 let toml = toml.clone();
                 move |d: &Path| {
-                    std::fs::write(d.join("task.toml"), toml.replace("timeout_sec", "timeout_secs"))
-                        .unwrap()
+                    std::fs::write(
+                        d.join("task.toml"),
+                        toml.replace("timeout_sec", "timeout_secs"),
+                    )
+                    .unwrap()
                 }
             }),
             "unknown-config-field",
@@ -490,7 +528,10 @@ fn checker_refuses_broken_tasks_and_grade_fails_closed() {
                 let toml = toml.clone();
                 move |d: &Path| {
                     let t = toml
-                        .replace("environment_mode = \"separate\"", "environment_mode = \"shared\"")
+                        .replace(
+                            "environment_mode = \"separate\"",
+                            "environment_mode = \"shared\"",
+                        )
                         .replace("[verifier.environment]", "[unused]");
                     std::fs::write(d.join("task.toml"), t).unwrap()
                 }
@@ -505,18 +546,29 @@ fn checker_refuses_broken_tasks_and_grade_fails_closed() {
     ];
     for (name, breakit, rule) in &cases {
         let broken = out.path().join(format!("broken-{name}"));
-        let st = Command::new("cp").arg("-a").arg(&dir).arg(&broken).status().unwrap();
+        let st = Command::new("cp")
+            .arg("-a")
+            .arg(&dir)
+            .arg(&broken)
+            .status()
+            .unwrap();
         assert!(st.success());
         breakit(&broken);
         let (ok, results, stderr) = harbor_check(std::slice::from_ref(&broken));
-        assert!(!ok, "{name}: the checker passed a broken task: {results:?} {stderr}");
+        assert!(
+            !ok,
+            "{name}: the checker passed a broken task: {results:?} {stderr}"
+        );
         let rules: Vec<&str> = results[0]["findings"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| f["rule"].as_str().unwrap())
             .collect();
-        assert!(rules.contains(rule), "{name}: wanted {rule}, got {results:?}");
+        assert!(
+            rules.contains(rule),
+            "{name}: wanted {rule}, got {results:?}"
+        );
     }
 
     // Grade refuses, writing no reward, when it cannot grade: truth

@@ -104,7 +104,11 @@ pub fn export_task(
     }
     write(dir, "instruction.md", &instruction(&info))?;
     write(dir, "task.toml", &task_toml(&info, seed))?;
-    write(dir, "environment/Dockerfile", &environment_dockerfile(&info, seed))?;
+    write(
+        dir,
+        "environment/Dockerfile",
+        &environment_dockerfile(&info, seed),
+    )?;
     tar_dir(&generated.workspace, &dir.join("environment/workspace.tar"))?;
     write(dir, "tests/Dockerfile", &verifier_dockerfile(&info, seed))?;
     write_exec(dir, "tests/test.sh", &test_sh())?;
@@ -241,7 +245,10 @@ pub fn task_toml(info: &TaskInfo, seed: Option<u64>) -> String {
     let _ = writeln!(t, "environment_mode = \"{VERIFIER_MODE}\"\n");
     t.push_str("[verifier.environment]\n");
     t.push_str("# Grading needs no network.\nnetwork_mode = \"no-network\"\n");
-    let _ = writeln!(t, "cpus = {CPUS}\nmemory_mb = {MEMORY_MB}\nstorage_mb = {STORAGE_MB}\n");
+    let _ = writeln!(
+        t,
+        "cpus = {CPUS}\nmemory_mb = {MEMORY_MB}\nstorage_mb = {STORAGE_MB}\n"
+    );
     t.push_str("[agent]\n");
     let _ = writeln!(
         t,
@@ -250,7 +257,10 @@ pub fn task_toml(info: &TaskInfo, seed: Option<u64>) -> String {
     );
     let _ = writeln!(t, "user = \"{AGENT_USER}\"\n");
     t.push_str("[environment]\nbuild_timeout_sec = 600.0\n");
-    let _ = writeln!(t, "cpus = {CPUS}\nmemory_mb = {MEMORY_MB}\nstorage_mb = {STORAGE_MB}");
+    let _ = writeln!(
+        t,
+        "cpus = {CPUS}\nmemory_mb = {MEMORY_MB}\nstorage_mb = {STORAGE_MB}"
+    );
     let _ = writeln!(t, "workdir = \"{WORKSPACE}\"");
     t
 }
@@ -339,7 +349,10 @@ pub fn verifier_dockerfile(info: &TaskInfo, seed: Option<u64>) -> String {
         info.slug,
         seed.map_or("canonical".to_string(), |s| format!("seed {s}"))
     );
-    base_layers(&mut t, "bash bubblewrap ca-certificates git python3 python3-venv");
+    base_layers(
+        &mut t,
+        "bash bubblewrap ca-certificates git python3 python3-venv",
+    );
     let _ = writeln!(
         t,
         "COPY secaudit /usr/local/bin/secaudit\n\

@@ -166,7 +166,8 @@ impl Runtimes {
             .expect("checked above")
             .task
             .to_info();
-        let rt = Arc::new(TaskRuntime::build(info, generated, &out_dir, self.health.clone()).await?);
+        let rt =
+            Arc::new(TaskRuntime::build(info, generated, &out_dir, self.health.clone()).await?);
         self.built
             .lock()
             .expect("runtime lock poisoned")
