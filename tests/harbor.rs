@@ -95,7 +95,9 @@ fn untar(tar: &Path, dest: &Path) {
 }
 
 /// Every path under `dir` with its content: bytes (with the exec bit) or a
-/// link target.
+/// link target. The git index holds the stat data of whoever wrote it
+/// (two generations differ there), so it counts by its entries (mode,
+/// object, path), as git reads it.
 fn tree(dir: &Path) -> BTreeMap<String, (bool, Vec<u8>)> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
@@ -112,6 +114,15 @@ fn tree(dir: &Path) -> BTreeMap<String, (bool, Vec<u8>)> {
             } else if ft.is_symlink() {
                 let t = std::fs::read_link(&p).unwrap();
                 out.insert(rel, (false, t.to_string_lossy().as_bytes().to_vec()));
+            } else if rel == ".git/index" {
+                let o = Command::new("git")
+                    .arg("-C")
+                    .arg(dir)
+                    .args(["ls-files", "-s"])
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "git ls-files in {}", dir.display());
+                out.insert(rel, (false, o.stdout));
             } else {
                 let exec = e.metadata().unwrap().permissions().mode() & 0o111 != 0;
                 out.insert(rel, (exec, std::fs::read(&p).unwrap()));
