@@ -99,4 +99,14 @@ if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || has_links "$SCHEMATHESIS_VENV" || ! "
   tool_venv "$SCHEMATHESIS_VENV"
   "$SCHEMATHESIS_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+# Harbor's own task model and linter, which tests/harbor.rs runs on every
+# task `secaudit export harbor` writes (scripts/harbor_check.py). Pinned,
+# without dependencies: see scripts/harbor-requirements.txt for why.
+HARBOR_VENV="$ROOT/.tools/harbor"
+HARBOR_VERSION=$(sed -n 's/^harbor==//p' scripts/harbor-requirements.txt)
+if [ ! -x "$HARBOR_VENV/bin/python" ] || has_links "$HARBOR_VENV" || ! "$HARBOR_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('harbor') != '$HARBOR_VERSION')" 2>/dev/null; then
+  echo "setup: creating $HARBOR_VENV (harbor==$HARBOR_VERSION)" >&2
+  tool_venv "$HARBOR_VENV"
+  "$HARBOR_VENV/bin/pip" install -q --disable-pip-version-check --no-deps --ignore-requires-python -r scripts/harbor-requirements.txt
+fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

@@ -59,3 +59,8 @@ mod firsthour;
 // `secaudit scan` in gitleaks' place: report path and formats, exit codes,
 // redaction, .gitleaks.toml / .gitleaksignore / baselines, pre-commit hook.
 mod scan_cli;
+
+// `secaudit export harbor` checked by Harbor's own linter and task loader,
+// the ground truth kept out of the agent's image, and `secaudit grade` (the
+// exported verifier) scoring unmodified 0 and solved 1.0.
+mod harbor;

@@ -27,6 +27,11 @@ enum Command {
     Agent(secaudit::agent::Args),
     /// Evaluate an agent over tasks and episodes; print a table.
     Eval(secaudit::eval::Args),
+    /// Write the tasks in another harness's format (`export harbor`).
+    Export(secaudit::export::Args),
+    /// Grade a finished workspace against a generated task; write the reward
+    /// (the verifier of exported Harbor tasks).
+    Grade(secaudit::grade::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => secaudit::serve::run(a),
         Command::Agent(a) => secaudit::agent::run(a),
         Command::Eval(a) => secaudit::eval::run(a),
+        Command::Export(a) => secaudit::export::run(a),
+        Command::Grade(a) => secaudit::grade::run(a),
     };
     match result {
         Ok(code) => code,

@@ -74,6 +74,47 @@ impl Grade {
     }
 }
 
+/// What a grade is worth: the reward's terms, the leak counts and whether
+/// the task is solved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    /// Every term of the reward ([`graders::reward::compute`]).
+    pub reward: graders::reward::Reward,
+    /// Planted secrets (all present at reset).
+    pub leaks_initial: u32,
+    /// Planted secrets not counted fixed, plus new leaks.
+    pub leaks_current: u32,
+    /// Every leak fixed, health 1.0 and no grading error.
+    pub success: bool,
+}
+
+/// Scores `grade` after `steps_taken` of `step_budget` steps. The one place
+/// a grade becomes a reward: sessions score every step with it, and
+/// `secaudit grade` scores a finished workspace with it (no steps counted
+/// and no budget, so no efficiency bonus).
+pub fn score(rt: &TaskRuntime, grade: &Grade, steps_taken: u32, step_budget: u32) -> Score {
+    let initial = rt.secrets.len() as u32;
+    let current = grade.current_leaks(&rt.secrets);
+    let reward = graders::reward::compute(&graders::reward::RewardInput {
+        initial_leaks: initial,
+        current_leaks: current,
+        health_passed: grade.health.passed,
+        health_total: grade.health.total,
+        health_errors: grade.health.errors,
+        steps_taken,
+        step_budget,
+    });
+    Score {
+        reward,
+        leaks_initial: initial,
+        leaks_current: current,
+        success: current == 0
+            && grade.health.total > 0
+            && grade.health.score >= 1.0
+            && grade.errors.is_empty(),
+    }
+}
+
 /// Grades the workspace `ws` of a session of `rt`.
 pub async fn grade(rt: &std::sync::Arc<TaskRuntime>, ws: &Path, _sandbox: &Sandbox) -> Grade {
     let rt2 = rt.clone();

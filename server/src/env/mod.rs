@@ -7,6 +7,7 @@
 //! written after every step so a restarted server resumes where it stood.
 
 pub mod actions;
+pub mod finished;
 mod fsread;
 mod grading;
 pub mod inspect;
@@ -1200,27 +1201,15 @@ impl Environment {
         files: &[String],
     ) -> Observation {
         visibility::update_revealed(&rt.secrets, &mut data.exploration, &grade.fixed);
-        let initial = rt.secrets.len() as u32;
-        let current = grade.current_leaks(&rt.secrets);
-        let r = graders::reward::compute(&graders::reward::RewardInput {
-            initial_leaks: initial,
-            current_leaks: current,
-            health_passed: grade.health.passed,
-            health_total: grade.health.total,
-            health_errors: grade.health.errors,
-            steps_taken: data.steps,
-            step_budget: rt.info.step_budget,
-        });
+        let scored = grading::score(rt, grade, data.steps, rt.info.step_budget);
+        let (r, initial, current) = (scored.reward, scored.leaks_initial, scored.leaks_current);
         let score = r.total;
         let reward = match data.reward_mode {
             RewardMode::Score => score,
             RewardMode::Delta => graders::reward::delta(prev_score, score),
         };
         data.score = score;
-        data.success = current == 0
-            && grade.health.total > 0
-            && grade.health.score >= 1.0
-            && grade.errors.is_empty();
+        data.success = scored.success;
         if data.success {
             data.done = true;
             data.terminated = true;

@@ -160,28 +160,51 @@ impl Runtimes {
             }
         })
         .await??;
-        let expected = self
-            .health
-            .expected_tests(&generated.workspace, &out_dir.join("pristine"))
-            .await
-            .context("recording the pristine test manifest")?;
         let info = self
             .registry
             .get(task_id)
             .expect("checked above")
             .task
             .to_info();
-        let health = self.health.clone();
-        let rt = tokio::task::spawn_blocking(move || {
-            prepare(info, generated, &out_dir, expected, health)
-        })
-        .await??;
-        let rt = Arc::new(rt);
+        let rt =
+            Arc::new(TaskRuntime::build(info, generated, &out_dir, self.health.clone()).await?);
         self.built
             .lock()
             .expect("runtime lock poisoned")
             .insert((task_id, seed), rt.clone());
         Ok(rt)
+    }
+}
+
+impl TaskRuntime {
+    /// The runtime of a task generated into `out_dir` (`generated` is its
+    /// [`crate::tasks::load_generated`]): records the pristine test manifest
+    /// with `health`, then everything else the grader trusts. The server
+    /// builds every runtime this way, and so does `secaudit grade` (a Harbor
+    /// verifier) from the generated directory shipped with its tests, so a
+    /// finished workspace is graded by one code path wherever it ran.
+    pub async fn build(
+        info: TaskInfo,
+        generated: GeneratedTask,
+        out_dir: &Path,
+        health: Arc<HealthGrader>,
+    ) -> anyhow::Result<TaskRuntime> {
+        anyhow::ensure!(
+            info.scan_mode == generated.scan_mode && info.id == generated.task_id,
+            "{}: generated for task {} ({:?}), not task {} ({:?})",
+            out_dir.display(),
+            generated.task_id,
+            generated.scan_mode,
+            info.id,
+            info.scan_mode
+        );
+        let expected = health
+            .expected_tests(&generated.workspace, &out_dir.join("pristine"))
+            .await
+            .context("recording the pristine test manifest")?;
+        let out_dir = out_dir.to_path_buf();
+        tokio::task::spawn_blocking(move || prepare(info, generated, &out_dir, expected, health))
+            .await?
     }
 }
 
