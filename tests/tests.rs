@@ -54,3 +54,7 @@ mod firsthour;
 // `secaudit scan` in gitleaks' place: report path and formats, exit codes,
 // redaction, .gitleaks.toml / .gitleaksignore / baselines, pre-commit hook.
 mod scan_cli;
+
+// Trajectories: served while a session lives and after it closes, redacted,
+// expiring; eval --json steps and `export trajectories`.
+mod trajectories;

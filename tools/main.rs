@@ -27,6 +27,8 @@ enum Command {
     Agent(secaudit::agent::Args),
     /// Evaluate an agent over tasks and episodes; print a table.
     Eval(secaudit::eval::Args),
+    /// Export episodes (trajectories) as JSON lines for training.
+    Export(secaudit::export::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => secaudit::serve::run(a),
         Command::Agent(a) => secaudit::agent::run(a),
         Command::Eval(a) => secaudit::eval::run(a),
+        Command::Export(a) => secaudit::export::run(a),
     };
     match result {
         Ok(code) => code,
