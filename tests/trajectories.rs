@@ -250,7 +250,10 @@ async fn eval_steps_and_both_exports_agree() {
         serde_json::from_str(text.trim()).unwrap()
     };
     let (a, b) = (read(&from_eval), read(&from_server));
-    assert_eq!((a.format.as_str(), b.format.as_str()), (EXPORT_FORMAT, EXPORT_FORMAT));
+    assert_eq!(
+        (a.format.as_str(), b.format.as_str()),
+        (EXPORT_FORMAT, EXPORT_FORMAT)
+    );
     assert_eq!((a.source.as_str(), b.source.as_str()), ("eval", "server"));
     assert_eq!(a.rewards, b.rewards);
     assert_eq!(a.rewards, run.rewards);
@@ -261,7 +264,10 @@ async fn eval_steps_and_both_exports_agree() {
     assert_eq!(a.prompt, b.prompt);
     assert_eq!(a.session_id.as_deref(), Some(sid.as_str()));
     for (x, y) in a.observations.iter().zip(&b.observations) {
-        assert_eq!((x.score, x.done, x.leaks_current), (y.score, y.done, y.leaks_current));
+        assert_eq!(
+            (x.score, x.done, x.leaks_current),
+            (y.score, y.done, y.leaks_current)
+        );
     }
     // An unknown session is an error, not an empty line.
     let r = cli(

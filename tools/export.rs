@@ -247,9 +247,8 @@ pub fn from_recording(session_id: &str, text: &str) -> anyhow::Result<Episode> {
             _ => {}
         }
     }
-    let task = task.ok_or_else(|| {
-        anyhow::anyhow!("trajectory of session {session_id} has no reset line")
-    })?;
+    let task = task
+        .ok_or_else(|| anyhow::anyhow!("trajectory of session {session_id} has no reset line"))?;
     let (score, success) = last
         .as_ref()
         .map_or((0.0, false), |o| (o.reward_breakdown.score, o.success));

@@ -495,8 +495,12 @@ async fn play(
             Err(HttpError::Rejected { status, message }) => {
                 let reward = out.rewards.last().copied().unwrap_or(0.0);
                 out.rewards.push(reward);
-                out.transitions
-                    .push(refused(step_no, &action, reward, format!("HTTP {status}: {message}")));
+                out.transitions.push(refused(
+                    step_no,
+                    &action,
+                    reward,
+                    format!("HTTP {status}: {message}"),
+                ));
                 past.push((action.clone(), reward));
                 if status == 404 || status == 410 {
                     log_step(log, step_no, &action, reward, true, Some(&message));

@@ -363,7 +363,10 @@ mod tests {
         let later = now + Duration::from_secs(61);
         assert!(s.open(&id(1), later).unwrap().is_none(), "expired");
         assert!(
-            !d.path().join(RETAINED_DIR).join(format!("{}.jsonl", id(1))).exists(),
+            !d.path()
+                .join(RETAINED_DIR)
+                .join(format!("{}.jsonl", id(1)))
+                .exists(),
             "an expired trajectory is removed when asked for"
         );
     }
@@ -407,7 +410,10 @@ mod tests {
         close_one(&s, d.path(), 2, 10);
         close_one(&s, d.path(), 3, 10);
         let now = SystemTime::now();
-        assert!(s.open(&id(1), now).unwrap().is_none(), "oldest over 25 bytes");
+        assert!(
+            s.open(&id(1), now).unwrap().is_none(),
+            "oldest over 25 bytes"
+        );
         assert!(s.open(&id(2), now).unwrap().is_some());
         assert!(s.open(&id(3), now).unwrap().is_some());
     }

@@ -30,8 +30,8 @@ use super::error::ApiError;
 use super::{AppState, MAX_WS_MESSAGE_BYTES, mcp, tools};
 use crate::env::EnvError;
 use crate::models::ResetRequest;
-use axum::extract::{Query, State};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
 use axum::response::Response;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
@@ -56,7 +56,10 @@ pub(crate) async fn ws_upgrade(
     ws: WebSocketUpgrade,
 ) -> Response {
     // An unparsable query attaches to nothing; an empty id is none.
-    let attach = q.ok().and_then(|Query(q)| q.session_id).filter(|s| !s.is_empty());
+    let attach = q
+        .ok()
+        .and_then(|Query(q)| q.session_id)
+        .filter(|s| !s.is_empty());
     ws.max_message_size(MAX_WS_MESSAGE_BYTES)
         .max_frame_size(MAX_WS_MESSAGE_BYTES)
         .on_upgrade(move |socket| run(st, socket, attach))
@@ -267,8 +270,8 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
             attached_id.as_deref(),
             &text,
         ))
-            .catch_unwind()
-            .await;
+        .catch_unwind()
+        .await;
         let reply = handled.unwrap_or_else(|payload| {
             tracing::error!(session = ?session, panic = %panic_text(payload.as_ref()), "websocket handler panicked");
             Reply::Frame(error_frame(
@@ -290,7 +293,9 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
     }
     reader.abort();
     // The attached session is the HTTP client's to close.
-    if let Some(sid) = session.take().filter(|s| Some(s.as_str()) != attached_id.as_deref())
+    if let Some(sid) = session
+        .take()
+        .filter(|s| Some(s.as_str()) != attached_id.as_deref())
         && let Err(e) = st.env.close(&sid).await
     {
         tracing::debug!(session = %sid, error = %e, "closing websocket session");
