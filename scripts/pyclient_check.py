@@ -262,7 +262,32 @@ def check_mcp(url):
         expect(obs["last_action"]["exit_code"] == 0 and obs["steps_taken"] == 2, f"bash: {r}")
         r = env.call_tool("submit")
         expect(r["structuredContent"]["done"] is True, f"submit: {r}")
-    print(json.dumps({"mcp_tools": names, "calls": 3}))
+
+    # The WebSocket attaches to the session the client created over HTTP
+    # (/ws?session_id=): a reset over the socket starts the new episode
+    # under that id, so the HTTP tools/call requests naming it reach the
+    # same episode, and the socket's state counts their steps.
+    with MCPToolClient(base_url=url).sync() as env:
+        sid = env._async._production_session_id
+        expect(sid, "the client created a session")
+        r = env.reset(task_id=2)
+        expect(r.observation.task_id == 2, f"ws reset: {r.observation}")
+        expect(r.observation.session_id == sid, f"reset kept the session: {r.observation}")
+        r = env.call_tool("list_files")
+        obs = r["structuredContent"]["observation"]
+        expect(obs["task_id"] == 2 and obs["steps_taken"] == 1, f"http tool after ws reset: {obs}")
+        r = env.call_tool("bash", command="true")
+        s = env.state()
+        expect(s.step_count == 2, f"ws state sees the http steps: {s}")
+    # Closed by the client (detach, then openenv/session/close); its
+    # trajectory stays readable and holds both episodes' resets.
+    with urllib.request.urlopen(f"{url}/trajectory?session_id={sid}", timeout=60) as t:
+        events = [json.loads(l) for l in t.read().decode().splitlines()]
+    resets = [e["task_id"] for e in events if e["event"] == "reset"]
+    steps = [e["action"] for e in events if e["event"] == "step"]
+    expect(resets == [1, 2], f"trajectory resets: {resets}")
+    expect(steps == ["list_files", "true"], f"trajectory steps: {steps}")
+    print(json.dumps({"mcp_tools": names, "calls": 3, "ws_attached_calls": 2}))
     return 0
 
 

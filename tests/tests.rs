@@ -64,3 +64,6 @@ mod scan_cli;
 // the ground truth kept out of the agent's image, and `secaudit grade` (the
 // exported verifier) scoring unmodified 0 and solved 1.0.
 mod harbor;
+// Trajectories: served while a session lives and after it closes, redacted,
+// expiring; eval --json steps and `export trajectories`.
+mod trajectories;

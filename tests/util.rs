@@ -131,7 +131,7 @@ pub const SERVE_STARTUP: std::time::Duration = std::time::Duration::from_secs(24
 /// Every variable `serve` reads. Removed from the child's environment so
 /// the test runner's own environment cannot change the configuration; a
 /// test sets what it means to through [`ServeOpts::env`].
-pub const SERVE_VARS: [&str; 10] = [
+pub const SERVE_VARS: [&str; 11] = [
     "PORT",
     "SECAUDIT_HOST",
     "SECAUDIT_DATA_DIR",
@@ -142,6 +142,7 @@ pub const SERVE_VARS: [&str; 10] = [
     "SECAUDIT_LOG_FORMAT",
     "SECAUDIT_MAX_CONNECTIONS",
     "SECAUDIT_HEADER_TIMEOUT_S",
+    "SECAUDIT_TRAJECTORY_RETENTION_S",
 ];
 
 /// How a `secaudit serve` child is configured.

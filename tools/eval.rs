@@ -43,14 +43,16 @@ pub struct Args {
 /// Version tag of the `--json` document ([`EvalReport::format`]). Fields are
 /// only ever added under one tag; a field that is removed or changes meaning
 /// bumps it, so a script comparing runs can refuse a document it does not
-/// understand.
-pub const REPORT_FORMAT: &str = "secaudit-eval/1";
+/// understand. `/2`: each run carries `session_id`, `prompt` and
+/// `transitions` (the actions and what each step returned), which
+/// `secaudit export trajectories --from-eval` turns into training lines.
+pub const REPORT_FORMAT: &str = "secaudit-eval/2";
 
 /// The `--json` document. Example (one task, abbreviated):
 ///
 /// ```json
 /// {
-///   "format": "secaudit-eval/1",
+///   "format": "secaudit-eval/2",
 ///   "agent": "oracle", "model": "oracle",
 ///   "env_url": "http://localhost:7860",
 ///   "episodes": 1, "max_steps": 40, "seed": null,
@@ -60,7 +62,14 @@ pub const REPORT_FORMAT: &str = "secaudit-eval/1";
 ///              "errors": 0, "scores": [1.0],
 ///              "runs": [{"task_id": 1, "seed": null, "success": true,
 ///                        "steps": 4, "score": 1.0,
-///                        "rewards": [0.0, 0.5, 0.5, 1.0], "fatal": null}]}],
+///                        "rewards": [0.0, 0.5, 0.5, 1.0], "fatal": null,
+///                        "session_id": "3f0c…", "prompt": "Hardcoded key\n\n…",
+///                        "transitions": [{"step": 1, "action": "list_files",
+///                          "reward": 0.0, "done": false, "exit_code": 0,
+///                          "output_head": "app/config.py\n…",
+///                          "output_truncated": false, "score": 0.0,
+///                          "security": 0.0, "health": 1.0,
+///                          "leaks_current": 2, "error": null}, …]}]}],
 ///   "overall": {"episodes": 1, "mean_reward": 1.0, "min_reward": 1.0,
 ///               "max_reward": 1.0, "mean_steps": 4.0, "min_steps_taken": 4,
 ///               "max_steps_taken": 4, "success_rate": 1.0, "errors": 0}
@@ -274,6 +283,9 @@ mod tests {
             score,
             rewards: vec![],
             fatal: None,
+            session_id: None,
+            prompt: None,
+            transitions: vec![],
         }
     }
 
@@ -304,7 +316,15 @@ mod tests {
     /// The JSON keeps the documented flat row shape and round-trips.
     #[test]
     fn report_json_shape() {
-        let row = summarise(3, &[o(0.25, 2, false)]);
+        let mut run = o(0.25, 2, false);
+        run.transitions = vec![crate::agent::Transition::unobserved(
+            1,
+            "ls",
+            0.25,
+            false,
+            "HTTP 409: busy".into(),
+        )];
+        let row = summarise(3, &[run]);
         let report = EvalReport {
             format: REPORT_FORMAT.into(),
             agent: "null".into(),
@@ -334,6 +354,27 @@ mod tests {
             assert!(v["tasks"][0].get(key).is_some(), "row lacks {key}: {v}");
         }
         assert_eq!(v["format"], REPORT_FORMAT);
+        let run = &v["tasks"][0]["runs"][0];
+        for key in ["session_id", "prompt", "transitions"] {
+            assert!(run.get(key).is_some(), "run lacks {key}: {run}");
+        }
+        let step = &run["transitions"][0];
+        for key in [
+            "step",
+            "action",
+            "reward",
+            "done",
+            "exit_code",
+            "output_head",
+            "output_truncated",
+            "score",
+            "security",
+            "health",
+            "leaks_current",
+            "error",
+        ] {
+            assert!(step.get(key).is_some(), "transition lacks {key}: {step}");
+        }
         assert_eq!(v["overall"]["mean_reward"], 0.25);
         let back: EvalReport = serde_json::from_value(v).unwrap();
         assert_eq!(back.tasks[0].stats, report.tasks[0].stats);

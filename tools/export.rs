@@ -1,5 +1,6 @@
-//! `secaudit export TARGET`: writes the tasks in another harness's format.
-//! One target so far, `harbor` ([`crate::harbor`]).
+//! `secaudit export TARGET`: writes the tasks in another harness's format
+//! (`harbor`, [`crate::harbor`]) or episodes for training
+//! (`trajectories`, [`crate::trajectories`]).
 
 use anyhow::{Context, bail};
 use server::tasks::TaskRegistry;
@@ -19,6 +20,9 @@ pub enum Target {
     /// Harbor tasks (instruction.md, task.toml, environment/, tests/,
     /// solution/), one directory per task and seeded variant.
     Harbor(HarborArgs),
+    /// Episodes as JSON lines (format `secaudit-trajectory/1`, see README
+    /// "Trajectories").
+    Trajectories(crate::trajectories::TrajectoryArgs),
 }
 
 /// Arguments of `secaudit export harbor`.
@@ -53,6 +57,7 @@ const MAX_SEEDS: usize = 1000;
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.target {
         Target::Harbor(a) => harbor(a),
+        Target::Trajectories(a) => crate::trajectories::run(a),
     }
 }
 

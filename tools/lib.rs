@@ -1,7 +1,8 @@
 //! The `secaudit` command-line tool: subcommands that tie the graders and the
 //! server together (`scan`, `generate`, `serve`), and the agents that drive a
-//! server over HTTP (`agent`, `eval`), and the bridge to Harbor (`export
-//! harbor` writes tasks, `grade` is their verifier).
+//! server over HTTP (`agent`, `eval`), `export` of their trajectories, and
+//! the bridge to Harbor (`export harbor` writes tasks, `grade` is their
+//! verifier).
 
 pub mod agent;
 pub mod eval;
@@ -11,3 +12,4 @@ pub mod grade;
 pub mod harbor;
 pub mod scan;
 pub mod serve;
+pub mod trajectories;

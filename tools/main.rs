@@ -27,7 +27,8 @@ enum Command {
     Agent(secaudit::agent::Args),
     /// Evaluate an agent over tasks and episodes; print a table.
     Eval(secaudit::eval::Args),
-    /// Write the tasks in another harness's format (`export harbor`).
+    /// Write the tasks in another harness's format (`export harbor`), or
+    /// episodes as JSON lines for training (`export trajectories`).
     Export(secaudit::export::Args),
     /// Grade a finished workspace against a generated task; write the reward
     /// (the verifier of exported Harbor tasks).

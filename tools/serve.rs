@@ -87,6 +87,12 @@ pub struct Args {
           default_value_t = listen::DEFAULT_HEADER_READ_TIMEOUT_S,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
+    /// Seconds a closed session's trajectory stays readable at
+    /// `GET /trajectory?session_id=` (0 keeps none).
+    #[arg(long, env = env_vars::SECAUDIT_TRAJECTORY_RETENTION_S,
+          default_value_t = server::env::trajectory::DEFAULT_RETENTION_S,
+          value_parser = clap::value_parser!(u64).range(0..=30 * 86_400))]
+    pub trajectory_retention: u64,
     /// Log format; the filter comes from RUST_LOG (default `info`).
     #[arg(long, env = env_vars::SECAUDIT_LOG_FORMAT, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -182,6 +188,10 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         prewarm: args.prewarm,
         sandbox: args.sandbox,
         allow_uncontained: args.allow_uncontained,
+        trajectories: server::env::trajectory::Retention {
+            secs: args.trajectory_retention,
+            ..Default::default()
+        },
     };
     tracing::info!(?cfg, "starting environment");
     // Reach first: a directory the sandbox uid cannot search is the cause

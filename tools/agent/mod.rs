@@ -231,6 +231,88 @@ pub struct Outcome {
     /// Why the episode was aborted (environment or model unavailable,
     /// session lost, oracle missing), if it was.
     pub fatal: Option<String>,
+    /// The server's session id (its redacted trajectory stays readable at
+    /// `GET /trajectory?session_id=` for the retention after close).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The task as the reset observation states it: title, blank line,
+    /// description (what an agent is asked to do).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// Every step: the action sent and the key fields of what came back.
+    #[serde(default)]
+    pub transitions: Vec<Transition>,
+}
+
+/// Characters of a step's output kept in [`Transition::output_head`].
+pub const OUTPUT_HEAD_CHARS: usize = 1000;
+
+/// One step of an episode as the agent saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Transition {
+    /// 1-based step number.
+    pub step: u32,
+    /// The command sent, as the agent sent it (not redacted: the agent's
+    /// own output; the server's trajectory is the redacted record).
+    pub action: String,
+    /// Reward of the step (the previous one when the server refused it).
+    pub reward: f64,
+    /// Episode over after it.
+    pub done: bool,
+    /// Exit code of the action (null if killed, or refused).
+    pub exit_code: Option<i32>,
+    /// Start of stdout, then stderr, at most [`OUTPUT_HEAD_CHARS`].
+    pub output_head: String,
+    /// The output was longer than `output_head` (or capped by the server).
+    pub output_truncated: bool,
+    /// Episode score after the step (`reward_breakdown.score`); null when
+    /// no observation came back (here and in the next three).
+    pub score: Option<f64>,
+    /// Security progress: share of the initial leaks gone
+    /// (`reward_breakdown.detection`).
+    pub security: Option<f64>,
+    /// Code health: share of the pristine tests passing
+    /// (`reward_breakdown.health`).
+    pub health: Option<f64>,
+    /// Leaks the grader still finds.
+    pub leaks_current: Option<u32>,
+    /// Why the step failed or was refused (timeout, grading error, HTTP
+    /// status), if it did.
+    pub error: Option<String>,
+}
+
+impl Transition {
+    /// The step's key fields from the observation it returned.
+    pub fn observed(step: u32, action: &str, reward: f64, done: bool, obs: &Observation) -> Self {
+        let last = obs.last_action.as_ref();
+        let mut out = String::new();
+        let mut capped = false;
+        if let Some(a) = last {
+            out.push_str(&a.stdout);
+            if !a.stderr.is_empty() {
+                if !out.is_empty() && !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str(&a.stderr);
+            }
+            capped = a.stdout_truncated_bytes > 0 || a.stderr_truncated_bytes > 0;
+        }
+        let head: String = out.chars().take(OUTPUT_HEAD_CHARS).collect();
+        Self {
+            step,
+            action: action.to_string(),
+            reward,
+            done,
+            exit_code: last.and_then(|a| a.exit_code),
+            output_truncated: capped || head.len() < out.len(),
+            output_head: head,
+            score: Some(obs.reward_breakdown.score),
+            security: Some(obs.reward_breakdown.detection),
+            health: Some(obs.reward_breakdown.health),
+            leaks_current: Some(obs.leaks_current),
+            error: step_error(obs),
+        }
+    }
 }
 
 /// The per-episode policy state.
@@ -259,6 +341,9 @@ pub async fn run_episode(
         score: 0.0,
         rewards: vec![],
         fatal: None,
+        session_id: None,
+        prompt: None,
+        transitions: vec![],
     };
     line(
         log,
@@ -313,6 +398,11 @@ async fn episode(
         .session_id
         .clone()
         .unwrap_or_else(|| reset.observation.session_id.clone());
+    out.session_id = Some(session.clone());
+    out.prompt = Some(format!(
+        "{}\n\n{}",
+        reset.observation.title, reset.observation.description
+    ));
     // The policy is made after the reset: a seeded variant's truth file
     // (the oracle's actions) only exists once the server has generated the
     // variant, which it does at its first reset.
@@ -393,6 +483,8 @@ async fn play(
                 ..
             }) => {
                 obs = observation;
+                out.transitions
+                    .push(Transition::observed(step_no, &action, reward, d, &obs));
                 out.rewards.push(reward);
                 out.score = score_of(&obs);
                 out.success = obs.success || out.score >= 1.0;
@@ -403,6 +495,12 @@ async fn play(
             Err(HttpError::Rejected { status, message }) => {
                 let reward = out.rewards.last().copied().unwrap_or(0.0);
                 out.rewards.push(reward);
+                out.transitions.push(refused(
+                    step_no,
+                    &action,
+                    reward,
+                    format!("HTTP {status}: {message}"),
+                ));
                 past.push((action.clone(), reward));
                 if status == 404 || status == 410 {
                     log_step(log, step_no, &action, reward, true, Some(&message));
@@ -414,6 +512,8 @@ async fn play(
                 let reward = out.rewards.last().copied().unwrap_or(0.0);
                 out.rewards.push(reward);
                 let msg = format!("{e:#}");
+                out.transitions
+                    .push(refused(step_no, &action, reward, msg.clone()));
                 log_step(log, step_no, &action, reward, true, Some(&msg));
                 return Err(e.context(format!("environment at {} became unreachable", r_url(r))));
             }
@@ -422,6 +522,31 @@ async fn play(
         log_step(log, step_no, &action, reward, done, error.as_deref());
     }
     Ok(())
+}
+
+fn refused(step: u32, action: &str, reward: f64, error: String) -> Transition {
+    Transition::unobserved(step, action, reward, false, error)
+}
+
+impl Transition {
+    /// A step without an observation (refused, never answered, or lost
+    /// from a recording): the key fields are null and `error` says why.
+    pub fn unobserved(step: u32, action: &str, reward: f64, done: bool, error: String) -> Self {
+        Self {
+            step,
+            action: action.to_string(),
+            reward,
+            done,
+            exit_code: None,
+            output_head: String::new(),
+            output_truncated: false,
+            score: None,
+            security: None,
+            health: None,
+            leaks_current: None,
+            error: Some(error),
+        }
+    }
 }
 
 fn r_url(r: &Runner) -> &str {

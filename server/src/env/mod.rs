@@ -15,6 +15,7 @@ pub mod meta;
 pub mod reach;
 mod runtime;
 pub mod session;
+pub mod trajectory;
 pub mod visibility;
 
 use crate::models::{
@@ -167,6 +168,9 @@ pub struct EnvConfig {
     /// then run uncontained). Off, such a server refuses every reset with
     /// 503 and `/health` says why: fail closed.
     pub allow_uncontained: bool,
+    /// How long, and how many, closed sessions' trajectories are kept
+    /// ([`trajectory::Retention`]).
+    pub trajectories: trajectory::Retention,
 }
 
 impl EnvConfig {
@@ -183,6 +187,7 @@ impl EnvConfig {
             prewarm: true,
             sandbox: crate::sandbox::TierChoice::from_env().unwrap_or_default(),
             allow_uncontained: false,
+            trajectories: trajectory::Retention::default(),
         }
     }
 }
@@ -713,10 +718,26 @@ impl Environment {
     /// Starts an episode in a fresh session.
     pub async fn reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
         let env = self.clone();
-        detached(async move { env.run_reset(req).await }).await
+        detached(async move { env.run_reset(req, None).await }).await
     }
 
-    async fn run_reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
+    /// Ends open session `session_id` and starts a new episode under the
+    /// same id ([`trajectory::reset_in_place`]).
+    pub async fn reset_as(
+        &self,
+        session_id: &str,
+        req: ResetRequest,
+    ) -> Result<Observation, EnvError> {
+        let env = self.clone();
+        let sid = session_id.to_owned();
+        detached(async move { env.reset_in_place(&sid, req).await }).await
+    }
+
+    async fn run_reset(
+        &self,
+        req: ResetRequest,
+        session_id: Option<String>,
+    ) -> Result<Observation, EnvError> {
         self.check_contained()?;
         let task_id = match &req.task_id {
             None => 1,
@@ -765,7 +786,7 @@ impl Environment {
             .get(task_id, seed)
             .await
             .map_err(internal)?;
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let session_id = session_id.unwrap_or_else(trajectory::new_session_id);
         let episode_id = req.episode_id.clone().unwrap_or_else(|| session_id.clone());
         let paths = SessionPaths::new(&self.sessions_root(), &session_id);
         let ws = paths.workspace();
@@ -1333,7 +1354,9 @@ impl Environment {
         g.warm = WarmSlot::Empty;
         let dir = g.paths.dir.clone();
         drop(g);
-        tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
+        let store = Self::trajectory_store(&self.inner.cfg);
+        let sid = session_id.to_owned();
+        tokio::task::spawn_blocking(move || trajectory::retire(&store, &dir, &sid))
             .await
             .map_err(internal)?
             .map_err(internal)

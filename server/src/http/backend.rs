@@ -4,6 +4,7 @@
 //! behind a trait lets the router's tests run against an in-memory fake
 //! (no sandbox, no workspaces) while the server uses the real thing.
 
+use crate::env::trajectory::TrajectoryFile;
 use crate::env::{EnvError, Environment};
 use crate::models::{
     Action, Observation, ResetRequest, RevealedSecret, SandboxInfo, State, TaskInfo,
@@ -26,6 +27,21 @@ pub trait EnvBackend: Send + Sync + 'static {
         session_id: &'a str,
         action: Action,
     ) -> BoxFuture<'a, Result<Observation, EnvError>>;
+    /// Ends open session `session_id` and starts a new episode under the
+    /// same id (a WebSocket attached to an HTTP-created session resets it).
+    /// A backend that cannot refuses.
+    fn reset_as<'a>(
+        &'a self,
+        session_id: &'a str,
+        req: ResetRequest,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>> {
+        let _ = (session_id, req);
+        Box::pin(async {
+            Err(EnvError::Internal(
+                "this backend cannot reset a session in place".into(),
+            ))
+        })
+    }
     /// The session object.
     fn state(&self, session_id: &str) -> Result<State, EnvError>;
     /// Raw values of a session's currently visible secrets
@@ -39,6 +55,19 @@ pub trait EnvBackend: Send + Sync + 'static {
     }
     /// Ends a session and frees its workspace.
     fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>>;
+    /// The redacted recording of a session, live or retained after close
+    /// (`GET /trajectory`). A backend that records nothing knows no
+    /// session's trajectory.
+    fn trajectory<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<TrajectoryFile, EnvError>> {
+        Box::pin(async move {
+            Err(EnvError::UnknownSession(
+                session_id.chars().take(80).collect(),
+            ))
+        })
+    }
     /// All tasks, without ground truth.
     fn tasks(&self) -> Vec<TaskInfo>;
     /// Whether commands are contained.
@@ -63,6 +92,13 @@ impl EnvBackend for Environment {
     ) -> BoxFuture<'a, Result<Observation, EnvError>> {
         Box::pin(Environment::step(self, session_id, action))
     }
+    fn reset_as<'a>(
+        &'a self,
+        session_id: &'a str,
+        req: ResetRequest,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>> {
+        Box::pin(Environment::reset_as(self, session_id, req))
+    }
     fn state(&self, session_id: &str) -> Result<State, EnvError> {
         Environment::state(self, session_id)
     }
@@ -71,6 +107,12 @@ impl EnvBackend for Environment {
     }
     fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>> {
         Box::pin(Environment::close(self, session_id))
+    }
+    fn trajectory<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<TrajectoryFile, EnvError>> {
+        Box::pin(Environment::trajectory(self, session_id))
     }
     fn tasks(&self) -> Vec<TaskInfo> {
         Environment::tasks(self)

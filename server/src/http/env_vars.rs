@@ -46,3 +46,7 @@ pub const SECAUDIT_MAX_CONNECTIONS: &str = "SECAUDIT_MAX_CONNECTIONS";
 /// next keep-alive request, before it is closed (default
 /// [`super::listen::DEFAULT_HEADER_READ_TIMEOUT_S`]).
 pub const SECAUDIT_HEADER_TIMEOUT_S: &str = "SECAUDIT_HEADER_TIMEOUT_S";
+/// Seconds a closed session's trajectory (its redacted recording) stays
+/// readable at `GET /trajectory` (default
+/// [`crate::env::trajectory::DEFAULT_RETENTION_S`]; 0 keeps none).
+pub const SECAUDIT_TRAJECTORY_RETENTION_S: &str = "SECAUDIT_TRAJECTORY_RETENTION_S";

@@ -10,6 +10,8 @@
 //!
 //! - Seed API, stateful: `POST /reset`, `POST /step`, `GET /state`,
 //!   `GET /tasks`, `POST /close`, `DELETE /session/{id}`, `GET /web`.
+//! - Trajectories: `GET /trajectory?session_id=` (JSON lines, redacted),
+//!   while the session lives and for the retention after it closes.
 //! - OpenEnv: `GET /health`, `GET /metadata`, `GET /schema`,
 //!   `GET /openapi.json`, `POST /mcp` (JSON-RPC 2.0), `WS /ws`.
 //!
@@ -30,6 +32,7 @@ mod mcp;
 mod openapi;
 mod openenv;
 mod tools;
+mod trajectory;
 mod ws;
 
 #[cfg(test)]
@@ -96,6 +99,9 @@ pub struct AppState {
     /// One permit per open WebSocket; bounds sockets even before they reset,
     /// so idle connections cannot pile up past the session limit.
     ws_slots: Arc<tokio::sync::Semaphore>,
+    /// Sessions a socket attached to with `/ws?session_id=`: at most one
+    /// socket each, as in OpenEnv.
+    ws_attached: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl AppState {
@@ -106,6 +112,7 @@ impl AppState {
             env,
             config: Arc::new(config),
             ws_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
+            ws_attached: Arc::default(),
         }
     }
 
@@ -141,6 +148,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tasks", get(api::tasks))
         .route("/close", post(api::close))
         .route("/session/{id}", delete(api::session_delete))
+        .route("/trajectory", get(trajectory::trajectory))
         .route("/web", get(api::web))
         .route("/health", get(openenv::health))
         .route("/metadata", get(openenv::metadata))

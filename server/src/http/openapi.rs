@@ -29,6 +29,8 @@ pub(crate) enum Body {
     Object,
     /// An HTML page.
     Html,
+    /// JSON lines: one JSON object per line.
+    JsonLines,
 }
 
 /// One documented route.
@@ -89,6 +91,13 @@ pub(crate) const ROUTES: &[Route] = &[
         summary: "End a session",
         request: Body::None,
         response: Body::Object,
+    },
+    Route {
+        method: "get",
+        path: "/trajectory",
+        summary: "A session's redacted recording as JSON lines (?session_id=), while it lives and for the retention after it closes",
+        request: Body::None,
+        response: Body::JsonLines,
     },
     Route {
         method: "get",
@@ -159,6 +168,9 @@ fn content(body: Body) -> Option<Value> {
         Body::Object => Some(json!({ "application/json": { "schema": { "type": "object" } } })),
         Body::Any => Some(json!({ "application/json": { "schema": {} } })),
         Body::Html => Some(json!({ "text/html": { "schema": { "type": "string" } } })),
+        Body::JsonLines => Some(json!({
+            super::trajectory::JSON_LINES: { "schema": { "type": "string" } }
+        })),
     }
 }
 
@@ -213,6 +225,13 @@ pub(crate) fn document() -> Value {
                 "name": "reveal", "in": "query", "required": false,
                 "schema": { "type": "boolean", "default": false },
                 "description": "true adds `revealed`: [{id, value}], the raw values of the currently visible secrets only"
+            }]);
+        }
+        if r.path == "/trajectory" {
+            op["parameters"] = json!([{
+                "name": "session_id", "in": "query", "required": true,
+                "schema": { "type": "string", "minLength": 1 },
+                "description": "the session, open or closed within the retention; unknown, malformed or expired ids are 404"
             }]);
         }
         if r.path == "/step" {

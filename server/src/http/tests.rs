@@ -151,6 +151,24 @@ impl EnvBackend for Fake {
             observation: obs.clone(),
         })
     }
+    fn reset_as<'a>(
+        &'a self,
+        session_id: &'a str,
+        req: ResetRequest,
+    ) -> BoxFuture<'a, Result<Observation, EnvError>> {
+        Box::pin(async move {
+            let mut sessions = self.sessions.lock().unwrap();
+            let old = sessions
+                .get_mut(session_id)
+                .ok_or_else(|| EnvError::UnknownSession(session_id.into()))?;
+            let task = match req.task_id {
+                Some(TaskRef::Number(n)) => n,
+                _ => 1,
+            };
+            *old = observation(session_id, &old.episode_id.clone(), task, req.seed);
+            Ok(old.clone())
+        })
+    }
     fn close<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), EnvError>> {
         Box::pin(async move {
             self.sessions
@@ -1124,6 +1142,70 @@ mod ws_tcp {
                 Some(Ok(M::Close(None))) | None | Some(Err(_)) => return,
                 Some(Ok(_)) => continue,
             }
+        }
+    }
+
+    /// `/ws?session_id=` attaches to a session made elsewhere (OpenEnv's
+    /// `MCPToolClient` makes it over HTTP): the socket acts on it, resets
+    /// it in place, never closes it, and is its only socket.
+    #[tokio::test]
+    async fn attaches_to_an_existing_session() {
+        let (st, fake) = state_with(Fake::new(2), std::time::Duration::from_secs(60));
+        let sid = fake
+            .reset(ResetRequest::default())
+            .await
+            .unwrap()
+            .session_id;
+        // Full: attaching adds no session, so it is still admitted.
+        fake.reset(ResetRequest::default()).await.unwrap();
+        let addr = serve(st).await;
+        let attach = |id: &str| {
+            let url = format!("ws://{addr}/ws?session_id={id}");
+            async move { tokio_tungstenite::connect_async(url).await.unwrap().0 }
+        };
+        let mut c = attach(&sid).await;
+        let r = ask(&mut c, json!({"type":"state"})).await;
+        assert_eq!(r["data"]["session_id"], sid.as_str(), "{r}");
+        let r = ask(&mut c, json!({"type":"step","data":{"command":"ls"}})).await;
+        assert_eq!(r["data"]["observation"]["steps_taken"], 1, "{r}");
+        assert_eq!(fake.state(&sid).unwrap().step_count, 1, "the same session");
+        let r = ask(&mut c, json!({"type":"reset","data":{"task_id":3}})).await;
+        assert_eq!(r["data"]["observation"]["session_id"], sid.as_str(), "{r}");
+        assert_eq!(fake.state(&sid).unwrap().task_id, 3, "reset in place");
+        assert_eq!(fake.active_sessions(), 2, "no session added");
+
+        // One socket per session; unknown ids are refused.
+        for id in [sid.as_str(), "nope"] {
+            let mut other = attach(id).await;
+            let M::Text(t) = next(&mut other).await else {
+                panic!("an error frame first")
+            };
+            let f: Value = serde_json::from_str(t.as_str()).unwrap();
+            assert_eq!(f["data"]["code"], "SESSION_ERROR", "{id}: {f}");
+            expect_close(&mut other).await;
+        }
+
+        // Closing the socket leaves the session open and free to attach.
+        c.send(M::text(json!({"type":"close"}).to_string()))
+            .await
+            .unwrap();
+        expect_close(&mut c).await;
+        assert!(
+            fake.state(&sid).is_ok(),
+            "an attached socket does not own it"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let mut again = attach(&sid).await;
+            let r = ask(&mut again, json!({"type":"state"})).await;
+            if r["type"] == "state" {
+                assert_eq!(r["data"]["session_id"], sid.as_str());
+                break;
+            }
+            // The first socket's attachment is released as its task ends.
+            assert_eq!(r["data"]["code"], "SESSION_ERROR", "{r}");
+            assert!(std::time::Instant::now() < deadline, "never released");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 

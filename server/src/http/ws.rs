@@ -10,13 +10,28 @@
 //! after [`super::HttpConfig::ws_idle_timeout`] without a request, so
 //! half-open sockets cannot hold slots forever.
 //! See: <https://github.com/huggingface/OpenEnv/pull/1000>
+//!
+//! `/ws?session_id=ID` attaches to an existing session instead, as
+//! OpenEnv's server does for its `MCPToolClient`: that client creates a
+//! session with the HTTP `openenv/session/create`, connects the socket
+//! with the id in the query, then drives `reset`/`step`/`state` over the
+//! socket and `tools/call` over HTTP `/mcp`, naming the same id. So an
+//! attached socket:
+//! - refers to that session (unknown id: a `SESSION_ERROR` frame, then
+//!   close; a session already attached to another socket: the same);
+//! - does not own it: neither `close` nor the socket dropping ends it
+//!   (the client ends it with `openenv/session/close` after detaching);
+//! - `reset` starts the new episode under the same id
+//!   (`Environment::reset_as`), where a plain socket gets a new session,
+//!   so the HTTP requests naming the id still reach the episode;
+//! - adds no session, so only the socket slot counts against capacity.
 
 use super::error::ApiError;
 use super::{AppState, MAX_WS_MESSAGE_BYTES, mcp, tools};
 use crate::env::EnvError;
 use crate::models::ResetRequest;
-use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
 use axum::response::Response;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
@@ -35,10 +50,61 @@ const READ_AHEAD: usize = 4;
 /// `GET /ws`: the upgrade. Capacity is checked after the upgrade, as in
 /// OpenEnv, so the client receives a `CAPACITY_REACHED` frame rather than an
 /// HTTP error it would not surface.
-pub(crate) async fn ws_upgrade(State(st): State<AppState>, ws: WebSocketUpgrade) -> Response {
+pub(crate) async fn ws_upgrade(
+    State(st): State<AppState>,
+    q: Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    // An unparsable query attaches to nothing; an empty id is none.
+    let attach = q
+        .ok()
+        .and_then(|Query(q)| q.session_id)
+        .filter(|s| !s.is_empty());
     ws.max_message_size(MAX_WS_MESSAGE_BYTES)
         .max_frame_size(MAX_WS_MESSAGE_BYTES)
-        .on_upgrade(move |socket| run(st, socket))
+        .on_upgrade(move |socket| run(st, socket, attach))
+}
+
+/// `?session_id=`: the session to attach to.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct WsQuery {
+    session_id: Option<String>,
+}
+
+/// A session attached to one socket, released from
+/// [`AppState::ws_attached`] on drop.
+struct Attachment {
+    st: AppState,
+    id: String,
+}
+
+impl Attachment {
+    /// Claims `id` for this socket: it must be an open session with no
+    /// other socket attached.
+    fn claim(st: &AppState, id: &str) -> Result<Self, String> {
+        let shown: String = id.chars().take(80).collect();
+        match st.env.state(id) {
+            Ok(_) | Err(EnvError::Busy) => {}
+            Err(EnvError::UnknownSession(_)) => return Err(format!("Unknown session_id: {shown}")),
+            Err(e) => return Err(ApiError::from(e).message()),
+        }
+        let mut set = st.ws_attached.lock().expect("attachment lock poisoned");
+        if !set.insert(id.to_owned()) {
+            return Err(format!("Session {shown} already has an attached WebSocket"));
+        }
+        Ok(Self {
+            st: st.clone(),
+            id: id.to_owned(),
+        })
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.st.ws_attached.lock() {
+            set.remove(&self.id);
+        }
+    }
 }
 
 fn error_frame(code: &str, message: impl Into<String>) -> Value {
@@ -103,12 +169,13 @@ async fn send_close_code(
     let _ = sink.close().await;
 }
 
-async fn run(st: AppState, socket: WebSocket) {
+async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
     let (mut sink, mut stream) = socket.split();
     let max = st.config.max_sessions;
     let active = st.env.active_sessions();
     let permit: Option<OwnedSemaphorePermit> = st.ws_slots.clone().try_acquire_owned().ok();
-    if permit.is_none() || active >= max {
+    // Attaching adds no session: only the socket slot is needed.
+    if permit.is_none() || (active >= max && attach.is_none()) {
         // Out of socket slots counts as full even before the sockets reset.
         let active = if permit.is_none() {
             active.max(max)
@@ -125,6 +192,17 @@ async fn run(st: AppState, socket: WebSocket) {
         send_close(&mut sink, "capacity reached").await;
         return;
     }
+
+    let attached = match attach.as_deref().map(|id| Attachment::claim(&st, id)) {
+        None => None,
+        Some(Ok(a)) => Some(a),
+        Some(Err(message)) => {
+            let _ = send_json(&mut sink, &error_frame("SESSION_ERROR", message)).await;
+            send_close(&mut sink, "cannot attach to the session").await;
+            return;
+        }
+    };
+    let attached_id = attached.as_ref().map(|a| a.id.clone());
 
     let (tx, mut rx) = mpsc::channel::<Incoming>(READ_AHEAD);
     let reader = tokio::spawn(async move {
@@ -152,7 +230,7 @@ async fn run(st: AppState, socket: WebSocket) {
         }
     });
 
-    let mut session: Option<String> = None;
+    let mut session: Option<String> = attached_id.clone();
     let idle = st.config.ws_idle_timeout;
     loop {
         let item = match tokio::time::timeout(idle, rx.recv()).await {
@@ -186,9 +264,14 @@ async fn run(st: AppState, socket: WebSocket) {
         // A panic in a handler costs this request an error frame, not the
         // connection: were the task to unwind, the session would never be
         // closed and its slot would leak.
-        let handled = std::panic::AssertUnwindSafe(handle_message(&st, &mut session, &text))
-            .catch_unwind()
-            .await;
+        let handled = std::panic::AssertUnwindSafe(handle_message(
+            &st,
+            &mut session,
+            attached_id.as_deref(),
+            &text,
+        ))
+        .catch_unwind()
+        .await;
         let reply = handled.unwrap_or_else(|payload| {
             tracing::error!(session = ?session, panic = %panic_text(payload.as_ref()), "websocket handler panicked");
             Reply::Frame(error_frame(
@@ -209,11 +292,15 @@ async fn run(st: AppState, socket: WebSocket) {
         }
     }
     reader.abort();
-    if let Some(sid) = session.take()
+    // The attached session is the HTTP client's to close.
+    if let Some(sid) = session
+        .take()
+        .filter(|s| Some(s.as_str()) != attached_id.as_deref())
         && let Err(e) = st.env.close(&sid).await
     {
         tracing::debug!(session = %sid, error = %e, "closing websocket session");
     }
+    drop(attached);
     drop(permit);
 }
 
@@ -233,8 +320,14 @@ enum Reply {
     Close,
 }
 
-/// One request frame to one reply.
-async fn handle_message(st: &AppState, session: &mut Option<String>, text: &str) -> Reply {
+/// One request frame to one reply. `attached` is the session this socket
+/// attached to at connect, which it does not own.
+async fn handle_message(
+    st: &AppState,
+    session: &mut Option<String>,
+    attached: Option<&str>,
+    text: &str,
+) -> Reply {
     let msg: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return Reply::Frame(error_frame("INVALID_JSON", format!("Invalid JSON: {e}"))),
@@ -250,7 +343,7 @@ async fn handle_message(st: &AppState, session: &mut Option<String>, text: &str)
     };
     let data = msg.get("data");
     let frame = match kind {
-        "reset" => ws_reset(st, session, data).await,
+        "reset" => ws_reset(st, session, attached, data).await,
         "step" => ws_step(st, session, data).await,
         "state" => {
             if msg.keys().any(|k| k != "type" && k != "data")
@@ -267,7 +360,7 @@ async fn handle_message(st: &AppState, session: &mut Option<String>, text: &str)
             }
         }
         "close" => {
-            if let Some(sid) = session.take() {
+            if let Some(sid) = session.take().filter(|s| Some(s.as_str()) != attached) {
                 let _ = st.env.close(&sid).await;
             }
             return Reply::Close;
@@ -296,7 +389,12 @@ fn observation_frame(obs: &crate::models::Observation) -> Value {
     })
 }
 
-async fn ws_reset(st: &AppState, session: &mut Option<String>, data: Option<&Value>) -> Value {
+async fn ws_reset(
+    st: &AppState,
+    session: &mut Option<String>,
+    attached: Option<&str>,
+    data: Option<&Value>,
+) -> Value {
     let data = match data {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(d @ Value::Object(_)) => d.clone(),
@@ -318,6 +416,13 @@ async fn ws_reset(st: &AppState, session: &mut Option<String>, data: Option<&Val
                 crate::models::MAX_EPISODE_ID_CHARS
             ),
         );
+    }
+    // The attached session keeps its id, which HTTP requests name.
+    if let Some(sid) = attached.filter(|a| session.as_deref() == Some(*a)) {
+        return match st.env.reset_as(sid, req).await {
+            Ok(obs) => observation_frame(&obs),
+            Err(e) => env_error_frame(e),
+        };
     }
     // One session per connection: a new reset ends the previous episode.
     if let Some(old) = session.take() {

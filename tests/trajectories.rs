@@ -1,0 +1,291 @@
+//! Trajectories (issue 19 item 5): an episode played over HTTP is readable
+//! at `GET /trajectory` while its session lives and after it closes, line
+//! for line the episode's actions and rewards, never with a planted secret
+//! value; a restarted server neither resumes the closed session nor loses
+//! its trajectory; after the retention it is 404. And `eval --json`
+//! carries each step, which `export trajectories` turns into the same
+//! JSON lines as the server's recording.
+
+use crate::agent::cli;
+use crate::util;
+use secaudit::export::{EXPORT_FORMAT, Episode};
+use serde_json::{Value, json};
+use server::env::{EnvConfig, Environment};
+use std::time::Duration;
+
+/// An environment on `data` whose closed sessions' trajectories are kept
+/// `secs` seconds.
+async fn env_keeping(data: &std::path::Path, secs: u64) -> Environment {
+    let mut cfg = EnvConfig::with_root(&util::root());
+    cfg.data_dir = data.to_path_buf();
+    cfg.max_sessions = 4;
+    cfg.venv = util::venv();
+    cfg.prewarm = util::prewarm();
+    cfg.trajectories.secs = secs;
+    Environment::new(cfg).await.expect("environment")
+}
+
+async fn post(c: &reqwest::Client, url: String, body: Value) -> Value {
+    let r = c.post(&url).json(&body).send().await.expect(&url);
+    let status = r.status();
+    let v: Value = r.json().await.expect("JSON reply");
+    assert!(status.is_success(), "{url} {body}: {status} {v}");
+    v
+}
+
+/// `GET /trajectory`: status, the live header, and the parsed lines.
+async fn trajectory(c: &reqwest::Client, base: &str, sid: &str) -> (u16, Option<String>, String) {
+    let r = c
+        .get(format!("{base}/trajectory"))
+        .query(&[("session_id", sid)])
+        .send()
+        .await
+        .expect("GET /trajectory");
+    let status = r.status().as_u16();
+    if status == 200 {
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            "application/x-ndjson"
+        );
+    }
+    let live = r
+        .headers()
+        .get("x-secaudit-session-live")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, live, r.text().await.unwrap())
+}
+
+fn lines(body: &str) -> Vec<Value> {
+    body.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trajectory_survives_close_matches_the_episode_and_expires() {
+    let data = tempfile::tempdir().unwrap();
+    // Long enough for the restart below, short enough to wait out.
+    const RETENTION_S: u64 = 20;
+    let env = env_keeping(data.path(), RETENTION_S).await;
+    let (addr, server) = util::serve(env).await;
+    let base = format!("http://{addr}");
+    let c = reqwest::Client::new();
+
+    let r = post(&c, format!("{base}/reset"), json!({"task_id": 1})).await;
+    let sid = r["session_id"].as_str().unwrap().to_string();
+    // A planted value the agent has seen: the scanner makes one visible.
+    let mut sent: Vec<String> = Vec::new();
+    let mut replies: Vec<(f64, bool)> = Vec::new();
+    let mut step = |cmd: String| {
+        let (c, base, sid) = (c.clone(), base.clone(), sid.clone());
+        sent.push(cmd.clone());
+        async move {
+            let r = post(
+                &c,
+                format!("{base}/step"),
+                json!({"session_id": sid, "action": cmd}),
+            )
+            .await;
+            (r["reward"].as_f64().unwrap(), r["done"].as_bool().unwrap())
+        }
+    };
+    replies.push(step("run_scanner".into()).await);
+    let st: Value = c
+        .get(format!("{base}/state"))
+        .query(&[("session_id", sid.as_str()), ("reveal", "true")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let secret = st["revealed"][0]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a visible secret after the scanner: {st}"))
+        .to_string();
+    let file = st["observation"]["visible_secrets"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(secret.len() >= 8, "{secret}");
+    // Its value in an action and in the output.
+    replies.push(step(format!("cat {file}")).await);
+    replies.push(step(format!("grep -c '{secret}' {file} || true")).await);
+    replies.push(step("git status --short".into()).await);
+
+    // Live: every line so far.
+    let (status, live, body) = trajectory(&c, &base, &sid).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(live.as_deref(), Some("true"));
+    assert_eq!(lines(&body).len(), 1 + sent.len(), "{body}");
+
+    post(&c, format!("{base}/close"), json!({"session_id": sid})).await;
+    let (status, live, body) = trajectory(&c, &base, &sid).await;
+    assert_eq!(status, 200, "retained after close: {body}");
+    assert_eq!(live.as_deref(), Some("false"));
+    assert!(
+        !body.contains(&secret),
+        "the planted value {secret:?} is in the served trajectory"
+    );
+    let events = lines(&body);
+    assert_eq!(events[0]["event"], "reset");
+    assert_eq!(events[0]["task_id"], 1);
+    let steps: Vec<&Value> = events.iter().filter(|e| e["event"] == "step").collect();
+    assert_eq!(steps.len(), sent.len(), "{body}");
+    for (i, ((s, cmd), (reward, done))) in steps.iter().zip(&sent).zip(&replies).enumerate() {
+        assert_eq!(s["step"], i as u64 + 1, "{s}");
+        assert_eq!(s["reward"].as_f64(), Some(*reward), "step {}: {s}", i + 1);
+        assert_eq!(s["done"].as_bool(), Some(*done), "step {}", i + 1);
+        let recorded = s["action"].as_str().unwrap();
+        if cmd.contains(&secret) {
+            assert_ne!(recorded, cmd, "the secret-bearing action is redacted");
+        } else {
+            assert_eq!(recorded, cmd);
+        }
+        assert_eq!(s["observation"]["steps_taken"], i as u64 + 1);
+    }
+    assert_eq!(steps[1]["observation"]["last_action"]["exit_code"], 0);
+
+    // Unknown, malformed and missing ids.
+    let (fresh, upper) = (
+        server::env::trajectory::new_session_id(),
+        sid.to_uppercase(),
+    );
+    for bad in [fresh.as_str(), "../sessions", upper.as_str()] {
+        let (status, _, body) = trajectory(&c, &base, bad).await;
+        assert_eq!(status, 404, "{bad}: {body}");
+    }
+    let r = c.get(format!("{base}/trajectory")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+
+    // A restarted server: the closed session is not resumed, and its
+    // trajectory is still served.
+    server.abort();
+    let _ = server.await;
+    let env = env_keeping(data.path(), RETENTION_S).await;
+    assert_eq!(env.active_sessions(), 0, "a closed session came back");
+    let (addr, _server) = util::serve(env).await;
+    let base = format!("http://{addr}");
+    let (status, _, again) = trajectory(&c, &base, &sid).await;
+    assert_eq!((status, again == body), (200, true), "{again}");
+
+    // After the retention: gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(RETENTION_S + 10);
+    loop {
+        let (status, _, _) = trajectory(&c, &base, &sid).await;
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still served {RETENTION_S} s after close"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `eval --json` carries every step; `export trajectories` makes the same
+/// episode line from it and from the server's recording.
+#[tokio::test(flavor = "multi_thread")]
+async fn eval_steps_and_both_exports_agree() {
+    let data = tempfile::tempdir().unwrap();
+    let env = env_keeping(data.path(), 600).await;
+    let (addr, _server) = util::serve(env).await;
+    let url = format!("http://{addr}");
+    let out = tempfile::tempdir().unwrap();
+    let report_path = out.path().join("eval.json");
+    let data_dir = data.path().to_str().unwrap();
+    let r = cli(
+        "eval",
+        &[
+            "--agent",
+            "oracle",
+            "--tasks",
+            "1",
+            "--data-dir",
+            data_dir,
+            "--json",
+            report_path.to_str().unwrap(),
+        ],
+        &url,
+        None,
+        300,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = crate::agent::read_report(&report_path);
+    let run = &report.tasks[0].runs[0];
+    assert_eq!(run.transitions.len() as u32, run.steps);
+    assert_eq!(
+        run.transitions.iter().map(|t| t.reward).collect::<Vec<_>>(),
+        run.rewards
+    );
+    let last = run.transitions.last().expect("steps");
+    assert!(last.done && last.score == Some(1.0), "{last:?}");
+    assert_eq!((last.security, last.health), (Some(1.0), Some(1.0)));
+    assert!(run.prompt.as_deref().is_some_and(|p| p.len() > 20));
+    let sid = run.session_id.clone().expect("session id in the run");
+
+    let from_eval = out.path().join("eval.jsonl");
+    let from_server = out.path().join("server.jsonl");
+    for (args, path) in [
+        (
+            vec!["trajectories", "--from-eval", report_path.to_str().unwrap()],
+            &from_eval,
+        ),
+        (
+            vec!["trajectories", "--server", url.as_str(), "--session", &sid],
+            &from_server,
+        ),
+    ] {
+        let mut args = args;
+        args.extend(["--out", path.to_str().unwrap()]);
+        let r = cli("export", &args, &url, None, 60).await;
+        assert_eq!(r.code, 0, "export {args:?}: {}", r.stderr);
+    }
+    let read = |p: &std::path::Path| -> Episode {
+        let text = std::fs::read_to_string(p).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        serde_json::from_str(text.trim()).unwrap()
+    };
+    let (a, b) = (read(&from_eval), read(&from_server));
+    assert_eq!(
+        (a.format.as_str(), b.format.as_str()),
+        (EXPORT_FORMAT, EXPORT_FORMAT)
+    );
+    assert_eq!((a.source.as_str(), b.source.as_str()), ("eval", "server"));
+    assert_eq!(a.rewards, b.rewards);
+    assert_eq!(a.rewards, run.rewards);
+    assert_eq!(a.actions.len(), b.actions.len());
+    assert_eq!((a.final_score, b.final_score), (1.0, 1.0));
+    assert!(a.success && b.success);
+    assert_eq!((a.task_id, b.task_id), (1, 1));
+    assert_eq!(a.prompt, b.prompt);
+    assert_eq!(a.session_id.as_deref(), Some(sid.as_str()));
+    for (x, y) in a.observations.iter().zip(&b.observations) {
+        assert_eq!(
+            (x.score, x.done, x.leaks_current),
+            (y.score, y.done, y.leaks_current)
+        );
+    }
+    // An unknown session is an error, not an empty line.
+    let r = cli(
+        "export",
+        &[
+            "trajectories",
+            "--server",
+            &url,
+            "--session",
+            &server::env::trajectory::new_session_id(),
+            "--out",
+            out.path().join("none.jsonl").to_str().unwrap(),
+        ],
+        &url,
+        None,
+        60,
+    )
+    .await;
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("404"), "{}", r.stderr);
+}
