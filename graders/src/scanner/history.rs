@@ -18,11 +18,11 @@
 //! through [`pack::Packs`] (each pack entry inflated once) with git2 as the
 //! fallback.
 
+use super::linehash::LineHasher;
 use super::pack;
 use super::{Error, Finding, Scanner};
 use git2::{ObjectType, Oid, Repository, RepositoryOpenFlags, Sort};
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -517,7 +517,7 @@ impl Scanner {
         cache: &BlobCache,
         res: &mut HistoryScan,
     ) -> Vec<Option<Arc<Vec<Finding>>>> {
-        let hasher = std::hash::RandomState::new();
+        let hasher = LineHasher::new();
         let mut results: Vec<Option<Arc<Vec<Finding>>>> = vec![None; jobs.len()];
         let blob_jobs = jobs.iter().filter(|j| j.text.is_none()).count();
         let workers = workers();
@@ -609,7 +609,7 @@ impl Scanner {
         jobs: &[Job],
         sched: &Mutex<Sched<'_>>,
         workers: usize,
-        hasher: &std::hash::RandomState,
+        hasher: &LineHasher,
     ) -> Vec<(usize, Arc<Vec<Finding>>)> {
         let lock = || sched.lock().unwrap_or_else(|e| e.into_inner());
         let (wanted, needs, messages) = {
@@ -665,12 +665,7 @@ impl Scanner {
 
     /// Runs one scan task: whole for messages and blobs without a parent
     /// version, else only the lines the parent lacks.
-    fn scan_task(
-        &self,
-        jobs: &[Job],
-        t: Task,
-        hasher: &std::hash::RandomState,
-    ) -> (usize, Arc<Vec<Finding>>) {
+    fn scan_task(&self, jobs: &[Job], t: Task, hasher: &LineHasher) -> (usize, Arc<Vec<Finding>>) {
         let path = &jobs[t.job].path;
         let f = match &t.parent {
             Some(ls) => {
@@ -705,7 +700,7 @@ impl Scanner {
         data: &[u8],
         own: &[u64],
         parent: &LineSet,
-        hasher: &std::hash::RandomState,
+        hasher: &LineHasher,
     ) -> Vec<Finding> {
         // Runs of added lines, as byte ranges including their newlines.
         let mut runs: Vec<(usize, usize)> = Vec::new();
@@ -720,7 +715,7 @@ impl Scanner {
             let h = own
                 .next()
                 .copied()
-                .unwrap_or_else(|| hash_line(hasher, &data[s..e]));
+                .unwrap_or_else(|| hasher.hash(&data[s..e]));
             if !parent.contains(h) {
                 match runs.last_mut() {
                     Some(r) if r.1 == s => r.1 = next,
@@ -805,29 +800,20 @@ fn workers() -> usize {
 }
 
 /// Keyed hashes of the lines of `data` (split on `\n`; a final newline
-/// ends the last line), in order. The hasher is keyed per scan, so no
-/// workspace can craft a line that collides with another to hide it.
-fn line_hashes(data: &[u8], hasher: &std::hash::RandomState) -> Vec<u64> {
+/// ends the last line), in order. The key is drawn per scan, so no
+/// workspace can craft a line that collides with another to hide it
+/// (see [`LineHasher`]).
+fn line_hashes(data: &[u8], hasher: &LineHasher) -> Vec<u64> {
     let mut v = Vec::with_capacity(data.len() / 32 + 1);
     let mut s = 0;
     for nl in memchr::memchr_iter(b'\n', data) {
-        v.push(hash_line(hasher, &data[s..nl]));
+        v.push(hasher.hash(&data[s..nl]));
         s = nl + 1;
     }
     if s < data.len() {
-        v.push(hash_line(hasher, &data[s..]));
+        v.push(hasher.hash(&data[s..]));
     }
     v
-}
-
-/// One line's keyed hash: a single SipHash write of the bytes (SipHash
-/// folds the length into its last block, so no length prefix is needed,
-/// which `hash_one` would add as a second write).
-fn hash_line(hasher: &std::hash::RandomState, line: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = hasher.build_hasher();
-    h.write(line);
-    h.finish()
 }
 
 /// The set of a version's line hashes: an open-addressing table indexed
@@ -926,11 +912,7 @@ impl Needs {
     }
 
     /// (own line hashes, line set) of `data`, as needed.
-    fn prepare(
-        self,
-        data: &[u8],
-        hasher: &std::hash::RandomState,
-    ) -> (Option<Vec<u64>>, Option<Arc<LineSet>>) {
+    fn prepare(self, data: &[u8], hasher: &LineHasher) -> (Option<Vec<u64>>, Option<Arc<LineSet>>) {
         if !self.hashes && !self.lines {
             return (None, None);
         }
@@ -952,7 +934,7 @@ impl Needs {
 struct Sched<'a> {
     scanner: &'a Scanner,
     jobs: &'a [Job],
-    hasher: &'a std::hash::RandomState,
+    hasher: &'a LineHasher,
     ents: Vec<Ent>,
     /// Blobs (entry, bytes, line hashes) waiting for the lines of entry `k`.
     parked: HashMap<usize, Vec<Parked>>,
@@ -963,7 +945,7 @@ struct Sched<'a> {
 }
 
 impl<'a> Sched<'a> {
-    fn new(scanner: &'a Scanner, jobs: &'a [Job], hasher: &'a std::hash::RandomState) -> Self {
+    fn new(scanner: &'a Scanner, jobs: &'a [Job], hasher: &'a LineHasher) -> Self {
         let mut ents: Vec<Ent> = Vec::new();
         let mut ent_of: HashMap<Oid, usize> = HashMap::new();
         let new_ent = |oid: Oid, job: Option<usize>| Ent {

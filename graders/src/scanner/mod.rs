@@ -22,6 +22,7 @@ mod assign;
 mod decode;
 mod history;
 mod leak_grade;
+mod linehash;
 mod mask;
 mod pack;
 mod public;
