@@ -24,7 +24,6 @@ pub const FINISHED_SESSION_GRACE_S: u64 = 30;
 /// How long a prewarm waits before it forks ([`super::prewarm::WarmSlot`]).
 pub(super) const WARM_DELAY: std::time::Duration = std::time::Duration::from_millis(3);
 
-
 /// How long a session's prewarmed sandbox may wait for a command before
 /// the idle reaper drops it (it holds a uid and four small processes).
 pub(super) const WARM_IDLE: std::time::Duration = std::time::Duration::from_secs(300);

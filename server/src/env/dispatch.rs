@@ -120,7 +120,6 @@ impl Environment {
     }
 }
 
-
 fn normalise(p: &str) -> String {
     let p = p.trim().trim_start_matches("./");
     p.strip_prefix("/workspace/").unwrap_or(p).to_string()

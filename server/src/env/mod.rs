@@ -10,8 +10,10 @@ pub mod actions;
 mod cache;
 mod config;
 mod dispatch;
+mod episode;
 mod error;
 mod fsread;
+mod grade;
 mod grading;
 pub mod inspect;
 pub mod meta;
@@ -146,4 +148,3 @@ impl Environment {
             .clone())
     }
 }
-

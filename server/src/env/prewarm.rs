@@ -1,7 +1,7 @@
 //! Each session's next bash sandbox, started ahead of its command.
 
-use super::config::WARM_DELAY;
 use super::Environment;
+use super::config::WARM_DELAY;
 use crate::sandbox::ExecRequest;
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,4 +83,3 @@ impl Environment {
         }
     }
 }
-

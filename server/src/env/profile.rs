@@ -19,7 +19,7 @@ pub struct StepProfile {
     /// Of `action`: the whole sandbox call (uid lease, owner walk,
     /// fork/exec of bwrap, the command, until its last process is gone).
     pub sandbox: std::time::Duration,
-    /// The post-command workspace walk ([`fsread::survey`]), both walks
+    /// The post-command workspace walk ([`super::fsread::survey`]), both walks
     /// when a racy first one was repeated after grading.
     pub survey: std::time::Duration,
     /// The grading pass (zero when the unchanged tree reused its grade).
@@ -52,4 +52,3 @@ impl Environment {
         Some(g.cache.profile.clone())
     }
 }
-

@@ -3,9 +3,11 @@
 
 use super::actions::{self, Parsed};
 use super::cache::StepCache;
+use super::cache::list_for_observation;
 use super::config::RESUME_PARALLEL;
-use super::grading::{self, Grade};
-use super::observe::{recent, settle_step};
+use super::episode::Event;
+use super::grade::Grade;
+use super::grading;
 use super::prewarm::WarmSlot;
 use super::session::{self, SessionPaths};
 use super::table::Session;
@@ -133,7 +135,7 @@ impl Environment {
             .await
             .ok()
             .flatten();
-            let grade = grading::grade(&s.rt, &ws, &self.inner.sandbox).await;
+            let grade = grading::grade(&s.rt, &ws).await;
             match interrupted {
                 Some(m) => {
                     s.grade = grade;
@@ -184,9 +186,13 @@ impl Environment {
         let rt = s.rt.clone();
         let grade = s.grade.clone();
         let ws = s.paths.workspace();
-        let obs = self.observe(&rt, &mut s.data, &grade, Some(out), prev, &ws);
-        let submitted = matches!(parsed, Some(Parsed::Submit));
-        let obs = settle_step(&mut s.data, obs, &m.command, submitted);
+        let event = Event::Step {
+            command: &m.command,
+            submitted: matches!(parsed, Some(Parsed::Submit)),
+            exit_code: out.exit_code,
+        };
+        let files = list_for_observation(&ws);
+        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), prev, &files, event);
         if let Err(e) = session::save_durable(&s.paths, &s.data).await {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the recovered step");
         }
@@ -210,8 +216,8 @@ impl Environment {
         data.remediated = grade.remediated.clone();
         let last = data.last_obs.last_action.clone();
         let prev = data.score;
-        let mut obs = self.observe(&rt, &mut data, &grade, last, prev, &ws);
-        obs.history = recent(&data.history);
+        let files = list_for_observation(&ws);
+        let obs = self.advance_episode(&rt, &mut data, &grade, last, prev, &files, Event::Graded);
         let old = &s.data.last_obs;
         let same = obs.leaks_current == old.leaks_current
             && obs.visible_secrets == old.visible_secrets
@@ -236,7 +242,6 @@ impl Environment {
             return false;
         }
         tracing::warn!(session = %data.session_id, old = old.reward_breakdown.score, new = obs.reward_breakdown.score, "workspace differs from the saved state; regraded");
-        data.last_obs = obs.clone();
         s.data = data;
         if let Err(e) = session::save_durable(&s.paths, &s.data).await {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the regraded state");
@@ -293,4 +298,3 @@ impl Environment {
         }
     }
 }
-

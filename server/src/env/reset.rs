@@ -1,6 +1,7 @@
 //! Starting an episode in a fresh session.
 
 use super::cache::StepCache;
+use super::episode::Event;
 use super::error::{EnvError, detached, internal};
 use super::grading;
 use super::session::{self, SessionData, SessionPaths};
@@ -14,7 +15,6 @@ use crate::models::{
 use std::sync::Arc;
 
 impl Environment {
-
     /// Starts an episode in a fresh session.
     pub async fn reset(&self, req: ResetRequest) -> Result<Observation, EnvError> {
         let env = self.clone();
@@ -95,7 +95,7 @@ impl Environment {
         let grade = match rt.reset_grade.get() {
             Some(g) => g.clone(),
             None => {
-                let g = grading::grade(&rt, &ws, &self.inner.sandbox).await;
+                let g = grading::grade(&rt, &ws).await;
                 if g.errors.is_empty() {
                     let _ = rt.reset_grade.set(g.clone());
                 }
@@ -122,8 +122,15 @@ impl Environment {
             last_obs: placeholder_obs(),
             last_active: session::now_unix(),
         };
-        let obs = self.observe_files(&rt, &mut data, &grade, None, 0.0, &survey.files);
-        data.last_obs = obs.clone();
+        let obs = self.advance_episode(
+            &rt,
+            &mut data,
+            &grade,
+            None,
+            0.0,
+            &survey.files,
+            Event::Graded,
+        );
         session::save_durable(&paths, &data)
             .await
             .map_err(internal)?;
@@ -156,7 +163,6 @@ impl Environment {
         Ok(obs)
     }
 }
-
 
 fn task_ref_text(r: &TaskRef) -> String {
     match r {

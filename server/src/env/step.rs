@@ -2,14 +2,16 @@
 
 use super::actions::{self, Parsed};
 use super::cache::{list_for_observation, survey_blocking};
+use super::episode::Event;
 use super::error::{EnvError, detached, internal};
 use super::grading;
-use super::observe::settle_step;
 use super::prewarm::WarmSlot;
 use super::profile::StepProfile;
 use super::session;
+use super::table::Session;
 use super::{Environment, fsread, meta};
 use crate::models::{Action, Observation};
+use std::path::Path;
 use std::time::Instant;
 
 impl Environment {
@@ -73,78 +75,15 @@ impl Environment {
         let command_ended = Instant::now();
         s.data.steps += 1;
         if mutating {
-            // What the command touched loses the metadata it chose
-            // (meta.rs), then one walk: fingerprint, file list and owner
-            // (fsread::survey).
-            let t = Instant::now();
-            let pass = meta::Pass::new(command_started);
-            let ws2 = ws.clone();
-            let sv = tokio::task::spawn_blocking(move || fsread::survey_normalising(&ws2, &pass))
-                .await
-                .unwrap_or_default();
-            s.cache.profile.survey = t.elapsed();
-            s.cache.owner = sv.owner;
-            s.cache.files = Some(sv.files);
-            let mut fp = sv.fingerprint;
-            // Nothing in the tree moved (not one ctime): the last grade is
-            // still the grade of this tree. Only a clean grade is reused; a
-            // grading error may be transient, so it is retried.
-            let unchanged = fp.is_some() && fp == s.graded_fp && s.grade.errors.is_empty();
-            if unchanged {
-                s.grade.health.cached = true;
-            } else {
-                // A command that wrote within the racy window leaves no
-                // trusted fingerprint, and the next no-op step would then
-                // regrade in full. Nothing writes to the tree after the
-                // command ended (its processes are gone, grading only
-                // reads), so once the window has passed a fresh walk
-                // vouches for the very tree being graded. It runs during
-                // grading (which outlasts the window when pytest runs), off
-                // the step's path; if grading ends first, after it, if the
-                // window has passed by then.
-                let t = Instant::now();
-                let grading = grading::grade(&s.rt, &ws, &self.inner.sandbox);
-                tokio::pin!(grading);
-                let mut again = None;
-                let grade = if fp.is_none() {
-                    let wait = (fsread::RACY_WINDOW + std::time::Duration::from_millis(1))
-                        .saturating_sub(command_ended.elapsed());
-                    let late = async {
-                        tokio::time::sleep(wait).await;
-                        survey_blocking(&ws).await
-                    };
-                    tokio::select! {
-                        g = &mut grading => g,
-                        sv = late => {
-                            again = Some(sv);
-                            grading.await
-                        }
-                    }
-                } else {
-                    grading.await
-                };
-                s.grade = grade;
-                s.cache.profile.grade = t.elapsed();
-                s.cache.profile.security = s.grade.timings.security;
-                s.cache.profile.health = s.grade.timings.health;
-                s.cache.profile.health_in_pytest = s.grade.timings.health_in_pytest;
-                s.cache.profile.regraded = true;
-                s.data.remediated = s.grade.remediated.clone();
-                if fp.is_none() && again.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW
-                {
-                    let t = Instant::now();
-                    again = Some(survey_blocking(&ws).await);
-                    s.cache.profile.survey += t.elapsed();
-                }
-                if let Some(again) = again {
-                    fp = again.fingerprint;
-                    s.cache.owner = again.owner;
-                }
-            }
-            s.graded_fp = fp;
+            self.regrade_after_command(s, &ws, command_started, command_ended)
+                .await;
         }
         let prev = s.data.score;
-        let submitted = matches!(parsed, Parsed::Submit);
+        let event = Event::Step {
+            command: &action.command,
+            submitted: matches!(parsed, Parsed::Submit),
+            exit_code: out.exit_code,
+        };
         let rt = s.rt.clone();
         let grade = s.grade.clone();
         let t = Instant::now();
@@ -152,8 +91,7 @@ impl Environment {
             s.cache.files = Some(list_for_observation(&ws));
         }
         let files = s.cache.files.clone().unwrap_or_default();
-        let obs = self.observe_files(&rt, &mut s.data, &grade, Some(out), prev, &files);
-        let obs = settle_step(&mut s.data, obs, &action.command, submitted);
+        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), prev, &files, event);
         s.cache.profile.observe = t.elapsed();
         let t = Instant::now();
         // Durable before the reply: the client never sees a step the
@@ -184,5 +122,85 @@ impl Environment {
         Ok(obs)
     }
 
+    /// After a command that may have changed the workspace: normalises the
+    /// metadata it chose, walks the tree once, and regrades unless the
+    /// tree's fingerprint shows nothing moved. A tree written within the
+    /// racy window is walked again once the window has passed, so the next
+    /// no-op step can reuse this grade.
+    async fn regrade_after_command(
+        &self,
+        s: &mut Session,
+        ws: &Path,
+        command_started: std::time::SystemTime,
+        command_ended: Instant,
+    ) {
+        // What the command touched loses the metadata it chose
+        // (meta.rs), then one walk: fingerprint, file list and owner
+        // (fsread::survey).
+        let t = Instant::now();
+        let pass = meta::Pass::new(command_started);
+        let ws2 = ws.to_path_buf();
+        let sv = tokio::task::spawn_blocking(move || fsread::survey_normalising(&ws2, &pass))
+            .await
+            .unwrap_or_default();
+        s.cache.profile.survey = t.elapsed();
+        s.cache.owner = sv.owner;
+        s.cache.files = Some(sv.files);
+        let mut fp = sv.fingerprint;
+        // Nothing in the tree moved (not one ctime): the last grade is
+        // still the grade of this tree. Only a clean grade is reused; a
+        // grading error may be transient, so it is retried.
+        let unchanged = fp.is_some() && fp == s.graded_fp && s.grade.errors.is_empty();
+        if unchanged {
+            s.grade.health.cached = true;
+        } else {
+            // A command that wrote within the racy window leaves no
+            // trusted fingerprint, and the next no-op step would then
+            // regrade in full. Nothing writes to the tree after the
+            // command ended (its processes are gone, grading only
+            // reads), so once the window has passed a fresh walk
+            // vouches for the very tree being graded. It runs during
+            // grading (which outlasts the window when pytest runs), off
+            // the step's path; if grading ends first, after it, if the
+            // window has passed by then.
+            let t = Instant::now();
+            let grading = grading::grade(&s.rt, ws);
+            tokio::pin!(grading);
+            let mut again = None;
+            let grade = if fp.is_none() {
+                let wait = (fsread::RACY_WINDOW + std::time::Duration::from_millis(1))
+                    .saturating_sub(command_ended.elapsed());
+                let late = async {
+                    tokio::time::sleep(wait).await;
+                    survey_blocking(ws).await
+                };
+                tokio::select! {
+                    g = &mut grading => g,
+                    sv = late => {
+                        again = Some(sv);
+                        grading.await
+                    }
+                }
+            } else {
+                grading.await
+            };
+            s.grade = grade;
+            s.cache.profile.grade = t.elapsed();
+            s.cache.profile.security = s.grade.timings.security;
+            s.cache.profile.health = s.grade.timings.health;
+            s.cache.profile.health_in_pytest = s.grade.timings.health_in_pytest;
+            s.cache.profile.regraded = true;
+            s.data.remediated = s.grade.remediated.clone();
+            if fp.is_none() && again.is_none() && command_ended.elapsed() > fsread::RACY_WINDOW {
+                let t = Instant::now();
+                again = Some(survey_blocking(ws).await);
+                s.cache.profile.survey += t.elapsed();
+            }
+            if let Some(again) = again {
+                fp = again.fingerprint;
+                s.cache.owner = again.owner;
+            }
+        }
+        s.graded_fp = fp;
+    }
 }
-

@@ -1,18 +1,20 @@
 //! The session table: lookup, capacity reservation, close and the idle
 //! reaper.
 
+use super::Environment;
 use super::cache::StepCache;
 use super::config::WARM_IDLE;
 use super::error::{EnvError, detached, internal};
-use super::grading::Grade;
+use super::grade::Grade;
 use super::prewarm::WarmSlot;
 use super::runtime::TaskRuntime;
 use super::session::{self, SessionData, SessionPaths};
-use super::Environment;
 use crate::models::State;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// One live session: its saved state, its files, its task and what it
+/// keeps between steps.
 pub(super) struct Session {
     pub(super) data: SessionData,
     pub(super) paths: SessionPaths,
@@ -25,7 +27,7 @@ pub(super) struct Session {
     pub(super) graded_fp: Option<[u8; 32]>,
     /// What the last workspace walk saw, reused until the next bash step.
     pub(super) cache: StepCache,
-    /// The sandbox for the next bash command ([`Sandbox::prewarm`]), so a
+    /// The sandbox for the next bash command ([`crate::sandbox::Sandbox::prewarm`]), so a
     /// step pays only for delivering its command. Started after a step
     /// (and at reset) while the episode goes on; dropped, which kills it,
     /// with the session or after [`WARM_IDLE`].
@@ -200,4 +202,3 @@ impl Environment {
         })
     }
 }
-

@@ -3,9 +3,9 @@
 
 use super::{EnvConfig, Environment, StepProfile};
 use crate::models::{Action, Observation, ResetRequest, TaskRef};
-use std::time::Instant;
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
+use std::time::Instant;
 
 async fn env() -> Option<(Environment, tempfile::TempDir)> {
     if !std::path::Path::new("/usr/bin/bwrap").exists() {
