@@ -23,6 +23,9 @@ pub enum EnvError {
     /// The action is malformed or over a bound (422).
     #[error("invalid action: {0}")]
     InvalidAction(String),
+    /// A reset request outside its bounds (422).
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
     /// The action is longer than the bound (413).
     #[error("action is {len} bytes, over the {max}-byte limit")]
     ActionTooLong {

@@ -31,14 +31,7 @@ impl Environment {
                 .resolve(r)
                 .ok_or_else(|| EnvError::UnknownTask(task_ref_text(r)))?,
         };
-        if let Some(ep) = &req.episode_id
-            && (ep.chars().count() > crate::models::MAX_EPISODE_ID_CHARS || ep.is_empty())
-        {
-            return Err(EnvError::InvalidAction(format!(
-                "episode_id must be 1-{} characters",
-                crate::models::MAX_EPISODE_ID_CHARS
-            )));
-        }
+        req.validate().map_err(EnvError::InvalidRequest)?;
         // At the limit, finished episodes past their grace give their slots
         // back first (the reaper does it too, but only every few seconds).
         if self.active_sessions() + self.inner.pending.load(std::sync::atomic::Ordering::SeqCst)

@@ -11,10 +11,10 @@
 //! half-open sockets cannot hold slots forever.
 //! See: <https://github.com/huggingface/OpenEnv/pull/1000>
 
-use super::error::ApiError;
+use super::error::{ApiError, panic_text};
+use super::request::{self, StepKind};
 use super::{AppState, MAX_WS_MESSAGE_BYTES, mcp, tools};
 use crate::env::EnvError;
-use crate::models::ResetRequest;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
@@ -217,17 +217,6 @@ async fn run(st: AppState, socket: WebSocket) {
     drop(permit);
 }
 
-/// The message of a panic payload, for the log.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
-}
-
 enum Reply {
     Frame(Value),
     Close,
@@ -298,27 +287,14 @@ fn observation_frame(obs: &crate::models::Observation) -> Value {
 
 async fn ws_reset(st: &AppState, session: &mut Option<String>, data: Option<&Value>) -> Value {
     let data = match data {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(d @ Value::Object(_)) => d.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(d)) => d.clone(),
         Some(_) => return error_frame("VALIDATION_ERROR", "reset data must be an object"),
     };
-    let req: ResetRequest = match serde_json::from_value(data) {
+    let req = match request::reset_of(data, "data") {
         Ok(r) => r,
-        Err(e) => return error_frame("VALIDATION_ERROR", format!("invalid reset data: {e}")),
+        Err(m) => return error_frame("VALIDATION_ERROR", m),
     };
-    if req
-        .episode_id
-        .as_ref()
-        .is_some_and(|e| e.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
-    {
-        return error_frame(
-            "VALIDATION_ERROR",
-            format!(
-                "episode_id is longer than {} characters",
-                crate::models::MAX_EPISODE_ID_CHARS
-            ),
-        );
-    }
     // One session per connection: a new reset ends the previous episode.
     if let Some(old) = session.take() {
         let _ = st.env.close(&old).await;
@@ -345,11 +321,11 @@ async fn ws_step(st: &AppState, session: &mut Option<String>, data: Option<&Valu
         Some(wrapped) => wrapped,
         None => data,
     };
-    let kind = match tools::parse_step(Some(action)) {
+    let kind = match request::step_kind_of(action.clone()) {
         Ok(k) => k,
         Err(e) => return api_error_frame(&e),
     };
-    if session.is_none() && !matches!(kind, tools::StepKind::ListTools) {
+    if session.is_none() && !matches!(kind, StepKind::ListTools) {
         return error_frame("SESSION_ERROR", "no active session; send reset first");
     }
     match tools::run_step(st, session.as_deref(), kind).await {
