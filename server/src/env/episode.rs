@@ -29,7 +29,7 @@ pub(super) enum Event<'a> {
 
 /// Advances the episode after a grading: reveals what the agent has
 /// earned, scores the grade, pays the reward (in the session's reward
-/// mode, against `prev_score`), sets success and ends the episode when it
+/// mode, against the score before this grading), sets success and ends the episode when it
 /// is over: solved (terminated), out of budget (truncated) or submitted
 /// (terminated, unless the budget ran out on the same step). A step joins
 /// the history with its reward.
@@ -37,9 +37,9 @@ pub(super) fn advance(
     rt: &TaskRuntime,
     data: &mut SessionData,
     grade: &Grade,
-    prev_score: f64,
     event: Event<'_>,
 ) -> RewardBreakdown {
+    let prev_score = data.score;
     visibility::update_revealed(&rt.secrets, &mut data.exploration, &grade.fixed);
     let current = grade.current_leaks(&rt.secrets);
     let r = graders::reward::compute(&graders::reward::RewardInput {
@@ -106,11 +106,10 @@ impl Environment {
         data: &mut SessionData,
         grade: &Grade,
         last: Option<ActionOutput>,
-        prev_score: f64,
         files: &[String],
         event: Event<'_>,
     ) -> Observation {
-        let reward = advance(rt, data, grade, prev_score, event);
+        let reward = advance(rt, data, grade, event);
         let obs = observe::observation(
             rt,
             data,

@@ -182,7 +182,6 @@ impl Environment {
             ..Default::default()
         };
         s.data.steps += 1;
-        let prev = s.data.score;
         let rt = s.rt.clone();
         let grade = s.grade.clone();
         let ws = s.paths.workspace();
@@ -192,7 +191,7 @@ impl Environment {
             exit_code: out.exit_code,
         };
         let files = list_for_observation(&ws);
-        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), prev, &files, event);
+        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), &files, event);
         if let Err(e) = session::save_durable(&s.paths, &s.data).await {
             tracing::warn!(session = %s.data.session_id, error = %e, "cannot save the recovered step");
         }
@@ -215,9 +214,8 @@ impl Environment {
         let mut data = s.data.clone();
         data.remediated = grade.remediated.clone();
         let last = data.last_obs.last_action.clone();
-        let prev = data.score;
         let files = list_for_observation(&ws);
-        let obs = self.advance_episode(&rt, &mut data, &grade, last, prev, &files, Event::Graded);
+        let obs = self.advance_episode(&rt, &mut data, &grade, last, &files, Event::Graded);
         let old = &s.data.last_obs;
         let same = obs.leaks_current == old.leaks_current
             && obs.visible_secrets == old.visible_secrets

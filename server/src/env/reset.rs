@@ -115,15 +115,7 @@ impl Environment {
             last_obs: placeholder_obs(),
             last_active: session::now_unix(),
         };
-        let obs = self.advance_episode(
-            &rt,
-            &mut data,
-            &grade,
-            None,
-            0.0,
-            &survey.files,
-            Event::Graded,
-        );
+        let obs = self.advance_episode(&rt, &mut data, &grade, None, &survey.files, Event::Graded);
         session::save_durable(&paths, &data)
             .await
             .map_err(internal)?;

@@ -78,7 +78,6 @@ impl Environment {
             self.regrade_after_command(s, &ws, command_started, command_ended)
                 .await;
         }
-        let prev = s.data.score;
         let event = Event::Step {
             command: &action.command,
             submitted: matches!(parsed, Parsed::Submit),
@@ -91,7 +90,7 @@ impl Environment {
             s.cache.files = Some(list_for_observation(&ws));
         }
         let files = s.cache.files.clone().unwrap_or_default();
-        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), prev, &files, event);
+        let obs = self.advance_episode(&rt, &mut s.data, &grade, Some(out), &files, event);
         s.cache.profile.observe = t.elapsed();
         let t = Instant::now();
         // Durable before the reply: the client never sees a step the
