@@ -8,7 +8,7 @@
 
 use crate::agent::cli;
 use crate::util;
-use secaudit::export::{EXPORT_FORMAT, Episode};
+use secaudit::trajectories::{EXPORT_FORMAT, Episode};
 use serde_json::{Value, json};
 use server::env::{EnvConfig, Environment};
 use std::time::Duration;

@@ -77,9 +77,10 @@ mod integral {
 
 /// Body of `POST /step`. The session may instead come as `?session_id=`;
 /// `timeout_s` and `request_id` are accepted for OpenEnv compatibility and
-/// ignored (the environment owns its time limits). The handler reads the
-/// body as JSON and checks it field by field for precise messages; this
-/// type is the published shape, and `http::tests` checks the two agree.
+/// ignored (the environment owns its time limits). This is the published
+/// shape; every front parses its action as [`StepAction`] (`http::request`
+/// holds the parse form, whose session is optional), and `http::tests`
+/// checks document and behaviour agree.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StepRequest {
     /// The session, as returned by `POST /reset`.
@@ -96,8 +97,12 @@ pub struct StepRequest {
 }
 
 /// A step's action: a bare command, OpenEnv's `{"command": ...}`, or one
-/// of OpenEnv's tool-calling actions.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// of OpenEnv's tool-calling actions. The one parser of an action over
+/// `POST /step`, `/ws` and `/mcp`: deserialized by hand (not serde's
+/// untagged matching, whose only error is "did not match any variant"),
+/// so a client learns which field is wrong. A `type` of `list_tools` or
+/// `call_tool` wins over a `command` in the same object.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StepAction {
     /// `{"type": "list_tools"}`.
@@ -112,6 +117,71 @@ pub enum StepAction {
         #[schemars(regex(pattern = COMMAND_PATTERN))]
         command: String,
     },
+}
+
+impl StepAction {
+    /// The command it runs, for the two command forms.
+    pub fn command(&self) -> Option<&str> {
+        match self {
+            Self::Command(c) | Self::Wrapped { command: c } => Some(c),
+            Self::ListTools(_) | Self::CallTool(_) => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StepAction {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        let fail = |m: &str| D::Error::custom(m);
+        let mut o = match Value::deserialize(d)? {
+            Value::String(s) => return Ok(Self::Command(s)),
+            Value::Object(o) => o,
+            Value::Null => {
+                return Err(fail(
+                    "action is required: a command string, or {\"command\": string}",
+                ));
+            }
+            _ => {
+                return Err(fail(
+                    "action must be a command string or {\"command\": string}",
+                ));
+            }
+        };
+        match o.get("type").and_then(Value::as_str) {
+            Some("list_tools") => Ok(Self::ListTools(ListToolsAction {
+                kind: ListToolsTag::ListTools,
+            })),
+            Some("call_tool") => {
+                let tool_name = match o.remove("tool_name") {
+                    Some(Value::String(n)) => n,
+                    _ => return Err(fail("call_tool needs tool_name (a string)")),
+                };
+                let arguments = match o.remove("arguments") {
+                    None | Some(Value::Null) => serde_json::Map::new(),
+                    Some(Value::Object(m)) => m,
+                    Some(_) => return Err(fail("call_tool arguments must be an object")),
+                };
+                Ok(Self::CallTool(CallToolAction {
+                    kind: CallToolTag::CallTool,
+                    tool_name,
+                    arguments,
+                }))
+            }
+            _ if o.contains_key("command") => match o.remove("command") {
+                Some(Value::String(command)) => Ok(Self::Wrapped { command }),
+                _ => Err(fail("action.command must be a string")),
+            },
+            Some(other) => {
+                let shown: String = other.chars().take(100).collect();
+                Err(D::Error::custom(format!(
+                    "unknown action type {shown:?}: send {{\"command\": string}}, \
+                     {{\"type\": \"list_tools\"}} or {{\"type\": \"call_tool\", \"tool_name\", \"arguments\"}}"
+                )))
+            }
+            None => Err(fail("action.command is required")),
+        }
+    }
 }
 
 /// What a step takes (`data` of the WebSocket `step` message, `action` of
@@ -267,6 +337,20 @@ pub struct ResetRequest {
     /// `score` (default) or `delta`.
     #[serde(default)]
     pub reward_mode: Option<RewardMode>,
+}
+
+impl ResetRequest {
+    /// What serde cannot check: the episode id's length, in characters as
+    /// the published `maxLength` counts them (OpenEnv's bound). The one
+    /// check of a reset request, run by every front and by the environment.
+    pub fn validate(&self) -> Result<(), String> {
+        match &self.episode_id {
+            Some(id) if id.is_empty() || id.chars().count() > MAX_EPISODE_ID_CHARS => Err(format!(
+                "episode_id must be 1 to {MAX_EPISODE_ID_CHARS} characters"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A task named by number or by slug.

@@ -11,6 +11,75 @@ use std::fmt;
 /// Upper bound on an action's length in bytes; longer ones are refused (413).
 pub const MAX_ACTION_BYTES: usize = 16 * 1024;
 
+/// The argument an action takes, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// None.
+    Nothing,
+    /// `command`: the command itself (required).
+    Command,
+    /// `path`, relative to the workspace root.
+    Path {
+        /// Whether it must be given.
+        required: bool,
+    },
+}
+
+/// One action as its tool is listed (MCP's `tools/list`, OpenEnv's
+/// `list_tools`): the name [`parse`] matches as the first word, what it
+/// does, and its argument.
+#[derive(Debug)]
+pub struct Spec {
+    /// The action's name (`bash` for a plain command).
+    pub name: &'static str,
+    /// What it does, for the agent.
+    pub description: &'static str,
+    /// Its argument.
+    pub arg: Arg,
+}
+
+/// Every action, in the order `list_tools` shows them: adding an action is
+/// a line here, a [`Parsed`] variant with its [`parse`] arm, and its arm
+/// in the environment's dispatch.
+pub const ACTIONS: &[Spec] = &[
+    Spec {
+        name: "bash",
+        description: "Run a command with bash -lc in the workspace (one step). A command \
+                      that starts with a structured action's name runs that action.",
+        arg: Arg::Command,
+    },
+    Spec {
+        name: "inspect_file",
+        description: "Read a file with line numbers; reveals its shallow secrets.",
+        arg: Arg::Path { required: true },
+    },
+    Spec {
+        name: "inspect_encoded",
+        description: "Decode a file's base64/hex runs; reveals its deep secrets.",
+        arg: Arg::Path { required: true },
+    },
+    Spec {
+        name: "scan_history",
+        description: "Scan git history for findings; reveals hidden secrets.",
+        arg: Arg::Nothing,
+    },
+    Spec {
+        name: "run_scanner",
+        description: "Run the grader's secret scanner over the workspace (values redacted).",
+        arg: Arg::Nothing,
+    },
+    Spec {
+        name: "list_files",
+        description: "List files (optionally under a path).",
+        arg: Arg::Path { required: false },
+    },
+    Spec {
+        name: "submit",
+        description: "End the episode and take the current score.",
+        arg: Arg::Nothing,
+    },
+];
+
 /// A parsed action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parsed {
@@ -77,19 +146,28 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Parses one action string. Structured names match only as the first word,
-/// so `grep submit x` stays bash.
-pub fn parse(command: &str) -> Result<Parsed, ParseError> {
+/// The bounds of any command, whatever front it came through: at most
+/// [`MAX_ACTION_BYTES`], no NUL, not blank. The one definition: the HTTP
+/// layer runs it to refuse a command before it reaches the environment,
+/// [`parse`] runs it for every other caller.
+pub fn check(command: &str) -> Result<(), ParseError> {
     if command.len() > MAX_ACTION_BYTES {
         return Err(ParseError::TooLong(command.len()));
     }
     if command.contains('\0') {
         return Err(ParseError::Nul);
     }
-    let trimmed = command.trim();
-    if trimmed.is_empty() {
+    if command.trim().is_empty() {
         return Err(ParseError::Empty);
     }
+    Ok(())
+}
+
+/// Parses one action string. Structured names match only as the first word,
+/// so `grep submit x` stays bash.
+pub fn parse(command: &str) -> Result<Parsed, ParseError> {
+    check(command)?;
+    let trimmed = command.trim();
     let (head, rest) = match trimmed.split_once(char::is_whitespace) {
         Some((h, r)) => (h, r.trim()),
         None => (trimmed, ""),
@@ -151,6 +229,21 @@ mod tests {
         );
         assert_eq!(parse("submit now"), Ok(Parsed::Bash("submit now".into())));
         assert_eq!(parse("submitx"), Ok(Parsed::Bash("submitx".into())));
+    }
+
+    /// Every listed action parses to itself (with an argument when it
+    /// needs one), so the tool list and the parser cannot drift apart.
+    #[test]
+    fn every_listed_action_parses_to_its_kind() {
+        for spec in ACTIONS {
+            let command = match spec.arg {
+                Arg::Nothing => spec.name.to_string(),
+                Arg::Command => "ls -la".to_string(),
+                Arg::Path { .. } => format!("{} app/settings.py", spec.name),
+            };
+            let parsed = parse(&command).expect(spec.name);
+            assert_eq!(parsed.kind(), spec.name, "{command}");
+        }
     }
 
     #[test]

@@ -7,11 +7,12 @@
 //! it) plus its public [`TaskInfo`] in [`INFO_FILE`] beside them. From those
 //! the same [`TaskRuntime`] a server builds is built, the same grading pass
 //! runs (ground-truth security search, scanner for new leaks, pristine
-//! health suite in the sandbox) and the same [`grading::score`] turns it
+//! health suite in the sandbox) and the same [`grade::score`] turns it
 //! into a reward. No steps are counted, so there is no efficiency bonus: a
 //! solved task scores exactly 1.0.
 
-use super::grading::{self, Grade};
+use super::grade::{self, Grade};
+use super::grading;
 use super::runtime::TaskRuntime;
 use crate::health::HealthGrader;
 use crate::models::{HealthSummary, SandboxInfo, TaskInfo};
@@ -89,8 +90,8 @@ pub async fn grade_finished(
     let seed = generated.seed;
     let health = Arc::new(HealthGrader::new(sandbox.clone()).without_staging());
     let rt = Arc::new(TaskRuntime::build(info, generated, truth_dir, health).await?);
-    let grade: Grade = grading::grade(&rt, workspace, &sandbox).await;
-    let scored = grading::score(&rt, &grade, 0, 0);
+    let grade: Grade = grading::grade(&rt, workspace).await;
+    let scored = grade::score(&rt, &grade, 0, 0);
     Ok(FinishedGrade {
         task_id: rt.info.id,
         seed,

@@ -3,7 +3,7 @@
 //! manifest, the original history, the scanner's findings at t0), prepared
 //! once per (task, seed) and shared by every session of that task.
 
-use super::EnvConfig;
+use super::config::EnvConfig;
 use super::visibility::Secret;
 use crate::health::{ExpectedTests, HealthGrader};
 use crate::models::{TaskInfo, TaskRef};
@@ -54,7 +54,7 @@ pub struct TaskRuntime {
     /// The grade of a fresh copy of the template, computed by the first
     /// reset and reused by every later one: a copy is byte-for-byte the
     /// template, so grading it again can only give the same answer.
-    pub reset_grade: std::sync::OnceLock<super::grading::Grade>,
+    pub reset_grade: std::sync::OnceLock<super::grade::Grade>,
 }
 
 /// Runtimes already built, by (task, seed).

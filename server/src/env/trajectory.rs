@@ -284,8 +284,8 @@ impl Environment {
     pub(super) async fn reset_in_place(
         &self,
         session_id: &str,
-        req: super::ResetRequest,
-    ) -> Result<super::Observation, EnvError> {
+        req: crate::models::ResetRequest,
+    ) -> Result<crate::models::Observation, EnvError> {
         if !is_session_id(session_id) {
             return Err(EnvError::UnknownSession(
                 session_id.chars().take(80).collect(),

@@ -2,8 +2,9 @@
 //! `/close`, `/session/{id}` and the `/web` page.
 
 use super::error::{ApiError, AppJson};
-use super::{AppState, MAX_ACTION_BYTES};
-use crate::models::{Action, Observation, ResetRequest};
+use super::request::{self, CloseBody, StepBody};
+use super::{AppState, tools};
+use crate::models::{Observation, ResetRequest};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::Uri;
@@ -39,88 +40,14 @@ pub(crate) async fn not_found(uri: Uri) -> ApiError {
     ApiError::NotFound(format!("no route for {path}; see GET /openapi.json"))
 }
 
-/// Checks the episode id bound of [`ResetRequest`] (OpenEnv: at most 255).
-fn check_reset(req: &ResetRequest) -> Result<(), ApiError> {
-    if let Some(id) = &req.episode_id
-        && (id.is_empty() || id.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
-    {
-        return Err(ApiError::Validation(format!(
-            "episode_id must be 1 to {} characters",
-            crate::models::MAX_EPISODE_ID_CHARS
-        )));
-    }
-    Ok(())
-}
-
 /// `POST /reset`: body optional (none, `{}`, or any of the
 /// [`ResetRequest`] fields). Starts a new session every time.
 pub(crate) async fn reset(
     State(st): State<AppState>,
     AppJson(req): AppJson<ResetRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    check_reset(&req)?;
-    let obs = st.env.reset(req).await?;
+    let obs = st.env.reset(request::reset(req)?).await?;
     Ok(Json(envelope(&obs)))
-}
-
-/// Pulls the command out of a step's `action`: a bare string, or
-/// `{"command": str}` (OpenEnv's wrapped form). Enforces
-/// [`MAX_ACTION_BYTES`].
-pub(crate) fn action_from_value(action: Option<&Value>) -> Result<Action, ApiError> {
-    let command = match action {
-        None | Some(Value::Null) => {
-            return Err(ApiError::Validation(
-                "action is required: a command string, or {\"command\": string}".into(),
-            ));
-        }
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => match o.get("command") {
-            Some(Value::String(s)) => s.clone(),
-            Some(_) => {
-                return Err(ApiError::Validation(
-                    "action.command must be a string".into(),
-                ));
-            }
-            None => return Err(ApiError::Validation("action.command is required".into())),
-        },
-        Some(_) => {
-            return Err(ApiError::Validation(
-                "action must be a command string or {\"command\": string}".into(),
-            ));
-        }
-    };
-    check_command(&command)?;
-    Ok(Action { command })
-}
-
-/// Bounds shared by every route that takes a command.
-pub(crate) fn check_command(command: &str) -> Result<(), ApiError> {
-    if command.len() > MAX_ACTION_BYTES {
-        return Err(ApiError::ActionTooLong {
-            len: command.len(),
-            max: MAX_ACTION_BYTES,
-        });
-    }
-    if command.trim().is_empty() {
-        return Err(ApiError::Validation("action command is empty".into()));
-    }
-    if command.contains('\0') {
-        return Err(ApiError::Validation(
-            "action command contains a NUL byte".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The session id of a body, which must be a non-empty string if present.
-fn session_from_body(body: &serde_json::Map<String, Value>) -> Result<Option<String>, ApiError> {
-    match body.get("session_id") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(ApiError::Validation(
-            "session_id must be a non-empty string".into(),
-        )),
-    }
 }
 
 /// `?session_id=` on any route.
@@ -137,20 +64,17 @@ pub(crate) struct SessionQuery {
 pub(crate) async fn step(
     State(st): State<AppState>,
     Query(q): Query<SessionQuery>,
-    AppJson(body): AppJson<Value>,
+    AppJson(body): AppJson<StepBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let Value::Object(body) = body else {
-        return Err(ApiError::Validation(
-            "step body must be a JSON object".into(),
-        ));
-    };
-    let kind = super::tools::parse_step(body.get("action"))?;
+    let kind = request::step_kind(body.action)?;
     // Every HTTP step names its session, as the published StepRequest
     // says (`list_tools` needs none only over `/ws`).
-    let session = session_from_body(&body)?
+    let session = body
+        .session_id
+        .map(|s| s.0)
         .or(q.session_id.filter(|s| !s.is_empty()))
         .ok_or(ApiError::MissingSession)?;
-    let out = super::tools::run_step(&st, Some(&session), kind).await?;
+    let out = tools::run_step(&st, Some(&session), kind).await?;
     let mut reply = json!({
         "observation": out.observation,
         "reward": out.reward,
@@ -202,15 +126,10 @@ pub(crate) async fn tasks(State(st): State<AppState>) -> Json<Vec<crate::models:
 /// `POST /close` with `{"session_id": str}`.
 pub(crate) async fn close(
     State(st): State<AppState>,
-    AppJson(body): AppJson<Value>,
+    AppJson(body): AppJson<CloseBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let Value::Object(body) = body else {
-        return Err(ApiError::Validation(
-            "close body must be a JSON object".into(),
-        ));
-    };
-    let session = session_from_body(&body)?.ok_or(ApiError::MissingSession)?;
-    close_session(&st, &session).await
+    let session = body.session_id.ok_or(ApiError::MissingSession)?;
+    close_session(&st, &session.0).await
 }
 
 /// `DELETE /session/{id}`.

@@ -13,11 +13,13 @@ pub const PORT: &str = "PORT";
 pub const SECAUDIT_DATA_DIR: &str = "SECAUDIT_DATA_DIR";
 /// Where task definitions are read from (default `./tasks`).
 pub const SECAUDIT_TASKS_DIR: &str = "SECAUDIT_TASKS_DIR";
-/// Maximum concurrent sessions (default 64). OpenEnv's convention name.
+/// Maximum concurrent sessions (default
+/// [`crate::env::DEFAULT_MAX_SESSIONS`]). OpenEnv's convention name.
 /// See: <https://github.com/huggingface/OpenEnv/pull/619>
 pub const MAX_CONCURRENT_ENVS: &str = "MAX_CONCURRENT_ENVS";
 /// Idle seconds before a session (and its WebSocket) is closed (default
-/// 1800). See: <https://github.com/huggingface/OpenEnv/pull/1000>
+/// [`crate::env::DEFAULT_SESSION_IDLE_TIMEOUT_S`]).
+/// See: <https://github.com/huggingface/OpenEnv/pull/1000>
 pub const SESSION_IDLE_TIMEOUT_S: &str = "SESSION_IDLE_TIMEOUT_S";
 /// Log filter in `tracing_subscriber::EnvFilter` syntax (default `info`).
 pub const RUST_LOG: &str = "RUST_LOG";

@@ -197,6 +197,7 @@ impl From<EnvError> for ApiError {
             EnvError::EpisodeDone => Self::EpisodeDone,
             EnvError::CapacityReached { active, max } => Self::CapacityReached { active, max },
             EnvError::InvalidAction(m) => Self::Validation(format!("invalid action: {m}")),
+            EnvError::InvalidRequest(m) => Self::Validation(m),
             EnvError::ActionTooLong { len, max } => Self::ActionTooLong { len, max },
             EnvError::Busy => Self::Busy,
             EnvError::Uncontained(m) => Self::Uncontained(m),
@@ -329,7 +330,7 @@ pub(crate) async fn json_errors(req: Request, next: Next) -> Response {
 /// The panic text goes to the log only (it may name paths or values that
 /// are not the client's business); the client gets a stable code.
 pub(crate) fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    let detail = super::ws::panic_text(payload.as_ref());
+    let detail = panic_text(payload.as_ref());
     tracing::error!(panic = %detail, "request handler panicked");
     ApiError::Internal(
         "the request handler panicked; the request was not completed, the server keeps \
@@ -337,4 +338,15 @@ pub(crate) fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -
             .into(),
     )
     .into_response()
+}
+
+/// The message of a panic payload, for the log.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
 }

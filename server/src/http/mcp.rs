@@ -14,12 +14,14 @@
 //! Over a WebSocket the connection's session is the default, and `reset`
 //! replaces it.
 
-use super::api::{check_command, envelope};
+use super::api::envelope;
 use super::error::{ApiError, parse_json, read_body};
+use super::request::{self, SessionId};
 use super::{AppState, tools};
 use crate::models::{Action, ResetRequest};
 use axum::Json;
 use axum::extract::{Request, State};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC: the body is not JSON.
@@ -228,19 +230,7 @@ impl From<ApiError> for ToolError {
 fn reset_request(args: &Map<String, Value>) -> Result<ResetRequest, String> {
     let mut a = args.clone();
     a.remove("session_id");
-    let req: ResetRequest = serde_json::from_value(Value::Object(a))
-        .map_err(|e| format!("invalid reset arguments: {e}"))?;
-    if req
-        .episode_id
-        .as_ref()
-        .is_some_and(|e| e.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
-    {
-        return Err(format!(
-            "episode_id is longer than {} characters",
-            crate::models::MAX_EPISODE_ID_CHARS
-        ));
-    }
-    Ok(req)
+    request::reset_of(a, "arguments")
 }
 
 async fn call_tool(
@@ -252,10 +242,9 @@ async fn call_tool(
 ) -> Result<Value, ToolError> {
     let session_arg = |v: Option<&Value>| match v {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(ToolError::Params(
-            "session_id must be a non-empty string".into(),
-        )),
+        Some(v) => SessionId::deserialize(v)
+            .map(|s| Some(s.0))
+            .map_err(|e| ToolError::Params(e.to_string())),
     };
     // The session may be named in the arguments or, as OpenEnv's
     // MCPToolClient does, next to them in params.
@@ -307,7 +296,7 @@ async fn call_tool(
         let state = st.env.state(&session).map_err(ApiError::from)?;
         return serde_json::to_value(state).map_err(|e| ApiError::Internal(e.to_string()).into());
     }
-    check_command(&command)?;
+    request::command(&command)?;
     let obs = st
         .env
         .step(&session, Action { command })

@@ -31,6 +31,7 @@ pub mod listen;
 mod mcp;
 mod openapi;
 mod openenv;
+mod request;
 mod tools;
 mod trajectory;
 mod ws;
@@ -83,8 +84,8 @@ pub struct HttpConfig {
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
-            max_sessions: 64,
-            ws_idle_timeout: Duration::from_secs(1800),
+            max_sessions: crate::env::DEFAULT_MAX_SESSIONS,
+            ws_idle_timeout: Duration::from_secs(crate::env::DEFAULT_SESSION_IDLE_TIMEOUT_S),
         }
     }
 }

@@ -9,78 +9,24 @@
 //! them: OpenEnv reserves the names `reset`, `step`, `state` and `close`.
 
 use super::AppState;
-use super::api::check_command;
 use super::error::ApiError;
+use super::request::{self, StepKind};
+use crate::env::actions::{self, Arg};
 use crate::models::{
-    Action, CallToolAction, CallToolObservation, ListToolsObservation, Observation, ToolError,
-    ToolErrorType, ToolSpec,
+    Action, CallToolObservation, ListToolsObservation, Observation, ToolError, ToolErrorType,
+    ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
 /// Longest path argument of a structured tool, in characters.
 const MAX_PATH_CHARS: usize = 4096;
 
-/// The argument a tool takes, if any.
-#[derive(Debug, Clone, Copy)]
-enum Arg {
-    /// None.
-    Nothing,
-    /// `command`: the command itself (required).
-    Command,
-    /// `path`, relative to the workspace root.
-    Path {
-        /// Whether it must be given.
-        required: bool,
-    },
-}
-
-/// One tool: its name is the structured action's (or `bash`).
-#[derive(Debug)]
-pub(crate) struct ActionTool {
-    name: &'static str,
-    description: &'static str,
-    arg: Arg,
-}
+/// One tool: a structured action's (or `bash`), as `env::actions` lists
+/// it; this module adds its JSON Schema and the command a call maps to.
+pub(crate) type ActionTool = actions::Spec;
 
 /// Every action tool, in the order `list_tools` shows them.
-const ACTION_TOOLS: &[ActionTool] = &[
-    ActionTool {
-        name: "bash",
-        description: "Run a command with bash -lc in the workspace (one step). A command \
-                      that starts with a structured action's name runs that action.",
-        arg: Arg::Command,
-    },
-    ActionTool {
-        name: "inspect_file",
-        description: "Read a file with line numbers; reveals its shallow secrets.",
-        arg: Arg::Path { required: true },
-    },
-    ActionTool {
-        name: "inspect_encoded",
-        description: "Decode a file's base64/hex runs; reveals its deep secrets.",
-        arg: Arg::Path { required: true },
-    },
-    ActionTool {
-        name: "scan_history",
-        description: "Scan git history for findings; reveals hidden secrets.",
-        arg: Arg::Nothing,
-    },
-    ActionTool {
-        name: "run_scanner",
-        description: "Run the grader's secret scanner over the workspace (values redacted).",
-        arg: Arg::Nothing,
-    },
-    ActionTool {
-        name: "list_files",
-        description: "List files (optionally under a path).",
-        arg: Arg::Path { required: false },
-    },
-    ActionTool {
-        name: "submit",
-        description: "End the episode and take the current score.",
-        arg: Arg::Nothing,
-    },
-];
+const ACTION_TOOLS: &[ActionTool] = actions::ACTIONS;
 
 /// Why a tool's arguments were refused.
 pub(crate) enum ToolArgsError {
@@ -226,64 +172,6 @@ pub(crate) fn find(name: &str) -> Result<&'static ActionTool, ToolArgsError> {
     })
 }
 
-/// What one `step` asks for.
-pub(crate) enum StepKind {
-    /// A command (structured action or bash).
-    Command(Action),
-    /// OpenEnv's `list_tools`.
-    ListTools,
-    /// OpenEnv's `call_tool`.
-    CallTool(CallToolAction),
-}
-
-/// Reads a step's action: a command string, `{"command": ...}`,
-/// `{"type": "list_tools"}` or `{"type": "call_tool", "tool_name", "arguments"}`
-/// (the published [`crate::models::AnyAction`]). Field by field, for
-/// precise messages.
-pub(crate) fn parse_step(action: Option<&Value>) -> Result<StepKind, ApiError> {
-    let Some(Value::Object(o)) = action else {
-        return super::api::action_from_value(action).map(StepKind::Command);
-    };
-    match o.get("type").and_then(Value::as_str) {
-        Some("list_tools") => Ok(StepKind::ListTools),
-        Some("call_tool") => {
-            let tool_name = match o.get("tool_name") {
-                Some(Value::String(n)) => n.clone(),
-                _ => {
-                    return Err(ApiError::Validation(
-                        "call_tool needs tool_name (a string)".into(),
-                    ));
-                }
-            };
-            let arguments = match o.get("arguments") {
-                None | Some(Value::Null) => Map::new(),
-                Some(Value::Object(m)) => m.clone(),
-                Some(_) => {
-                    return Err(ApiError::Validation(
-                        "call_tool arguments must be an object".into(),
-                    ));
-                }
-            };
-            Ok(StepKind::CallTool(CallToolAction {
-                kind: crate::models::CallToolTag::CallTool,
-                tool_name,
-                arguments,
-            }))
-        }
-        _ if o.contains_key("command") => {
-            super::api::action_from_value(action).map(StepKind::Command)
-        }
-        Some(other) => {
-            let shown: String = other.chars().take(100).collect();
-            Err(ApiError::Validation(format!(
-                "unknown action type {shown:?}: send {{\"command\": string}}, \
-                 {{\"type\": \"list_tools\"}} or {{\"type\": \"call_tool\", \"tool_name\", \"arguments\"}}"
-            )))
-        }
-        None => super::api::action_from_value(action).map(StepKind::Command),
-    }
-}
-
 /// A step's outcome in OpenEnv's terms: the `observation` object, the
 /// `reward` (null when no step was spent) and `done`.
 pub(crate) struct StepOutcome {
@@ -366,7 +254,7 @@ pub(crate) async fn run_step(
                     ))
                 }
                 Ok(command) => {
-                    check_command(&command)?;
+                    request::command(&command)?;
                     let obs = st.env.step(sid, Action { command }).await?;
                     let reply = CallToolObservation {
                         tool_name: call.tool_name,

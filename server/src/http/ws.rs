@@ -26,10 +26,10 @@
 //!   so the HTTP requests naming the id still reach the episode;
 //! - adds no session, so only the socket slot counts against capacity.
 
-use super::error::ApiError;
+use super::error::{ApiError, panic_text};
+use super::request::{self, StepKind};
 use super::{AppState, MAX_WS_MESSAGE_BYTES, mcp, tools};
 use crate::env::EnvError;
-use crate::models::ResetRequest;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -304,17 +304,6 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
     drop(permit);
 }
 
-/// The message of a panic payload, for the log.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
-}
-
 enum Reply {
     Frame(Value),
     Close,
@@ -396,27 +385,14 @@ async fn ws_reset(
     data: Option<&Value>,
 ) -> Value {
     let data = match data {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(d @ Value::Object(_)) => d.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(d)) => d.clone(),
         Some(_) => return error_frame("VALIDATION_ERROR", "reset data must be an object"),
     };
-    let req: ResetRequest = match serde_json::from_value(data) {
+    let req = match request::reset_of(data, "data") {
         Ok(r) => r,
-        Err(e) => return error_frame("VALIDATION_ERROR", format!("invalid reset data: {e}")),
+        Err(m) => return error_frame("VALIDATION_ERROR", m),
     };
-    if req
-        .episode_id
-        .as_ref()
-        .is_some_and(|e| e.chars().count() > crate::models::MAX_EPISODE_ID_CHARS)
-    {
-        return error_frame(
-            "VALIDATION_ERROR",
-            format!(
-                "episode_id is longer than {} characters",
-                crate::models::MAX_EPISODE_ID_CHARS
-            ),
-        );
-    }
     // The attached session keeps its id, which HTTP requests name.
     if let Some(sid) = attached.filter(|a| session.as_deref() == Some(*a)) {
         return match st.env.reset_as(sid, req).await {
@@ -450,11 +426,11 @@ async fn ws_step(st: &AppState, session: &mut Option<String>, data: Option<&Valu
         Some(wrapped) => wrapped,
         None => data,
     };
-    let kind = match tools::parse_step(Some(action)) {
+    let kind = match request::step_kind_of(action.clone()) {
         Ok(k) => k,
         Err(e) => return api_error_frame(&e),
     };
-    if session.is_none() && !matches!(kind, tools::StepKind::ListTools) {
+    if session.is_none() && !matches!(kind, StepKind::ListTools) {
         return error_frame("SESSION_ERROR", "no active session; send reset first");
     }
     match tools::run_step(st, session.as_deref(), kind).await {
