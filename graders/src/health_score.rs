@@ -1,17 +1,16 @@
 //! Scoring one pytest run against the pristine manifest: the JUnit report,
 //! the bootstrap's keyed verdicts and the hidden canary give the health
-//! score. Pure: bytes in, a summary out.
+//! score. Pure: bytes in, a summary out. The server's health grader
+//! (`server/src/health/`) copies, lints and runs; everything that decides
+//! the number is here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use graders::junit::{self, JunitReport, Outcome};
+use crate::junit::{self, JunitReport, Outcome};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-use super::TimedGrade;
-use crate::models::HealthSummary;
 
 /// The pristine test manifest: the denominator of the health score.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -22,50 +21,80 @@ pub struct ExpectedTests {
     pub total: u32,
 }
 
+/// The health of one run: the fraction of the pristine manifest that
+/// passed, or 0 with the reason. The server's `HealthSummary` is this plus
+/// whether it came from the cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthScore {
+    /// Pristine tests that passed.
+    pub passed: u32,
+    /// Pristine tests that failed, were skipped or went missing.
+    pub failed: u32,
+    /// Errors reported by pytest (collection or fixture errors).
+    pub errors: u32,
+    /// The pristine number of tests (the denominator).
+    pub total: u32,
+    /// The health score in [0, 1].
+    pub score: f64,
+    /// Why the health run failed, if it did (timeout, no report, ...).
+    pub error: Option<String>,
+}
+
+/// A score and the suite's own time inside pytest (its JUnit report's
+/// session time), when a readable report came back; nothing is scored from
+/// the time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredRun {
+    /// The grade.
+    pub summary: HealthScore,
+    /// pytest's own session time.
+    pub in_pytest: Option<Duration>,
+}
+
 /// The exit code with which the bootstrap's audit hook or checkpoints end a
 /// run they caught tampering (`os._exit`, which code under test cannot
 /// intercept). pytest itself exits 0 to 5.
-pub(super) const TAMPER_EXIT: i32 = 86;
+pub const TAMPER_EXIT: i32 = 86;
 
 /// What one pytest run produced.
-pub(super) struct RunResult {
-    pub(super) exit_code: Option<i32>,
-    pub(super) timed_out: bool,
+pub struct RunResult {
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
     /// The report bytes, if a regular file was written.
-    pub(super) report: Result<Vec<u8>, String>,
+    pub report: Result<Vec<u8>, String>,
     /// The bootstrap's own verdict file (see [`Verdicts`]).
-    pub(super) verdicts: Result<Vec<u8>, String>,
+    pub verdicts: Result<Vec<u8>, String>,
     /// What the bootstrap's tamper note says, if it wrote one.
-    pub(super) tamper: Option<String>,
+    pub tamper: Option<String>,
     /// Served by a staged run, whose wall limit counted from delivery.
-    pub(super) staged: bool,
+    pub staged: bool,
     /// Wall time from start (cold) or delivery (staged) to the end.
-    pub(super) duration: Duration,
+    pub duration: Duration,
     /// Fresh per run, sent to the bootstrap on stdin (it never touches a
     /// file) to chain-hash its verdict lines, so neither code under test
     /// nor a process it starts can write a line the grader accepts.
-    pub(super) key: String,
+    pub key: String,
 }
 
-/// The hidden per-run canary (see the module notes): one must-fail and
+/// The hidden per-run canary (see `server/src/health/mod.rs`): one must-fail and
 /// one must-pass test in a module whose name, like the test names, is
 /// fresh randomness for every run, so nothing in the workspace can name
 /// it in advance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Canary {
+pub struct Canary {
     /// Function name of the test that must pass (carries the nonce).
-    pub(super) pass_name: String,
+    pub pass_name: String,
     /// Function name of the test that must fail.
-    pub(super) fail_name: String,
+    pub fail_name: String,
     /// Where the module was written, relative to the copy's root.
-    pub(super) rel: PathBuf,
+    pub rel: PathBuf,
 }
 
 impl Canary {
     /// Fresh names, placed next to one of the pristine test modules
     /// (picked by the nonce) and named like it (`test_*.py` or
     /// `*_test.py`), so the suite's own collection rules pick it up.
-    pub(super) fn new(pristine_files: &[PathBuf]) -> Canary {
+    pub fn new(pristine_files: &[PathBuf]) -> Canary {
         let hex = || uuid::Uuid::new_v4().simple().to_string();
         let (module, pass, fail) = (hex(), hex(), hex());
         let tests: Vec<&PathBuf> = pristine_files
@@ -95,7 +124,7 @@ impl Canary {
 
     /// The module's source: no imports, nothing the code under test can
     /// influence except through pytest itself.
-    pub(super) fn source(&self) -> String {
+    pub fn source(&self) -> String {
         format!(
             "def {}():\n    assert len('ok') == 2\n\n\ndef {}():\n    assert len('ok') == 3\n",
             self.pass_name, self.fail_name
@@ -103,13 +132,13 @@ impl Canary {
     }
 
     /// Is `case` one of the canary's two tests?
-    pub(super) fn owns(&self, case: &junit::TestCase) -> bool {
+    pub fn owns(&self, case: &junit::TestCase) -> bool {
         case.name == self.pass_name || case.name == self.fail_name
     }
 
     /// Checks the canary's two outcomes in `report`: the must-pass test
     /// passed, the must-fail test failed, each reported exactly once.
-    pub(super) fn verify(&self, report: &JunitReport) -> Result<(), String> {
+    pub fn verify(&self, report: &JunitReport) -> Result<(), String> {
         let outcome = |name: &str| -> Result<Outcome, String> {
             let mut hits = report.cases.iter().filter(|c| c.name == name);
             match (hits.next(), hits.next()) {
@@ -142,21 +171,21 @@ impl Canary {
 /// from pytest's reports, and the seal (`END <exit code>`) written after
 /// `pytest.main` returned and the final checks passed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(super) struct Verdicts {
+pub struct Verdicts {
     /// JUnit key (`classname::name`) -> phase -> outcome word.
-    pub(super) phases: BTreeMap<String, BTreeMap<String, String>>,
+    pub phases: BTreeMap<String, BTreeMap<String, String>>,
     /// The exit code in the seal.
-    pub(super) sealed_rc: i32,
+    pub sealed_rc: i32,
     /// The bootstrap's own start-up before it waited for the key (its
     /// first line, `S <ms>`, written before any code under test runs).
-    pub(super) startup: Duration,
+    pub startup: Duration,
 }
 
 impl Verdicts {
     /// Parses the file; a line out of format, a phase recorded twice, or a
     /// missing or early seal is an error (the file is written only by the
     /// bootstrap, so any of these means a run cut short or tampered with).
-    pub(super) fn parse(bytes: &[u8], key: &str) -> Result<Verdicts, String> {
+    pub fn parse(bytes: &[u8], key: &str) -> Result<Verdicts, String> {
         let text = std::str::from_utf8(bytes).map_err(|_| "verdicts are not UTF-8".to_string())?;
         let mut v = Verdicts::default();
         let mut sealed = None;
@@ -216,14 +245,14 @@ impl Verdicts {
     }
 
     /// Did every phase of `key` run and pass?
-    pub(super) fn passed(&self, key: &str) -> bool {
+    pub fn passed(&self, key: &str) -> bool {
         self.phases
             .get(key)
             .is_some_and(|p| p.len() == 3 && p.values().all(|o| o == "passed"))
     }
 }
 
-pub(super) fn hex_decode(s: &str) -> Option<Vec<u8>> {
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
@@ -238,7 +267,7 @@ pub(super) fn hex_decode(s: &str) -> Option<Vec<u8>> {
 /// the report exactly when all its phases passed by the grader's own
 /// record. pytest's reports can be rewritten from inside the process; the
 /// grader's record is taken before them, so a disagreement is tampering.
-pub(super) fn check_verdicts(run: &RunResult, report: &JunitReport) -> Result<Verdicts, String> {
+pub fn check_verdicts(run: &RunResult, report: &JunitReport) -> Result<Verdicts, String> {
     let bytes = run.verdicts.as_ref().map_err(Clone::clone)?;
     let v = Verdicts::parse(bytes, &run.key).map_err(|e| format!("grader verdicts: {e}"))?;
     if Some(v.sealed_rc) != run.exit_code {
@@ -262,7 +291,7 @@ pub(super) fn check_verdicts(run: &RunResult, report: &JunitReport) -> Result<Ve
 }
 
 /// The run's tamper verdict: the bootstrap's exit code or note.
-pub(super) fn tamper_error(run: &RunResult) -> Option<String> {
+pub fn tamper_error(run: &RunResult) -> Option<String> {
     if run.exit_code == Some(TAMPER_EXIT) || run.tamper.is_some() {
         let why = run.tamper.as_deref().unwrap_or("no reason recorded");
         let why: String = why.chars().take(300).collect();
@@ -273,18 +302,18 @@ pub(super) fn tamper_error(run: &RunResult) -> Option<String> {
     None
 }
 
-/// Cross-checks a report against itself and pytest's exit code: pytest's
-/// own writer always agrees, so a disagreement means tampering or a crash.
 /// Whether a test (its manifest key) checks the credential flow: that the
 /// app sends exactly the credentials the deployment provides. By the task
 /// format's convention such tests carry `credential` in their module,
 /// class or function name (`tasks/FORMAT.md`); they are the only ones
 /// allowed to fail on the pristine, unfixed tree.
-pub(super) fn is_credential_flow_test(key: &str) -> bool {
+pub fn is_credential_flow_test(key: &str) -> bool {
     key.to_ascii_lowercase().contains("credential")
 }
 
-pub(super) fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), String> {
+/// Cross-checks a report against itself and pytest's exit code: pytest's
+/// own writer always agrees, so a disagreement means tampering or a crash.
+pub fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Result<(), String> {
     if !report.is_consistent() {
         return Err("JUnit report counts disagree with its test cases".into());
     }
@@ -306,33 +335,32 @@ pub(super) fn check_report(report: &JunitReport, exit_code: Option<i32>) -> Resu
 }
 
 /// The health summary of one run against the manifest.
-pub(super) fn score(
+pub fn score(
     run: &RunResult,
     expected: &ExpectedTests,
     wall: Duration,
     canary: &Canary,
-) -> TimedGrade {
+) -> ScoredRun {
     let mut in_pytest = None;
     let summary = score_summary(run, expected, wall, canary, &mut in_pytest);
-    TimedGrade { summary, in_pytest }
+    ScoredRun { summary, in_pytest }
 }
 
 /// [`score`]'s grade; sets `in_pytest` from the report it parses anyway.
-pub(super) fn score_summary(
+fn score_summary(
     run: &RunResult,
     expected: &ExpectedTests,
     wall: Duration,
     canary: &Canary,
     in_pytest: &mut Option<Duration>,
-) -> HealthSummary {
+) -> HealthScore {
     let total = expected.total;
-    let mut s = HealthSummary {
+    let mut s = HealthScore {
         passed: 0,
         failed: total,
         errors: 0,
         total,
         score: 0.0,
-        cached: false,
         error: None,
     };
     if run.timed_out {
@@ -405,7 +433,7 @@ pub(super) fn score_summary(
 }
 
 /// True for `test_*.py` / `*_test.py`, pytest's default `python_files`.
-pub(super) fn is_test_module(name: &str) -> bool {
+pub fn is_test_module(name: &str) -> bool {
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::copy::{CopyBudget, open_regular};
-use super::score::ExpectedTests;
 use crate::models::HealthSummary;
+use graders::health_score::ExpectedTests;
 
 /// Cached results kept (one per distinct tree); the oldest goes first.
 pub(super) const CACHE_CAP: usize = 512;

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::score::Canary;
+use graders::health_score::Canary;
 
 /// Writes the canary module into the prepared copy, replacing nothing:
 /// its name is fresh, and its directory is a real one (the restore made

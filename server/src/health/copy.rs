@@ -7,8 +7,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use super::cache::hash_tree;
-use super::score::is_test_module;
 use super::scratch::Scratch;
+use graders::health_score::is_test_module;
 
 /// Bounds on the workspace copy. Exceeding any is an error (score 0).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use graders::junit::{self, Outcome};
 
 use super::HealthGrader;
-use super::score::{
+use graders::health_score::{
     ExpectedTests, check_report, check_verdicts, is_credential_flow_test, tamper_error,
 };
 

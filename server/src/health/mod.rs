@@ -48,7 +48,7 @@
 //! modules (`*.so`) are deleted with the bytecode. Known gap: a heuristic,
 //! so an obfuscation it does not spell out can still pass.
 //!
-//! A second layer is a hidden canary in every run ([`Canary`]): the
+//! A second layer is a hidden canary in every run ([`graders::health_score::Canary`]): the
 //! prepared copy (never the workspace) gets one extra test module with a
 //! random per-run name, next to a pristine test module, holding one test
 //! that must fail and one that must pass, both named by per-run nonces. A
@@ -70,7 +70,7 @@
 //!   the bootstrap reads before any code under test runs, having made
 //!   itself non-dumpable, so no other process of the sandbox uid can read
 //!   its memory. A run that
-//!   ends early has no seal (`END <exit code>`). [`check_verdicts`]: a
+//!   ends early has no seal (`END <exit code>`). [`graders::health_score::check_verdicts`]: a
 //!   test counts as passed only if the report and the chain both say so,
 //!   and any disagreement is health 0 ("verdict forged").
 //! - **Checkpoints** before and after each phase: no frame of code under
@@ -93,7 +93,7 @@
 //!   and re-imports of `_thread`/`_signal`/`ctypes`. Threads and signal
 //!   handlers are refused outright (they run off the checked stack or hand
 //!   out frames). An exit code 86 or a tamper note is health 0 with the
-//!   reason ([`tamper_error`]).
+//!   reason ([`graders::health_score::tamper_error`]).
 //!
 //! - **Strict suite.** The pristine suite is compiled by the bootstrap from
 //!   the bytes it read at start (never the file as code under test may have
@@ -138,17 +138,16 @@ mod copy;
 mod lint;
 mod manifest;
 mod run;
-mod score;
 mod scratch;
 
 use cache::{Cache, cache_key};
 pub use copy::CopyBudget;
 use copy::{Prepared, list_pristine, prepare_copy};
+pub use graders::health_score::ExpectedTests;
+use graders::health_score::{HealthScore, score};
 pub use lint::TAMPER_TOKENS;
 use lint::lint_tree;
 use run::BOOT_PY;
-pub use score::ExpectedTests;
-use score::score;
 pub use scratch::STAGED_RUNS;
 use scratch::StagedPool;
 
@@ -178,6 +177,21 @@ pub struct TimedGrade {
     /// pytest's own session time; None when served from the cache or
     /// when no readable report came back.
     pub in_pytest: Option<Duration>,
+}
+
+/// A fresh (never cached) summary of a scored run.
+impl From<HealthScore> for HealthSummary {
+    fn from(s: HealthScore) -> Self {
+        HealthSummary {
+            passed: s.passed,
+            failed: s.failed,
+            errors: s.errors,
+            total: s.total,
+            score: s.score,
+            cached: false,
+            error: s.error,
+        }
+    }
 }
 
 impl HealthGrader {
@@ -321,7 +335,11 @@ impl HealthGrader {
             // property of the tree, so it is not cached.
             Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
         };
-        let graded = score(&run, expected, self.limits.wall, &canary);
+        let scored = score(&run, expected, self.limits.wall, &canary);
+        let graded = TimedGrade {
+            summary: scored.summary.into(),
+            in_pytest: scored.in_pytest,
+        };
         self.cache
             .lock()
             .expect("health cache poisoned")

@@ -10,9 +10,9 @@ use graders::junit;
 use super::HealthGrader;
 use super::canary::plant_canary;
 use super::copy::{Prepared, open_regular};
-use super::score::{Canary, RunResult};
 use super::scratch::{self, Scratch};
 use crate::sandbox::{ExecRequest, Limits, Sandbox};
+use graders::health_score::{Canary, RunResult};
 
 /// Where the JUnit report is written inside the sandbox.
 pub(super) const OUT_MOUNT: &str = "/grader-out";
