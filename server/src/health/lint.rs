@@ -10,7 +10,7 @@ use super::copy::{CopyBudget, open_regular};
 
 /// Substrings that code outside the task's test suite has no business
 /// adding: they reach into pytest or the interpreter, run code indirectly,
-/// or touch the report (see [`HealthGrader::grade_linted`]). Counted per
+/// or touch the report (see [`super::HealthGrader::grade_linted_timed`]). Counted per
 /// file against the same file of the template, so the task's own code
 /// (task 7 uses `__import__("os")`) is not flagged.
 pub const TAMPER_TOKENS: &[&str] = &[
@@ -158,7 +158,7 @@ pub(super) fn read_for_lint(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(text)
 }
 
-/// The tamper lint (see [`HealthGrader::grade_linted`]) over the prepared
+/// The tamper lint (see [`super::HealthGrader::grade_linted_timed`]) over the prepared
 /// copy: every `.py`/`.pyw` file that is not a restored suite file, compared
 /// with the same path in `template`. A symlink with a Python name must
 /// point at a `.py` file (which is linted itself); anything else could

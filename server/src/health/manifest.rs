@@ -13,7 +13,7 @@ use graders::health_score::{
 
 impl HealthGrader {
     /// Records the manifest from the pristine workspace, run exactly as
-    /// [`HealthGrader::grade`] runs (same copy, cleanup and restore).
+    /// [`HealthGrader::grade_linted_timed`] runs (same copy, cleanup and restore).
     ///
     /// Every test must pass except the credential-flow tests (node ids
     /// containing `credential`, see [`is_credential_flow_test`]): those

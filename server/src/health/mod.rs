@@ -37,7 +37,7 @@
 //! at run time: `sys.modules['_pytest.reports'].TestReport` rewritten from
 //! the agent's `archiver/__init__.py` turned a broken fix into health 1.0
 //! (tests/hacks.rs `runtime-patch-from-code`). No sandbox flag can stop
-//! that, so [`HealthGrader::grade_linted`] adds the diff lint of
+//! that, so [`HealthGrader::grade_linted_timed`] adds the diff lint of
 //! reliability.md H3: every Python file outside the pristine suite is
 //! searched for [`TAMPER_TOKENS`] (pytest internals, `sys.modules`,
 //! `importlib`, frames, `gc`, `atexit`, `os._exit`, `exec`, processes, the
@@ -235,39 +235,15 @@ impl HealthGrader {
         self
     }
 
-    /// Grades `workspace` against the manifest. `pristine_dir` holds exactly
-    /// the task's suite files (tests, conftests, pytest config) at their
-    /// workspace-relative paths; every regular file in it is restored. Never
-    /// fails: problems become `score: 0` with `error` set.
-    pub async fn grade(
-        &self,
-        workspace: &Path,
-        pristine_dir: &Path,
-        expected: &ExpectedTests,
-    ) -> HealthSummary {
-        self.grade_inner(workspace, pristine_dir, None, expected)
-            .await
-            .summary
-    }
-
-    /// [`HealthGrader::grade`] plus the tamper lint against `template`, the
-    /// task's generated workspace: a Python file outside the suite with more
+    /// Grades `workspace` against the manifest, the one entry point. `pristine_dir`
+    /// holds exactly the task's suite files (tests, conftests, pytest
+    /// config) at their workspace-relative paths; every regular file in it
+    /// is restored. The tamper lint runs against `template`, the task's
+    /// generated workspace: a Python file outside the suite with more
     /// [`TAMPER_TOKENS`], odd source encodings or look-alike letters than
     /// the template's file at the same path scores 0 with the reason in
-    /// `error`, and pytest is not run. This is what the environment uses.
-    pub async fn grade_linted(
-        &self,
-        workspace: &Path,
-        pristine_dir: &Path,
-        template: &Path,
-        expected: &ExpectedTests,
-    ) -> HealthSummary {
-        self.grade_linted_timed(workspace, pristine_dir, template, expected)
-            .await
-            .summary
-    }
-
-    /// [`HealthGrader::grade_linted`], with pytest's own time.
+    /// `error`, and pytest is not run. Never fails: problems become
+    /// `score: 0` with `error` set. Returns pytest's own time too.
     pub async fn grade_linted_timed(
         &self,
         workspace: &Path,
@@ -275,7 +251,7 @@ impl HealthGrader {
         template: &Path,
         expected: &ExpectedTests,
     ) -> TimedGrade {
-        self.grade_inner(workspace, pristine_dir, Some(template), expected)
+        self.grade_inner(workspace, pristine_dir, template, expected)
             .await
     }
 
@@ -283,7 +259,7 @@ impl HealthGrader {
         &self,
         workspace: &Path,
         pristine_dir: &Path,
-        template: Option<&Path>,
+        template: &Path,
         expected: &ExpectedTests,
     ) -> TimedGrade {
         let total = expected.total;
@@ -306,20 +282,18 @@ impl HealthGrader {
             Ok(p) => p,
             Err(e) => return fail(e),
         };
-        if let Some(template) = template {
-            let tree = prepared.scratch.tree.clone();
-            let template = template.to_path_buf();
-            let pristine = pristine_dir.to_path_buf();
-            let budget = self.budget.clone();
-            let lint = tokio::task::spawn_blocking(move || {
-                let shipped = list_pristine(&pristine, &budget)?;
-                lint_tree(&tree, &template, &shipped, &budget)
-            })
-            .await
-            .unwrap_or_else(|e| Err(format!("lint task failed: {e}")));
-            if let Err(e) = lint {
-                return fail(e);
-            }
+        let tree = prepared.scratch.tree.clone();
+        let template = template.to_path_buf();
+        let pristine = pristine_dir.to_path_buf();
+        let budget = self.budget.clone();
+        let lint = tokio::task::spawn_blocking(move || {
+            let shipped = list_pristine(&pristine, &budget)?;
+            lint_tree(&tree, &template, &shipped, &budget)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("lint task failed: {e}")));
+        if let Err(e) = lint {
+            return fail(e);
         }
         let key = cache_key(&prepared.hash, expected);
         if let Some(mut hit) = self.cache.lock().expect("health cache poisoned").get(&key) {

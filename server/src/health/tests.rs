@@ -70,6 +70,26 @@ fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (d, ws, pristine)
 }
 
+/// Grades through the real entry point with the workspace as its own
+/// template: the lint finds nothing added, so what these tests exercise is
+/// the copy, the restore, the bootstrap and the scoring behind it.
+async fn grade(g: &HealthGrader, ws: &Path, pristine: &Path, exp: &ExpectedTests) -> HealthSummary {
+    linted(g, ws, pristine, ws, exp).await
+}
+
+/// The real entry point against `template`, the grade without the time.
+async fn linted(
+    g: &HealthGrader,
+    ws: &Path,
+    pristine: &Path,
+    template: &Path,
+    exp: &ExpectedTests,
+) -> HealthSummary {
+    g.grade_linted_timed(ws, pristine, template, exp)
+        .await
+        .summary
+}
+
 async fn manifest(g: &HealthGrader, ws: &Path, pristine: &Path) -> ExpectedTests {
     g.expected_tests(ws, pristine).await.unwrap()
 }
@@ -88,7 +108,7 @@ async fn passing_suite_scores_one() {
             "tests.test_b.TestMul::test_mul"
         ]
     );
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(
         (s.passed, s.failed, s.errors, s.total, s.score),
         (3, 0, 0, 3, 1.0),
@@ -96,7 +116,7 @@ async fn passing_suite_scores_one() {
     );
     assert!(s.error.is_none() && !s.cached);
     // Unchanged tree: served from the cache, identical apart from the flag.
-    let again = g.grade(&ws, &pristine, &exp).await;
+    let again = grade(&g, &ws, &pristine, &exp).await;
     assert!(again.cached);
     assert_eq!(
         HealthSummary {
@@ -107,7 +127,7 @@ async fn passing_suite_scores_one() {
     );
     // A change misses the cache.
     write(&ws, "app.py", &format!("{APP}\n# edited\n"));
-    assert!(!g.grade(&ws, &pristine, &exp).await.cached);
+    assert!(!grade(&g, &ws, &pristine, &exp).await.cached);
 }
 
 /// A staged run (started before its copy existed, the key and suite
@@ -144,8 +164,8 @@ async fn staged_runs_grade_like_cold_runs() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-        let a = g.grade(&ws, &pristine, &exp).await;
-        let b = cold.grade(&ws, &pristine, &exp).await;
+        let a = grade(&g, &ws, &pristine, &exp).await;
+        let b = grade(&cold, &ws, &pristine, &exp).await;
         assert!(!a.cached && !b.cached, "tree {i}");
         let tampered = |s: &HealthSummary| s.error.as_deref().is_some_and(|e| e.contains("tamper"));
         assert_eq!(
@@ -214,7 +234,7 @@ async fn manifest_allows_only_credential_flow_failures() {
         exp.names
             .contains(&"tests.test_c::test_uses_the_deployment_credential".to_string())
     );
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.failed, s.total), (3, 1, 4), "{s:?}");
     // The same failure under another name is a task bug.
     let broken = flow.replace("deployment_credential", "deployment_config");
@@ -248,7 +268,7 @@ async fn conftest_report_patch_gives_true_score() {
         "[pytest]\naddopts = -k nothing\npythonpath = .\n",
     );
     write(&ws, "setup.cfg", "[tool:pytest]\naddopts = -k nothing\n");
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
     assert!(s.error.is_none(), "{s:?}");
 }
@@ -264,7 +284,7 @@ async fn tamper_lint_against_template() {
     let template = d.path().join("template");
     write(&template, "app.py", &format!("import signal\n{APP}"));
     write(&ws, "app.py", &format!("import signal\n{APP}"));
-    let s = g.grade_linted(&ws, &pristine, &template, &exp).await;
+    let s = linted(&g, &ws, &pristine, &template, &exp).await;
     assert_eq!(s.score, 1.0, "template tokens are tolerated: {s:?}");
     let hacks = [
         (
@@ -282,7 +302,7 @@ async fn tamper_lint_against_template() {
         let (_d2, ws2, _) = fixture();
         write(&ws2, "app.py", &format!("import signal\n{APP}"));
         write(&ws2, file, &body);
-        let s = g.grade_linted(&ws2, &pristine, &template, &exp).await;
+        let s = linted(&g, &ws2, &pristine, &template, &exp).await;
         assert_eq!(s.score, 0.0, "{file}: {s:?}");
         assert!(
             s.error.as_deref().unwrap_or("").contains("tamper lint"),
@@ -294,13 +314,13 @@ async fn tamper_lint_against_template() {
     write(&ws3, "app.py", APP);
     write(&ws3, "payload.txt", "import sys\n");
     std::os::unix::fs::symlink("payload.txt", ws3.join("extra.py")).unwrap();
-    let s = g.grade_linted(&ws3, &pristine, &template, &exp).await;
+    let s = linted(&g, &ws3, &pristine, &template, &exp).await;
     assert!(
         s.error.as_deref().unwrap_or("").contains("symlink"),
         "{s:?}"
     );
     // The suite files themselves are not linted (they import pytest).
-    let s = g.grade_linted(&ws, &pristine, &template, &exp).await;
+    let s = linted(&g, &ws, &pristine, &template, &exp).await;
     assert!(s.error.is_none(), "{s:?}");
 }
 
@@ -323,7 +343,7 @@ async fn canary_catches_force_pass_from_code() {
     };
     let before = listing(&ws);
     // Honest runs: the canary neither counts nor shows.
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(
         (s.passed, s.failed, s.errors, s.total, s.score),
         (3, 0, 0, 3, 1.0),
@@ -344,7 +364,7 @@ async fn canary_catches_force_pass_from_code() {
         ("plugin via gc", plugin),
     ] {
         write(&ws, "app.py", &format!("{hack}{broken}"));
-        let s = g.grade(&ws, &pristine, &exp).await;
+        let s = grade(&g, &ws, &pristine, &exp).await;
         assert_eq!((s.passed, s.score), (0, 0.0), "{name}: {s:?}");
         // The bootstrap stops both before the canary is reached: the
         // class rebinding at the first checkpoint, the `gc` walk at the
@@ -362,7 +382,7 @@ async fn canary_catches_force_pass_from_code() {
     }
     // The honest broken fix still gets its true partial score.
     write(&ws, "app.py", &broken);
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
     assert!(s.error.is_none(), "{s:?}");
 }
@@ -526,7 +546,7 @@ async fn bootstrap_stops_forged_verdicts() {
     let mut failures = Vec::new();
     for (name, loader, why) in loaders {
         write(&ws, "app.py", &format!("{loader}{broken}"));
-        let s = g.grade(&ws, &pristine, &exp).await;
+        let s = grade(&g, &ws, &pristine, &exp).await;
         let err = s.error.as_deref().unwrap_or("");
         if s.score != 0.0 || !err.contains("tampering detected") || !err.contains(why) {
             failures.push(format!("{name}: {s:?}"));
@@ -535,7 +555,7 @@ async fn bootstrap_stops_forged_verdicts() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The honest broken fix still gets its true partial score.
     write(&ws, "app.py", &broken);
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
     assert!(s.error.is_none(), "{s:?}");
 }
@@ -569,7 +589,7 @@ async fn strict_suite_stops_lying_values_and_patches() {
         .replace("'tok-123'", "''")
         .replace("return True", "return False");
     write(&ws, "app.py", &broken);
-    let control = g.grade(&ws, &pristine, &exp).await;
+    let control = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(control.passed, 1, "the honest broken app: {control:?}");
     assert!(control.error.is_none(), "{control:?}");
 
@@ -651,7 +671,7 @@ async fn strict_suite_stops_lying_values_and_patches() {
     let mut failures = Vec::new();
     for (name, code, why) in hacks {
         write(&ws, "app.py", &format!("{broken}{code}"));
-        let s = g.grade(&ws, &pristine, &exp).await;
+        let s = grade(&g, &ws, &pristine, &exp).await;
         let err = s.error.as_deref().unwrap_or("");
         let ok = match why {
             Some(why) => s.score == 0.0 && err.contains("tampering detected") && err.contains(why),
@@ -673,7 +693,7 @@ async fn strict_suite_stops_lying_values_and_patches() {
     ];
     for extra in honest_extras {
         write(&ws, "app.py", &format!("{HONEST}{extra}"));
-        let s = g.grade(&ws, &pristine, &exp).await;
+        let s = grade(&g, &ws, &pristine, &exp).await;
         assert_eq!(
             (s.passed, s.score),
             (6, 1.0),
@@ -692,14 +712,14 @@ async fn deleted_or_rewritten_tests() {
     // undone by the restore: the true score, not 1.0.
     std::fs::remove_file(ws.join("tests/test_b.py")).unwrap();
     write(&ws, "tests/test_extra.py", "def test_free():\n    pass\n");
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
     // With a pristine dir that does not ship test_b.py, the missing
     // test counts as failed, not as absent from the denominator.
     let partial = ws.parent().unwrap().join("partial");
     write(&partial, "tests/test_a.py", TEST_A);
     write(&partial, "pytest.ini", INI);
-    let s = g.grade(&ws, &partial, &exp).await;
+    let s = grade(&g, &ws, &partial, &exp).await;
     assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
     // Rewriting a test the pristine dir does not restore into a skip.
     write(
@@ -707,7 +727,7 @@ async fn deleted_or_rewritten_tests() {
         "tests/test_b.py",
         "import pytest\npytestmark = pytest.mark.skip\nclass TestMul:\n    def test_mul(self):\n        pass\n",
     );
-    let s = g.grade(&ws, &partial, &exp).await;
+    let s = grade(&g, &ws, &partial, &exp).await;
     assert_eq!((s.passed, s.failed), (2, 1), "skips count as failed: {s:?}");
 }
 
@@ -722,7 +742,7 @@ async fn symlinked_suite_dir_is_replaced() {
     std::fs::create_dir(&outside).unwrap();
     std::fs::remove_dir_all(ws.join("tests")).unwrap();
     std::os::unix::fs::symlink(&outside, ws.join("tests")).unwrap();
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(s.score, 1.0, "{s:?}");
     assert_eq!(
         std::fs::read_dir(&outside).unwrap().count(),
@@ -741,7 +761,7 @@ async fn skip_at_import_counts_as_failed() {
         "app.py",
         &format!("import pytest\npytest.skip('nope', allow_module_level=True)\n{APP}"),
     );
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(s.passed, 0, "{s:?}");
     assert_eq!(s.score, 0.0);
 }
@@ -752,7 +772,7 @@ async fn exit_at_import_scores_zero() {
     let (_d, ws, pristine) = fixture();
     let exp = manifest(&g, &ws, &pristine).await;
     write(&ws, "app.py", &format!("import os\nos._exit(0)\n{APP}"));
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(s.score, 0.0);
     assert!(
         s.error.as_deref().unwrap_or("").contains("no JUnit report"),
@@ -773,7 +793,7 @@ async fn atexit_report_forgery_never_runs() {
         APP.replace("a * b", "0")
     );
     write(&ws, "app.py", &app);
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     // The bootstrap leaves with `os._exit` right after its seal: no
     // atexit handler of code under test runs, the report stays true.
     assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
@@ -786,7 +806,7 @@ async fn collection_error_scores_zero() {
     let (_d, ws, pristine) = fixture();
     let exp = manifest(&g, &ws, &pristine).await;
     write(&ws, "app.py", "def add(a, b):\n    return a + b\n");
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(s.score, 0.0, "{s:?}");
     assert!(s.errors > 0, "{s:?}");
 }
@@ -802,7 +822,7 @@ async fn infinite_loop_times_out() {
         &APP.replace("return a * b", "while True:\n        pass"),
     );
     let t = std::time::Instant::now();
-    let s = g.grade(&ws, &pristine, &exp).await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(s.score, 0.0);
     assert!(
