@@ -9,8 +9,11 @@
 //! - [`security`]: ground-truth grading: is a planted value (or a simple
 //!   transform of it) still anywhere in the tree or the git object database?
 //! - [`junit`]: pytest's JUnit XML into counts and per-test outcomes.
+//! - [`health_score`]: one pytest run (report, the bootstrap's keyed
+//!   verdicts, the hidden canary) against the pristine manifest -> health.
 //! - [`reward`]: the seed's composite reward formula as one pure function.
 
+pub mod health_score;
 pub mod junit;
 pub mod redact;
 pub mod reward;

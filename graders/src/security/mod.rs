@@ -184,18 +184,13 @@ impl std::fmt::Debug for PlantedIndex {
 /// Searches every regular file, file name and symlink target under `root`,
 /// and every compressed stream in them, for every planted value and its
 /// derived needles. Never follows links, never opens special files, bounded
-/// by `limits` (exceeding them sets `budget_exceeded`). Builds the needle
-/// automaton on every call; hot paths use [`scan_tree_indexed`].
-pub fn scan_tree(root: &Path, planted: &[Planted], limits: &TreeLimits) -> TreeEvidence {
-    tree::scan_tree(root, &PlantedIndex::new(planted), limits, None)
-}
-
-/// [`scan_tree`] with a prebuilt [`PlantedIndex`].
-pub fn scan_tree_indexed(root: &Path, index: &PlantedIndex, limits: &TreeLimits) -> TreeEvidence {
+/// by `limits` (exceeding them sets `budget_exceeded`). The needle
+/// automaton is built once per episode ([`PlantedIndex::new`]).
+pub fn scan_tree(root: &Path, index: &PlantedIndex, limits: &TreeLimits) -> TreeEvidence {
     tree::scan_tree(root, index, limits, None)
 }
 
-/// [`scan_tree_indexed`] for a dir-mode task: `.git/objects` is walked, and
+/// [`scan_tree`] for a dir-mode task: `.git/objects` is walked, and
 /// what in it is the reset's own history (`pristine`) is skipped.
 pub fn scan_tree_dir_mode(
     root: &Path,
@@ -249,15 +244,6 @@ pub fn record_pristine_git(repo_dir: &Path) -> PristineGit {
 /// `history_valid = false`.
 pub fn scan_git(
     git_dir_parent: &Path,
-    planted: &[Planted],
-    original: &HistoryRecord,
-) -> GitEvidence {
-    git::scan_git(git_dir_parent, &PlantedIndex::new(planted), original)
-}
-
-/// [`scan_git`] with a prebuilt [`PlantedIndex`].
-pub fn scan_git_indexed(
-    git_dir_parent: &Path,
     index: &PlantedIndex,
     original: &HistoryRecord,
 ) -> GitEvidence {
@@ -269,15 +255,6 @@ pub fn scan_git_indexed(
 /// `.git` is no evidence of anything: `history_valid` is true and nothing
 /// is present. A `.git` that cannot be read safely fails closed.
 pub fn scan_new_objects(
-    git_dir_parent: &Path,
-    planted: &[Planted],
-    known: &std::collections::HashSet<String>,
-) -> GitEvidence {
-    git::scan_new_objects(git_dir_parent, &PlantedIndex::new(planted), known)
-}
-
-/// [`scan_new_objects`] with a prebuilt [`PlantedIndex`].
-pub fn scan_new_objects_indexed(
     git_dir_parent: &Path,
     index: &PlantedIndex,
     known: &std::collections::HashSet<String>,

@@ -39,7 +39,7 @@ fn tree_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
 }
 
 fn tree_hits(root: &Path) -> TreeEvidence {
-    let ev = scan_tree(root, &planted(), &TreeLimits::default());
+    let ev = scan_tree(root, &PlantedIndex::new(&planted()), &TreeLimits::default());
     assert!(!ev.budget_exceeded, "{:?}", ev.errors);
     ev
 }
@@ -111,7 +111,11 @@ fn encodings() {
         "u",
         b"postgres%3A%2F%2Fapp%3AZq8v%2FLr2N%40xW5tKp3Y%40db%3A5432%2Fapp",
     )]);
-    let ev = scan_tree(dir.path(), &[pg], &TreeLimits::default());
+    let ev = scan_tree(
+        dir.path(),
+        &PlantedIndex::new(&[pg]),
+        &TreeLimits::default(),
+    );
     assert!(ev.present.contains_key("pg"));
 }
 
@@ -225,7 +229,7 @@ fn budgets_fail_closed() {
     let tight = |f: fn(&mut TreeLimits)| {
         let mut l = TreeLimits::default();
         f(&mut l);
-        scan_tree(dir.path(), &planted(), &l)
+        scan_tree(dir.path(), &PlantedIndex::new(&planted()), &l)
     };
     assert!(tight(|l| l.max_bytes = 5).budget_exceeded);
     assert!(tight(|l| l.max_files = 2).budget_exceeded);
@@ -234,7 +238,11 @@ fn budgets_fail_closed() {
     let ev = tight(|l| l.max_files = 2);
     let v = grade(&planted(), &ev, None);
     assert!(v.iter().all(|v| !v.remediated));
-    let missing = scan_tree(&dir.path().join("nope"), &planted(), &TreeLimits::default());
+    let missing = scan_tree(
+        &dir.path().join("nope"),
+        &PlantedIndex::new(&planted()),
+        &TreeLimits::default(),
+    );
     assert!(missing.budget_exceeded);
 }
 
@@ -327,7 +335,7 @@ impl Repo {
     }
 
     fn scan(&self, original: &HistoryRecord) -> GitEvidence {
-        scan_git(self.path(), &planted(), original)
+        scan_git(self.path(), &PlantedIndex::new(&planted()), original)
     }
 }
 
@@ -547,12 +555,12 @@ fn git_dir_must_be_plain() {
     let rec = record_history(r.path()).unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(r.path().join(".git"), ws.path().join(".git")).unwrap();
-    let ev = scan_git(ws.path(), &planted(), &rec);
+    let ev = scan_git(ws.path(), &PlantedIndex::new(&planted()), &rec);
     assert!(!ev.history_valid && ev.reason.unwrap().contains("not a directory"));
     let ws = tempfile::tempdir().unwrap();
     let gitdir = format!("gitdir: {}\n", r.path().join(".git").display());
     fs::write(ws.path().join(".git"), gitdir).unwrap();
-    assert!(!scan_git(ws.path(), &planted(), &rec).history_valid);
+    assert!(!scan_git(ws.path(), &PlantedIndex::new(&planted()), &rec).history_valid);
 }
 
 #[test]
@@ -602,7 +610,7 @@ fn hostile_links_stay_inside() {
     assert!(ev.present.is_empty(), "{:?}", ev.present);
     assert_eq!(ev.bytes_scanned, 0);
     let rec = HistoryRecord::default();
-    assert!(!scan_git(dir.path(), &planted(), &rec).history_valid);
+    assert!(!scan_git(dir.path(), &PlantedIndex::new(&planted()), &rec).history_valid);
 }
 
 /// One prebuilt index serves many scans of different trees (and the git
@@ -624,8 +632,12 @@ fn prebuilt_index_matches_fresh_build() {
     ];
     let mut seen = Vec::new();
     for t in &trees {
-        let fresh = scan_tree(t.path(), &planted(), &TreeLimits::default());
-        let reused = scan_tree_indexed(t.path(), &index, &TreeLimits::default());
+        let fresh = scan_tree(
+            t.path(),
+            &PlantedIndex::new(&planted()),
+            &TreeLimits::default(),
+        );
+        let reused = scan_tree(t.path(), &index, &TreeLimits::default());
         assert_eq!(fresh, reused);
         seen.push(reused.present.keys().cloned().collect::<Vec<_>>());
     }
@@ -636,11 +648,11 @@ fn prebuilt_index_matches_fresh_build() {
     );
     let r = Repo::leaked();
     let rec = record_history(r.path()).unwrap();
-    let fresh = scan_git(r.path(), &planted(), &rec);
-    let reused = scan_git_indexed(r.path(), &index, &rec);
+    let fresh = scan_git(r.path(), &PlantedIndex::new(&planted()), &rec);
+    let reused = scan_git(r.path(), &index, &rec);
     assert_eq!(fresh, reused);
     assert!(reused.present.contains_key("gh"));
     let known = record_objects(r.path()).unwrap();
-    let none = scan_new_objects_indexed(r.path(), &index, &known);
+    let none = scan_new_objects(r.path(), &index, &known);
     assert!(none.history_valid && none.present.is_empty(), "{none:?}");
 }

@@ -80,7 +80,7 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
     let tree = if dir_mode {
         security::scan_tree_dir_mode(ws, index, &limits, &rt.pristine_git)
     } else {
-        security::scan_tree_indexed(ws, index, &limits)
+        security::scan_tree(ws, index, &limits)
     };
     if tree.budget_exceeded {
         errors.push(
@@ -92,10 +92,10 @@ fn security_pass(rt: &TaskRuntime, ws: &Path) -> (Remediated, u32, Vec<String>) 
     // the history at reset is out of scope, but objects the agent creates
     // (a commit of a copy of the key) are searched like files.
     let git = Some(if dir_mode {
-        security::scan_new_objects_indexed(ws, index, &rt.pristine_objects)
+        security::scan_new_objects(ws, index, &rt.pristine_objects)
     } else {
         let empty = security::HistoryRecord::default();
-        security::scan_git_indexed(ws, index, rt.history.as_ref().unwrap_or(&empty))
+        security::scan_git(ws, index, rt.history.as_ref().unwrap_or(&empty))
     });
     if let Some(g) = &git
         && !g.history_valid

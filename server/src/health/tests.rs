@@ -1,0 +1,832 @@
+//! End-to-end tests of the health grader: real pytest runs in the sandbox.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use graders::junit::{self, Outcome};
+
+use super::scratch::Scratch;
+use super::*;
+use crate::sandbox::SandboxConfig;
+
+const APP: &str = "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n";
+const TEST_A: &str = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_add_neg():\n    assert add(-1, 1) == 0\n";
+const TEST_B: &str = "from app import mul\n\nclass TestMul:\n    def test_mul(self):\n        assert mul(2, 3) == 6\n";
+const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
+
+fn grader(wall_secs: u64) -> Option<HealthGrader> {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        // CI installs bubblewrap (scripts/setup.sh): a skip there would
+        // pass without grading anything.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/bin/bwrap missing under CI: the health tests cannot run"
+        );
+        eprintln!("!!!!!!!! /usr/bin/bwrap missing: HEALTH TESTS SKIPPED !!!!!!!!");
+        return None;
+    }
+    let sb = Sandbox::detect(SandboxConfig::with_venv(crate::test_paths::venv()));
+    assert!(sb.is_contained(), "{}", sb.info().detail);
+    let limits = Limits {
+        wall: Duration::from_secs(wall_secs),
+        ..Limits::default()
+    };
+    Some(HealthGrader::new(Arc::new(sb)).with_limits(limits))
+}
+
+/// Every path under `root`, relative.
+fn walk_names(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn write(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// A fixture task: (scratch, workspace, pristine dir with the suite).
+fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let pristine = d.path().join("pristine");
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_a.py", TEST_A);
+        write(root, "tests/test_b.py", TEST_B);
+        write(root, "pytest.ini", INI);
+    }
+    write(&ws, "app.py", APP);
+    (d, ws, pristine)
+}
+
+/// Grades through the real entry point with the workspace as its own
+/// template: the lint finds nothing added, so what these tests exercise is
+/// the copy, the restore, the bootstrap and the scoring behind it.
+async fn grade(g: &HealthGrader, ws: &Path, pristine: &Path, exp: &ExpectedTests) -> HealthSummary {
+    linted(g, ws, pristine, ws, exp).await
+}
+
+/// The real entry point against `template`, the grade without the time.
+async fn linted(
+    g: &HealthGrader,
+    ws: &Path,
+    pristine: &Path,
+    template: &Path,
+    exp: &ExpectedTests,
+) -> HealthSummary {
+    g.grade_linted_timed(ws, pristine, template, exp)
+        .await
+        .summary
+}
+
+async fn manifest(g: &HealthGrader, ws: &Path, pristine: &Path) -> ExpectedTests {
+    g.expected_tests(ws, pristine).await.unwrap()
+}
+
+#[tokio::test]
+async fn passing_suite_scores_one() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 3);
+    assert_eq!(
+        exp.names,
+        [
+            "tests.test_a::test_add",
+            "tests.test_a::test_add_neg",
+            "tests.test_b.TestMul::test_mul"
+        ]
+    );
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(
+        (s.passed, s.failed, s.errors, s.total, s.score),
+        (3, 0, 0, 3, 1.0),
+        "{s:?}"
+    );
+    assert!(s.error.is_none() && !s.cached);
+    // Unchanged tree: served from the cache, identical apart from the flag.
+    let again = grade(&g, &ws, &pristine, &exp).await;
+    assert!(again.cached);
+    assert_eq!(
+        HealthSummary {
+            cached: false,
+            ..again
+        },
+        s
+    );
+    // A change misses the cache.
+    write(&ws, "app.py", &format!("{APP}\n# edited\n"));
+    assert!(!grade(&g, &ws, &pristine, &exp).await.cached);
+}
+
+/// A staged run (started before its copy existed, the key and suite
+/// list delivered later) grades every tree exactly as a cold run does:
+/// passing, failing, broken at import, tampering, and after the cache.
+/// Under bwrap most runs after the first are staged; the other tiers
+/// have none.
+#[tokio::test]
+async fn staged_runs_grade_like_cold_runs() {
+    let Some(g) = grader(30) else { return };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let bwrap = g.sandbox.tier() == crate::sandbox::Tier::Bwrap;
+    let trees = [
+        APP.to_string(),
+        APP.replace("a * b", "a * b + 1"),
+        format!("{APP}\nraise ImportError('broken at import')\n"),
+        format!("import sys\nsys._getframe(0)\n{APP}"),
+        format!("{APP}\n# edited\n"),
+        APP.replace("a + b", "a - b"),
+    ];
+    for (i, app) in trees.iter().enumerate() {
+        write(&ws, "app.py", app);
+        // As an agent's think time: the replacement staged run starts
+        // (the manifest run started the first ones).
+        if let Some(pool) = g.staged.as_ref().filter(|_| bwrap) {
+            let t = std::time::Instant::now();
+            while pool.ready() == 0 {
+                assert!(
+                    t.elapsed() < Duration::from_secs(60),
+                    "no staged run came up"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let a = grade(&g, &ws, &pristine, &exp).await;
+        let b = grade(&cold, &ws, &pristine, &exp).await;
+        assert!(!a.cached && !b.cached, "tree {i}");
+        let tampered = |s: &HealthSummary| s.error.as_deref().is_some_and(|e| e.contains("tamper"));
+        assert_eq!(
+            (a.passed, a.failed, a.errors, a.score, tampered(&a)),
+            (b.passed, b.failed, b.errors, b.score, tampered(&b)),
+            "tree {i}: staged {a:?} vs cold {b:?}"
+        );
+    }
+    assert_eq!(cold.staged_runs(), 0);
+    // Under bwrap every grade found a staged run ready; the manifest
+    // run, the first, started cold.
+    let want = if bwrap { trees.len() as u64 } else { 0 };
+    assert_eq!(g.staged_runs(), want);
+}
+
+/// A staged run dropped before its start signal runs nothing: its
+/// bootstrap meets end of file instead of a key and exits before
+/// reading the suite list or writing a verdict.
+#[tokio::test]
+async fn staged_run_without_a_key_runs_nothing() {
+    let Some(g) = grader(30) else { return };
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
+    let scratch = Scratch::new(g.sandbox.rest_owner()).unwrap();
+    write(
+        &scratch.tree,
+        "tests/test_x.py",
+        "def test_x():\n    open('/grader-out/ran', 'w')\n",
+    );
+    let req = HealthGrader::pytest_request(&g.sandbox, &g.limits, &scratch);
+    let warm = g.sandbox.prewarm_staged(&req).expect("a staged sandbox");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Delivered with no stdin: end of file at once.
+    let out = g.sandbox.run_warm(Some(warm), req).await.unwrap();
+    assert!(out.warm, "{out:?}");
+    assert_eq!(out.exit_code, Some(125), "{out:?}");
+    let _ = std::fs::set_permissions(&scratch.out, std::fs::Permissions::from_mode(0o700));
+    let left: Vec<_> = std::fs::read_dir(&scratch.out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "tamper" && n != "verdicts")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(
+        std::fs::read(scratch.out.join("verdicts")).unwrap_or_default(),
+        b""
+    );
+}
+
+/// The manifest run lets only credential-flow tests fail (they fail on
+/// the unfixed tree by design): such a failure is recorded in the
+/// manifest and counted later; any other pristine failure is a task
+/// bug and refuses the manifest.
+#[tokio::test]
+async fn manifest_allows_only_credential_flow_failures() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let flow = "import os\n\ndef test_uses_the_deployment_credential():\n    assert os.environ.get('NOT_SET_BY_ANYONE') == 'x'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", flow);
+    }
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    assert!(
+        exp.names
+            .contains(&"tests.test_c::test_uses_the_deployment_credential".to_string())
+    );
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.failed, s.total), (3, 1, 4), "{s:?}");
+    // The same failure under another name is a task bug.
+    let broken = flow.replace("deployment_credential", "deployment_config");
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", &broken);
+    }
+    let err = g.expected_tests(&ws, &pristine).await.unwrap_err();
+    assert!(
+        err.to_string().contains("test_uses_the_deployment_config"),
+        "{err:#}"
+    );
+}
+
+#[tokio::test]
+async fn conftest_report_patch_gives_true_score() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(&ws, "app.py", &APP.replace("a * b", "a + b + 100"));
+    // SWE-bench-style hook: every report becomes a pass.
+    let hack = "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    r = out.get_result()\n    r.outcome = 'passed'\n    r.longrepr = None\n";
+    write(&ws, "conftest.py", hack);
+    write(&ws, "tests/conftest.py", hack);
+    write(&ws, "pytest.py", "print('3 passed')\n");
+    write(&ws, "sitecustomize.py", "import os; os._exit(0)\n");
+    write(&ws, "evil.pth", "import os; os._exit(0)\n");
+    // Config that would deselect everything.
+    write(
+        &ws,
+        "pytest.ini",
+        "[pytest]\naddopts = -k nothing\npythonpath = .\n",
+    );
+    write(&ws, "setup.cfg", "[tool:pytest]\naddopts = -k nothing\n");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// The tamper lint: code outside the suite that reaches into pytest
+/// fails health (and pytest does not run), while tokens the template
+/// already had at the same path are tolerated.
+#[tokio::test]
+async fn tamper_lint_against_template() {
+    let Some(g) = grader(30) else { return };
+    let (d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let template = d.path().join("template");
+    write(&template, "app.py", &format!("import signal\n{APP}"));
+    write(&ws, "app.py", &format!("import signal\n{APP}"));
+    let s = linted(&g, &ws, &pristine, &template, &exp).await;
+    assert_eq!(s.score, 1.0, "template tokens are tolerated: {s:?}");
+    let hacks = [
+        (
+            "app.py",
+            format!("import signal\nimport sys\n_r = sys.modules.get('_pytest.reports')\n{APP}"),
+        ),
+        (
+            "helper.py",
+            "import importlib\nimportlib.import_module('_py' + 'test')\n".to_string(),
+        ),
+        ("lookalike.py", "import _\u{ff50}ytest\n".to_string()),
+        ("enc.py", "# -*- coding: utf-7 -*-\nx = 1\n".to_string()),
+    ];
+    for (file, body) in hacks {
+        let (_d2, ws2, _) = fixture();
+        write(&ws2, "app.py", &format!("import signal\n{APP}"));
+        write(&ws2, file, &body);
+        let s = linted(&g, &ws2, &pristine, &template, &exp).await;
+        assert_eq!(s.score, 0.0, "{file}: {s:?}");
+        assert!(
+            s.error.as_deref().unwrap_or("").contains("tamper lint"),
+            "{file}: {s:?}"
+        );
+    }
+    // A symlinked module pointing at a non-Python file is refused.
+    let (_d3, ws3, _) = fixture();
+    write(&ws3, "app.py", APP);
+    write(&ws3, "payload.txt", "import sys\n");
+    std::os::unix::fs::symlink("payload.txt", ws3.join("extra.py")).unwrap();
+    let s = linted(&g, &ws3, &pristine, &template, &exp).await;
+    assert!(
+        s.error.as_deref().unwrap_or("").contains("symlink"),
+        "{s:?}"
+    );
+    // The suite files themselves are not linted (they import pytest).
+    let s = linted(&g, &ws, &pristine, &template, &exp).await;
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// Force-pass from code under test, no conftest involved: the app
+/// module either patches `TestReport` or finds pytest's plugin manager
+/// and registers an outcome-rewriting hook. Both made a broken `mul`
+/// score 1.0 before the canary (pytest then agrees with the forged
+/// outcomes, exit code 0); the canary then read them as tampering, and
+/// now the bootstrap ends the run before (health 0 with the reason).
+/// Unlinted `grade`, so the lint plays no part.
+#[tokio::test]
+async fn canary_catches_force_pass_from_code() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let listing = |ws: &Path| {
+        let mut v: Vec<String> = walk_names(ws);
+        v.sort();
+        v
+    };
+    let before = listing(&ws);
+    // Honest runs: the canary neither counts nor shows.
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(
+        (s.passed, s.failed, s.errors, s.total, s.score),
+        (3, 0, 0, 3, 1.0),
+        "{s:?}"
+    );
+    assert!(s.error.is_none(), "{s:?}");
+    assert_eq!(listing(&ws), before, "the canary leaked into the workspace");
+    let broken = APP.replace("a * b", "a + b + 100");
+    let patch_report = "import _pytest.reports as _r\n\
+            _orig = _r.TestReport.from_item_and_call.__func__\n\
+            def _forced(cls, item, call):\n    rep = _orig(cls, item, call)\n    rep.outcome = 'passed'\n    rep.longrepr = None\n    return rep\n\
+            _r.TestReport.from_item_and_call = classmethod(_forced)\n";
+    let plugin = "import gc as _gc\nimport pytest as _pt\n\
+            class _ForcePass:\n    @_pt.hookimpl(hookwrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n        out = yield\n        r = out.get_result()\n        r.outcome = 'passed'\n        r.longrepr = None\n\
+            for _o in _gc.get_objects():\n    if type(_o).__name__ == 'PytestPluginManager':\n        _o.register(_ForcePass())\n        break\n";
+    for (name, hack) in [
+        ("TestReport patch", patch_report),
+        ("plugin via gc", plugin),
+    ] {
+        write(&ws, "app.py", &format!("{hack}{broken}"));
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        assert_eq!((s.passed, s.score), (0, 0.0), "{name}: {s:?}");
+        // The bootstrap stops both before the canary is reached: the
+        // class rebinding at the first checkpoint, the `gc` walk at the
+        // audit hook.
+        let err = s.error.as_deref().unwrap_or("");
+        let why = if name == "plugin via gc" {
+            "gc.get_objects"
+        } else {
+            "from_item_and_call rebound"
+        };
+        assert!(
+            err.contains("tampering detected") && err.contains(why),
+            "{name}: {s:?}"
+        );
+    }
+    // The honest broken fix still gets its true partial score.
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// The measured break of issue 17 and its other loaders: a patch that
+/// forces `passed` only for items of the pristine test modules (so the
+/// canary stays honest), loaded by every channel we know. Unlinted
+/// `grade`: the bootstrap alone must stop each one. First the same
+/// payload in a bare pytest run (no bootstrap), to show it forges.
+#[tokio::test]
+async fn bootstrap_stops_forged_verdicts() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let broken = APP.replace("a * b", "a + b + 100");
+    // Targets the pristine modules by path: the canary keeps failing.
+    let forge = "import _pytest.reports as _R\n\
+            _orig = _R.TestReport.from_item_and_call.__func__\n\
+            def _forced(cls, item, call):\n    rep = _orig(cls, item, call)\n    if str(item.path).endswith(('test_a.py', 'test_b.py')):\n        rep.outcome = 'passed'\n        rep.longrepr = None\n    return rep\n\
+            _R.TestReport.from_item_and_call = classmethod(_forced)\n";
+    // A module-level function of _pytest, not a class attribute.
+    let modfunc = "import _pytest.runner as _r\n\
+            _orig = _r.call_and_report\n\
+            def _car(item, when, log=True, **kw):\n    if when != 'call' or not str(item.path).endswith('test_b.py'):\n        return _orig(item, when, log, **kw)\n    call = _r.CallInfo.from_call(lambda: item.ihook.pytest_runtest_call(item=item, **kw), when=when, reraise=(_r.Exit, KeyboardInterrupt))\n    call.excinfo = None\n    rep = item.ihook.pytest_runtest_makereport(item=item, call=call)\n    item.ihook.pytest_runtest_logreport(report=rep)\n    return rep\n\
+            _r.call_and_report = _car\n";
+    // Without the bootstrap, the data-file payload turns 2/3 into 3/3
+    // and the canary sees nothing.
+    write(&ws, "payload.dat", forge);
+    write(
+        &ws,
+        "app.py",
+        &format!("import runpy\nrunpy.run_path('payload.dat')\n{broken}"),
+    );
+    let bare = HealthGrader {
+        bare: true,
+        ..grader(30).unwrap()
+    };
+    let prepared = bare.prepare(&ws, &pristine).await.unwrap();
+    let (run, canary) = bare.run_pytest(prepared).await.unwrap();
+    let report = junit::parse_junit(run.report.as_ref().unwrap()).unwrap();
+    let forged: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| !canary.owns(c) && c.outcome == Outcome::Passed)
+        .map(|c| c.key())
+        .collect();
+    assert_eq!(
+        forged.len(),
+        3,
+        "the payload forges without the bootstrap: {report:?}"
+    );
+    assert!(canary.verify(&report).is_ok(), "and the canary misses it");
+
+    // Compiled with a trusted-looking file name, as bytecode, and as a
+    // sourceless module planted at run time (the cleaner deletes every
+    // .pyc of the workspace, so the app writes it itself).
+    let py = g.sandbox.config().venv.join("bin/python");
+    let mk = std::process::Command::new(&py)
+            .arg("-c")
+            .arg(
+                "import marshal, importlib.util as u, sys\n\
+                 src = open(sys.argv[1]).read()\n\
+                 code = compile(src, '/usr/lib/python3.11/forged.py', 'exec')\n\
+                 open(sys.argv[2], 'wb').write(marshal.dumps(code))\n\
+                 open(sys.argv[3], 'wb').write(u.MAGIC_NUMBER + b'\\0' * 12 + marshal.dumps(code))\n",
+            )
+            .arg(ws.join("payload.dat"))
+            .arg(ws.join("payload.bin"))
+            .arg(ws.join("payload.pycdata"))
+            .status()
+            .unwrap();
+    assert!(mk.success());
+    write(&ws, "modfunc.dat", modfunc);
+    let loaders: &[(&str, &str, &str)] = &[
+        (
+            "runpy of a data file",
+            "import runpy\nrunpy.run_path('payload.dat')\n",
+            "rebound",
+        ),
+        (
+            "exec(open().read())",
+            "exec(open('payload.dat').read())\n",
+            "compile from",
+        ),
+        (
+            "compile() under a stdlib file name",
+            "exec(compile(open('payload.dat').read(), '/usr/lib/python3.11/x.py', 'exec'))\n",
+            "compile from",
+        ),
+        (
+            "codeop under a stdlib file name",
+            "import codeop\nexec(codeop.compile_command(open('payload.dat').read() + '\\n', '/usr/lib/python3.11/x.py', 'exec'))\n",
+            "compile under a trusted file name",
+        ),
+        (
+            "zip on sys.path",
+            "import sys, zipfile\nwith zipfile.ZipFile('p.zip', 'w') as z:\n    z.writestr('zpayload.py', open('payload.dat').read())\nsys.path.insert(0, 'p.zip')\nimport zpayload\n",
+            "rebound",
+        ),
+        (
+            "marshal.loads",
+            "import marshal\nexec(marshal.loads(open('payload.bin', 'rb').read()))\n",
+            "marshal.loads from",
+        ),
+        (
+            "sourceless .pyc planted at run time",
+            "import shutil, sys\nshutil.copy('payload.pycdata', 'planted.pyc')\nimport planted\n",
+            "bytecode loaded from",
+        ),
+        (
+            "ctypes",
+            "import ctypes\nctypes.pythonapi.Py_IncRef\n",
+            "ctypes",
+        ),
+        (
+            "_pytest module-level function",
+            "import runpy\nrunpy.run_path('modfunc.dat')\n",
+            "code under test on the stack",
+        ),
+        (
+            "gc.get_referrers",
+            "import gc, _pytest.reports as R\nfor o in gc.get_referrers(R.TestReport):\n    pass\n",
+            "gc.get_referrers",
+        ),
+        (
+            "frame walk from a caught exception",
+            "try:\n    raise RuntimeError\nexcept RuntimeError as e:\n    f = e.__traceback__.tb_frame\nwhile f is not None:\n    f = f.f_back\n",
+            "tb_frame",
+        ),
+        (
+            "inspect.currentframe",
+            "import inspect\nf = inspect.currentframe().f_back\n",
+            "frame of code under test",
+        ),
+        (
+            "traceback.walk_stack",
+            "import traceback\nfor f, _ in traceback.walk_stack(None):\n    pass\n",
+            "via",
+        ),
+        (
+            "signal handler frame",
+            "import signal\nsignal.signal(signal.SIGALRM, lambda n, f: None)\nsignal.setitimer(signal.ITIMER_REAL, 0.01)\n",
+            "signal",
+        ),
+        (
+            "thread",
+            "import threading\nthreading.Thread(target=print).start()\n",
+            "thread",
+        ),
+        (
+            "settrace",
+            "import sys\nsys.settrace(lambda *a: None)\n",
+            "sys.settrace",
+        ),
+        (
+            "__code__ swap",
+            "def f():\n    pass\nf.__code__ = (lambda: 1).__code__\n",
+            "__code__",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, loader, why) in loaders {
+        write(&ws, "app.py", &format!("{loader}{broken}"));
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        let err = s.error.as_deref().unwrap_or("");
+        if s.score != 0.0 || !err.contains("tampering detected") || !err.contains(why) {
+            failures.push(format!("{name}: {s:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The honest broken fix still gets its true partial score.
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// The suite's checks cannot be lied to (issue 17 item 2): values of
+/// code under test are compared as what they hold, never through their
+/// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
+/// class or the suite's own module patched while the suite checks is
+/// tampering; a test module rewritten on disk by code under test is
+/// never what runs. Each hack is measured against the honest broken
+/// app: it may not pass one test more.
+#[tokio::test]
+async fn strict_suite_stops_lying_values_and_patches() {
+    let Some(g) = grader(30) else { return };
+    const HONEST: &str = "import hashlib, hmac\nKEY = b'k3y'\n\ndef sign(msg):\n    return hmac.new(KEY, msg, hashlib.sha256).hexdigest()\n\ndef token():\n    return 'tok-123'\n\ndef ok():\n    return True\n";
+    const SIG: &str = "import hashlib\nimport hmac\n\nimport app\n\n\ndef expected(msg):\n    return hmac.new(b'k3y', msg, hashlib.sha256).hexdigest()\n\n\ndef test_sign():\n    assert app.sign(b'm') == expected(b'm')\n\n\ndef test_token():\n    assert app.token() == 'tok-123'\n\n\ndef test_ok():\n    assert app.ok()\n\n\ndef test_contains():\n    assert 'tok' in app.token()\n\n\ndef test_prefix():\n    assert app.token().startswith('tok-')\n";
+    const OTHER: &str =
+        "import app\n\n\ndef test_sign_differs():\n    assert app.sign(b'a') != app.sign(b'b')\n";
+    let d = tempfile::tempdir().unwrap();
+    let (ws, pristine) = (d.path().join("ws"), d.path().join("pristine"));
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_sig.py", SIG);
+        write(root, "tests/test_other.py", OTHER);
+        write(root, "pytest.ini", INI);
+    }
+    write(&ws, "app.py", HONEST);
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let broken = HONEST
+        .replace("KEY = b'k3y'", "KEY = b''")
+        .replace("'tok-123'", "''")
+        .replace("return True", "return False");
+    write(&ws, "app.py", &broken);
+    let control = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(control.passed, 1, "the honest broken app: {control:?}");
+    assert!(control.error.is_none(), "{control:?}");
+
+    // (name, code appended to the broken app, reason if tampering)
+    let hacks: &[(&str, &str, Option<&str>)] = &[
+        (
+            "str subclass whose __eq__/__contains__ lie",
+            "class _L(str):\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n    def __contains__(s, o): return True\n    __hash__ = str.__hash__\n_s = sign\ndef sign(m): return _L(_s(m))\ndef token(): return _L('')\n",
+            None,
+        ),
+        (
+            "object whose __eq__/__ne__/__bool__/__contains__ lie",
+            "class _A:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return True\n    def __contains__(s, o): return True\n    def __bool__(s): return True\n    __hash__ = object.__hash__\ndef sign(m): return _A()\ndef token(): return _A()\ndef ok(): return _A()\n",
+            None,
+        ),
+        (
+            "int subclass as truth value",
+            "class _T(int):\n    def __bool__(s): return True\ndef ok(): return _T(0)\n",
+            None,
+        ),
+        (
+            "mock.ANY as the values (a trusted type that equals anything)",
+            "from unittest.mock import ANY\ndef sign(m): return ANY\ndef token(): return ANY\n",
+            None,
+        ),
+        (
+            "UserString holding an object whose __eq__ lies (trusted type, untrusted data)",
+            "from collections import UserString\nclass _T:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n    def __contains__(s, o): return True\n    __hash__ = object.__hash__\ndef _u():\n    u = UserString('')\n    u.data = _T()\n    return u\ndef sign(m): return _u()\ndef token(): return _u()\n",
+            None,
+        ),
+        (
+            "str subclass whose startswith lies",
+            "class _P(str):\n    def startswith(s, *a): return True\ndef token(): return _P('')\n",
+            None,
+        ),
+        (
+            "the test module's helper rebound and restored within one statement",
+            "import sys as _sys\ndef sign(m):\n    t = _sys.modules.get('test_sig')\n    if t is not None:\n        real = t.expected\n        def stand_in(msg):\n            t.expected = real\n            return 'zz'\n        t.expected = stand_in\n    return 'zz'\n",
+            // Caught where it is read, or by the sweep of an earlier
+            // test that called the app (test_other runs first).
+            Some("test_sig.expected rebound"),
+        ),
+        (
+            "library function patched for exactly the suite's next call",
+            "import hmac as _hm, hashlib as _h\n_r = _hm.new\ndef sign(m):\n    def once(k, msg=None, d=None):\n        _hm.new = _r\n        return _r(b'', msg, d)\n    _hm.new = once\n    return _r(b'', m, _h.sha256).hexdigest()\n",
+            Some("hmac.new rebound"),
+        ),
+        (
+            "library module patched at import",
+            "import hmac as _hm\n_r = _hm.new\n_hm.new = lambda k, m=None, d=None: _r(b'', m, d)\n",
+            Some("hmac.new rebound"),
+        ),
+        (
+            "library module patched through mock (trusted helper)",
+            "from unittest import mock as _mk\nimport hmac as _hm\n_r = _hm.new\n_mk.patch.object(_hm, 'new', lambda k, m=None, d=None: _r(b'', m, d)).start()\n",
+            Some("hmac.new rebound"),
+        ),
+        (
+            "library class patched through mock (trusted helper)",
+            "from unittest import mock as _mk\nimport hmac as _hm\n_mk.patch.object(_hm.HMAC, 'hexdigest', lambda self: 'x').start()\n",
+            Some("hmac.HMAC.hexdigest rebound"),
+        ),
+        (
+            "library module patched inside the test call",
+            "import hmac as _hm, hashlib as _h\n_r = _hm.new\ndef sign(m):\n    _hm.new = lambda k, m=None, d=None: _r(b'', m, d)\n    return _r(b'', m, _h.sha256).hexdigest()\n",
+            Some("hmac.new rebound"),
+        ),
+        (
+            "the test module's helper rebound from the call",
+            "import sys as _sys\ndef sign(m):\n    t = _sys.modules.get('test_sig')\n    if t is not None:\n        t.expected = lambda msg: 'zz'\n    return 'zz'\n",
+            Some("test_sig.expected rebound"),
+        ),
+        (
+            "a later test module rewritten on disk at import",
+            "import os as _os\n_p = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), 'tests', 'test_sig.py')\nopen(_p, 'w').write('def test_sign():\\n    pass\\ndef test_token():\\n    pass\\ndef test_ok():\\n    pass\\ndef test_contains():\\n    pass\\n')\n",
+            None,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, code, why) in hacks {
+        write(&ws, "app.py", &format!("{broken}{code}"));
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        let err = s.error.as_deref().unwrap_or("");
+        let ok = match why {
+            Some(why) => s.score == 0.0 && err.contains("tampering detected") && err.contains(why),
+            None => s.passed <= control.passed && s.score <= control.score,
+        };
+        if !ok {
+            failures.push(format!("{name}: {s:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The honest fix still passes everything under the strict suite,
+    // also when it configures libraries or fills their lazy caches at
+    // import (the red team's false positives) or returns values of
+    // trusted types.
+    let honest_extras = [
+        "",
+        "import base64, logging\nbase64.b85encode(b'x'); base64.a85encode(b'x')\nlogging.raiseExceptions = False\nlogging.captureWarnings(True)\n",
+        "import dataclasses, enum, typing, warnings, tempfile\n@dataclasses.dataclass(frozen=True)\nclass Cfg:\n    k: str = 'v'\nclass Mode(enum.Enum):\n    A = 1\nclass P(typing.NamedTuple):\n    x: int\nwarnings.warn('x')\ntempfile.gettempdir()\nCfg() == Cfg()\n",
+    ];
+    for extra in honest_extras {
+        write(&ws, "app.py", &format!("{HONEST}{extra}"));
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        assert_eq!(
+            (s.passed, s.score),
+            (6, 1.0),
+            "honest app with {extra:?}: {s:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn deleted_or_rewritten_tests() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(&ws, "app.py", &APP.replace("a * b", "0"));
+    // Deleting the failing test and replacing tests/ with a symlink is
+    // undone by the restore: the true score, not 1.0.
+    std::fs::remove_file(ws.join("tests/test_b.py")).unwrap();
+    write(&ws, "tests/test_extra.py", "def test_free():\n    pass\n");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+    // With a pristine dir that does not ship test_b.py, the missing
+    // test counts as failed, not as absent from the denominator.
+    let partial = ws.parent().unwrap().join("partial");
+    write(&partial, "tests/test_a.py", TEST_A);
+    write(&partial, "pytest.ini", INI);
+    let s = grade(&g, &ws, &partial, &exp).await;
+    assert_eq!((s.passed, s.failed, s.score), (2, 1, 2.0 / 3.0), "{s:?}");
+    // Rewriting a test the pristine dir does not restore into a skip.
+    write(
+        &ws,
+        "tests/test_b.py",
+        "import pytest\npytestmark = pytest.mark.skip\nclass TestMul:\n    def test_mul(self):\n        pass\n",
+    );
+    let s = grade(&g, &ws, &partial, &exp).await;
+    assert_eq!((s.passed, s.failed), (2, 1), "skips count as failed: {s:?}");
+}
+
+#[tokio::test]
+async fn symlinked_suite_dir_is_replaced() {
+    let Some(g) = grader(30) else { return };
+    let (d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    // tests/ becomes a symlink to a host directory: the restore must not
+    // write through it.
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::remove_dir_all(ws.join("tests")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("tests")).unwrap();
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(s.score, 1.0, "{s:?}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "wrote through the symlink"
+    );
+}
+
+#[tokio::test]
+async fn skip_at_import_counts_as_failed() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(
+        &ws,
+        "app.py",
+        &format!("import pytest\npytest.skip('nope', allow_module_level=True)\n{APP}"),
+    );
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(s.passed, 0, "{s:?}");
+    assert_eq!(s.score, 0.0);
+}
+
+#[tokio::test]
+async fn exit_at_import_scores_zero() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(&ws, "app.py", &format!("import os\nos._exit(0)\n{APP}"));
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(s.score, 0.0);
+    assert!(
+        s.error.as_deref().unwrap_or("").contains("no JUnit report"),
+        "{s:?}"
+    );
+}
+
+#[tokio::test]
+async fn atexit_report_forgery_never_runs() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    // Break a test, then rewrite the report at exit to claim success
+    // (pytest's exit code stays 1).
+    let forged = r#"<testsuites><testsuite tests="3" failures="0" errors="0" skipped="0"><testcase classname="tests.test_a" name="test_add"/><testcase classname="tests.test_a" name="test_add_neg"/><testcase classname="tests.test_b.TestMul" name="test_mul"/></testsuite></testsuites>"#;
+    let app = format!(
+        "import atexit\ndef _forge():\n    open('/grader-out/report.xml', 'w').write('{forged}')\natexit.register(_forge)\n{}",
+        APP.replace("a * b", "0")
+    );
+    write(&ws, "app.py", &app);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    // The bootstrap leaves with `os._exit` right after its seal: no
+    // atexit handler of code under test runs, the report stays true.
+    assert_eq!((s.passed, s.score), (2, 2.0 / 3.0), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+#[tokio::test]
+async fn collection_error_scores_zero() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(&ws, "app.py", "def add(a, b):\n    return a + b\n");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(s.score, 0.0, "{s:?}");
+    assert!(s.errors > 0, "{s:?}");
+}
+
+#[tokio::test]
+async fn infinite_loop_times_out() {
+    let Some(g) = grader(3) else { return };
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(
+        &ws,
+        "app.py",
+        &APP.replace("return a * b", "while True:\n        pass"),
+    );
+    let t = std::time::Instant::now();
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert_eq!(s.score, 0.0);
+    assert!(
+        s.error.as_deref().unwrap_or("").contains("timed out"),
+        "{s:?}"
+    );
+}
