@@ -1573,8 +1573,7 @@ mod step_shortcut_tests {
     use std::time::Duration;
 
     async fn env() -> Option<(Environment, tempfile::TempDir)> {
-        if !std::path::Path::new("/usr/bin/bwrap").exists() {
-            eprintln!("!!!!!!!! /usr/bin/bwrap missing: STEP SHORTCUT TESTS SKIPPED !!!!!!!!");
+        if !testkit::bwrap() {
             return None;
         }
         let data = tempfile::tempdir().expect("tempdir");
