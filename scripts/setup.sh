@@ -86,4 +86,11 @@ if [ ! -x "$SCHEMATHESIS_VENV/bin/st" ] || has_links "$SCHEMATHESIS_VENV" || ! "
   tool_venv "$SCHEMATHESIS_VENV"
   "$SCHEMATHESIS_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+# cargo-machete: test.sh's check that no crate declares a dependency it
+# does not use (built from crates.io once; offline after that).
+MACHETE_VERSION=0.9.2
+if ! cargo machete --version 2>/dev/null | grep -qx "$MACHETE_VERSION"; then
+  echo "setup: installing cargo-machete $MACHETE_VERSION" >&2
+  cargo install --locked --quiet "cargo-machete@$MACHETE_VERSION"
+fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2
