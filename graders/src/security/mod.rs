@@ -3,7 +3,9 @@
 //!
 //! The regex scanner ([`crate::scanner`]) answers "does this look like a
 //! secret"; this module answers "is *this* secret still here", keyed by the
-//! exact values planted at reset (reliability.md H4–H7). It reads no repo
+//! exact values planted at reset (spec.md §6), so suppressing the scanner,
+//! transforming the value, hiding it where scanners do not look or in git
+//! history changes nothing. It reads no repo
 //! config and honours no inline directive (`gitleaks:allow`, baselines), so
 //! suppression files change nothing.
 //!

@@ -1,8 +1,11 @@
 //! The health grader: does the task's pristine test suite still pass on the
 //! agent's workspace?
 //!
-//! Everything about the workspace is untrusted (reliability.md H1–H3, H9,
-//! H15), so the grader never runs pytest on the workspace itself:
+//! Everything about the workspace is untrusted (an agent may delete, skip
+//! or rewrite tests, patch pytest, tamper at run time from the code under
+//! test, plant symlinks and special files, or ship its own tools: spec.md
+//! §6, the health bullets and "Verdicts code under test cannot forge"), so
+//! the grader never runs pytest on the workspace itself:
 //!
 //! 1. It copies the workspace into a fresh scratch directory: no `.git`,
 //!    symlinks copied as symlinks and never followed, FIFOs, sockets and
@@ -37,8 +40,8 @@
 //! at run time: `sys.modules['_pytest.reports'].TestReport` rewritten from
 //! the agent's `archiver/__init__.py` turned a broken fix into health 1.0
 //! (tests/hacks.rs `runtime-patch-from-code`). No sandbox flag can stop
-//! that, so [`HealthGrader::grade_linted`] adds the diff lint of
-//! reliability.md H3: every Python file outside the pristine suite is
+//! that, so [`HealthGrader::grade_linted`] adds a diff lint (spec.md §6,
+//! the lint for pytest-internals tampering): every Python file outside the pristine suite is
 //! searched for [`TAMPER_TOKENS`] (pytest internals, `sys.modules`,
 //! `importlib`, frames, `gc`, `atexit`, `os._exit`, `exec`, processes, the
 //! report path, ...), for source encodings other than UTF-8/ASCII/Latin-1
@@ -1643,14 +1646,9 @@ mod tests {
     const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
 
     fn grader(wall_secs: u64) -> Option<HealthGrader> {
-        if !Path::new("/usr/bin/bwrap").exists() {
-            // CI installs bubblewrap (scripts/setup.sh): a skip there would
-            // pass without grading anything.
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "/usr/bin/bwrap missing under CI: the health tests cannot run"
-            );
-            eprintln!("!!!!!!!! /usr/bin/bwrap missing: HEALTH TESTS SKIPPED !!!!!!!!");
+        // CI installs bubblewrap (scripts/setup.sh): a skip there would
+        // pass without grading anything.
+        if !testkit::bwrap() {
             return None;
         }
         let sb = Sandbox::detect(SandboxConfig::with_venv(crate::test_paths::venv()));
