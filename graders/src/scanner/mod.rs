@@ -24,6 +24,8 @@ mod history;
 mod leak_grade;
 mod mask;
 mod pack;
+#[doc(hidden)]
+pub mod pack_probe;
 mod public;
 pub(crate) mod random;
 pub mod report;

@@ -3,9 +3,8 @@
 //!
 //! The regex scanner ([`crate::scanner`]) answers "does this look like a
 //! secret"; this module answers "is *this* secret still here", keyed by the
-//! exact values planted at reset (spec.md §6), so suppressing the scanner,
-//! transforming the value, hiding it where scanners do not look or in git
-//! history changes nothing. It reads no repo
+//! exact values planted at reset (spec.md §6), so transforming a value or
+//! hiding it where scanners do not look gains nothing. It reads no repo
 //! config and honours no inline directive (`gitleaks:allow`, baselines), so
 //! suppression files change nothing.
 //!
@@ -25,6 +24,8 @@
 
 mod content;
 mod decode;
+#[doc(hidden)]
+pub mod decode_probe;
 mod git;
 mod needles;
 mod tree;
