@@ -14,8 +14,13 @@ fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         "[ -~]{0,16}".prop_map(|s| format!("{:?}", s)),
         "[a-z(|)*+?.\\[\\]^$\\\\{}0-9-]{0,16}".prop_map(|s| format!("'''{s}'''")),
-        proptest::collection::vec("[ -~]{0,10}", 0..4)
-            .prop_map(|v| format!("[{}]", v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", "))),
+        proptest::collection::vec("[ -~]{0,10}", 0..4).prop_map(|v| format!(
+            "[{}]",
+            v.iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         Just("\"(?i)(a+)+$\"".to_string()),
         Just("\"[\"".to_string()),
         Just("\"AND\"".to_string()),
@@ -33,17 +38,38 @@ fn value() -> impl Strategy<Value = String> {
 
 fn key() -> impl Strategy<Value = &'static str> {
     proptest::sample::select(vec![
-        "description", "id", "regex", "secretGroup", "entropy", "keywords", "path",
-        "paths", "regexes", "stopwords", "commits", "condition", "regexTarget",
-        "targetRules", "tags", "required", "unknownKey",
+        "description",
+        "id",
+        "regex",
+        "secretGroup",
+        "entropy",
+        "keywords",
+        "path",
+        "paths",
+        "regexes",
+        "stopwords",
+        "commits",
+        "condition",
+        "regexTarget",
+        "targetRules",
+        "tags",
+        "required",
+        "unknownKey",
     ])
 }
 
 fn header() -> impl Strategy<Value = &'static str> {
     proptest::sample::select(vec![
-        "[allowlist]", "[[allowlists]]", "[[rules]]", "[rules.allowlist]",
-        "[[rules.allowlists]]", "[extend]", "[other]", "[[rules]]\nid = \"github-pat\"",
-        "[[rules]]\nid = \"aws-access-token\"", "[[rules]]\nid = \"custom-x\"",
+        "[allowlist]",
+        "[[allowlists]]",
+        "[[rules]]",
+        "[rules.allowlist]",
+        "[[rules.allowlists]]",
+        "[extend]",
+        "[other]",
+        "[[rules]]\nid = \"github-pat\"",
+        "[[rules]]\nid = \"aws-access-token\"",
+        "[[rules]]\nid = \"custom-x\"",
     ])
 }
 
@@ -71,7 +97,12 @@ fn query(a: &Allowlist, probes: &[(String, String, String)]) {
     let _ = a.is_empty();
     for (path, line, secret) in probes {
         let _ = a.allows(path, line, secret, None);
-        let _ = a.allows(path, line, secret, Some("0123456789abcdef0123456789abcdef01234567"));
+        let _ = a.allows(
+            path,
+            line,
+            secret,
+            Some("0123456789abcdef0123456789abcdef01234567"),
+        );
     }
 }
 

@@ -18,14 +18,27 @@ const CAP: usize = 64 << 10;
 /// Text that the decoders find layers in: encodings of `raw`.
 fn encoded(raw: &[u8], how: u8) -> Vec<u8> {
     match how % 9 {
-        0 => base64::engine::general_purpose::STANDARD.encode(raw).into_bytes(),
-        1 => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw).into_bytes(),
+        0 => base64::engine::general_purpose::STANDARD
+            .encode(raw)
+            .into_bytes(),
+        1 => base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(raw)
+            .into_bytes(),
         2 => hex::encode(raw).into_bytes(),
-        3 => raw.iter().flat_map(|b| format!("\\x{b:02x}").into_bytes()).collect(),
-        4 => raw.iter().flat_map(|b| format!("%{b:02X}").into_bytes()).collect(),
+        3 => raw
+            .iter()
+            .flat_map(|b| format!("\\x{b:02x}").into_bytes())
+            .collect(),
+        4 => raw
+            .iter()
+            .flat_map(|b| format!("%{b:02X}").into_bytes())
+            .collect(),
         5 => format!("{raw:?}").into_bytes(),
         6 => raw.iter().flat_map(|&b| [b, 0]).collect(),
-        7 => raw.iter().flat_map(|b| format!("&#{b};").into_bytes()).collect(),
+        7 => raw
+            .iter()
+            .flat_map(|b| format!("&#{b};").into_bytes())
+            .collect(),
         _ => {
             let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
             z.write_all(raw).unwrap();
@@ -48,7 +61,10 @@ fn check(data: &[u8]) -> Result<(), TestCaseError> {
     let starts: Vec<usize> = (0..data.len()).step_by(97).collect();
     for (how, out, truncated) in streams(data, &starts, CAP) {
         prop_assert!(out.len() <= CAP, "{how}: {} bytes over the cap", out.len());
-        prop_assert!(!truncated || out.len() == CAP, "{how}: truncated below the cap");
+        prop_assert!(
+            !truncated || out.len() == CAP,
+            "{how}: truncated below the cap"
+        );
     }
     Ok(())
 }
@@ -96,11 +112,16 @@ fn bombs_stop_at_the_cap() {
         assert!(
             out.iter().any(|(_, d, t)| *t && d.len() == CAP),
             "{:?}",
-            out.iter().map(|(h, d, t)| (h, d.len(), t)).collect::<Vec<_>>()
+            out.iter()
+                .map(|(h, d, t)| (h, d.len(), t))
+                .collect::<Vec<_>>()
         );
     }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&zeros).unwrap();
     let out = streams(&gz.finish().unwrap(), &[], CAP);
-    assert!(out.iter().any(|(h, d, t)| h.contains("gzip") && *t && d.len() == CAP));
+    assert!(
+        out.iter()
+            .any(|(h, d, t)| h.contains("gzip") && *t && d.len() == CAP)
+    );
 }

@@ -22,7 +22,11 @@ fn outcome() -> impl Strategy<Value = Outcome> {
 
 fn case() -> impl Strategy<Value = Case> {
     // Names with XML's special characters, escaped when written.
-    ("[a-z_.]{0,12}", "[a-zA-Z0-9_\\[\\]<>&\"' -]{1,16}", outcome())
+    (
+        "[a-z_.]{0,12}",
+        "[a-zA-Z0-9_\\[\\]<>&\"' -]{1,16}",
+        outcome(),
+    )
 }
 
 fn escape(s: &str) -> String {
@@ -135,7 +139,12 @@ fn mutate(mut x: Vec<u8>, ms: &[Mutation]) -> Vec<u8> {
 fn check_bounded(input: &[u8]) -> Result<(), TestCaseError> {
     if let Ok(r) = parse_junit(input) {
         let tags = input.windows(9).filter(|w| w == b"<testcase").count();
-        prop_assert!(r.cases.len() <= tags, "{} cases from {} tags", r.cases.len(), tags);
+        prop_assert!(
+            r.cases.len() <= tags,
+            "{} cases from {} tags",
+            r.cases.len(),
+            tags
+        );
         prop_assert!(r.cases.len() <= MAX_CASES);
         for c in &r.cases {
             prop_assert!(c.classname.len() + c.name.len() <= input.len());

@@ -20,9 +20,17 @@ use std::process::Command;
 #[derive(Debug, Clone)]
 enum Edit {
     /// Replace line `at % len` with `text`.
-    Change { file: usize, at: usize, text: String },
+    Change {
+        file: usize,
+        at: usize,
+        text: String,
+    },
     /// Insert `text` before line `at % (len + 1)`.
-    Insert { file: usize, at: usize, text: String },
+    Insert {
+        file: usize,
+        at: usize,
+        text: String,
+    },
     /// Remove line `at % len`.
     Remove { file: usize, at: usize },
     /// Replace the whole file with `bytes` (binary, incompressible).

@@ -51,7 +51,9 @@ pub fn demanded_by(kind: Kind, var: impl Fn(&str) -> Option<String>) -> bool {
 /// returns false, and the test returns early.
 #[track_caller]
 pub fn require(kind: Kind, component: &str, present: bool, remedy: &str) -> bool {
-    require_by(kind, component, present, remedy, |name| std::env::var(name).ok())
+    require_by(kind, component, present, remedy, |name| {
+        std::env::var(name).ok()
+    })
 }
 
 /// [`require`] with the environment given as a lookup.
@@ -239,7 +241,12 @@ mod tests {
     fn the_real_environment_decides() {
         let run = |vars: &[(&str, &str)]| {
             let mut c = std::process::Command::new(std::env::current_exe().unwrap());
-            c.args(["--exact", "tests::probe_missing_component", "--ignored", "--nocapture"]);
+            c.args([
+                "--exact",
+                "tests::probe_missing_component",
+                "--ignored",
+                "--nocapture",
+            ]);
             for v in ["CI", REQUIRE_ALL, REQUIRE_SANDBOX] {
                 c.env_remove(v);
             }
@@ -259,7 +266,10 @@ mod tests {
         assert!(!ok, "{text}");
         let (ok, text) = run(&[]);
         assert!(ok, "{text}");
-        assert!(text.contains("probe component missing: TEST SKIPPED"), "{text}");
+        assert!(
+            text.contains("probe component missing: TEST SKIPPED"),
+            "{text}"
+        );
         assert!(text.contains("1 passed"), "the probe did not run: {text}");
     }
 }

@@ -526,4 +526,3 @@ fn contains_any_form(hay: &[u8], value: &str) -> bool {
     .iter()
     .any(|f| find(hay, f.as_bytes()).is_some())
 }
-

@@ -66,7 +66,10 @@ pub(super) fn render_overlay(
 /// Moves each renamed file of a rendered overlay to its episode path.
 /// Moving onto a path the overlay already has is an authoring error (the
 /// registry checks alternatives against each other, not against files).
-pub(super) fn apply_renames(r: &mut Rendered, renamed: &BTreeMap<String, String>) -> anyhow::Result<()> {
+pub(super) fn apply_renames(
+    r: &mut Rendered,
+    renamed: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
     let moving: Vec<(&String, &String)> = renamed
         .iter()
         .filter(|(from, _)| r.tree.contains_key(*from))
