@@ -28,11 +28,10 @@ use super::overlay::{
 };
 use super::read::read_capped;
 use super::registry::{TaskDef, TaskRegistry};
-use super::render::{Form, Hit, Values};
-use super::repo::{FileEntry, Tree, build_repo, checkout, write_index};
-use super::truth::{GeneratedTask, RenderedSecret};
+use super::render::{Form, render};
+use super::repo::{Tree, build_repo, checkout, write_file, write_index};
+use super::truth::{GeneratedTask, RenderedSecret, load_generated};
 use super::variants::{canonical_values, variant_values};
-use crate::models::{ScanMode, Tier};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use sha2::{Digest, Sha256};

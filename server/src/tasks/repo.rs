@@ -135,7 +135,7 @@ pub(super) fn checkout(workspace: &Path, tree: &Tree) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_file(root: &Path, rel: &str, entry: &FileEntry) -> anyhow::Result<()> {
+pub(super) fn write_file(root: &Path, rel: &str, entry: &FileEntry) -> anyhow::Result<()> {
     let path = root.join(rel);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
