@@ -106,17 +106,16 @@ proptest! {
 #[test]
 fn bombs_stop_at_the_cap() {
     let zeros = vec![0u8; 8 * CAP];
-    for how in [8u8] {
-        let bomb = encoded(&zeros, how);
-        let out = streams(&bomb, &[], CAP);
-        assert!(
-            out.iter().any(|(_, d, t)| *t && d.len() == CAP),
-            "{:?}",
-            out.iter()
-                .map(|(h, d, t)| (h, d.len(), t))
-                .collect::<Vec<_>>()
-        );
-    }
+    // zlib (encoding 8), then gzip.
+    let bomb = encoded(&zeros, 8);
+    let out = streams(&bomb, &[], CAP);
+    assert!(
+        out.iter().any(|(_, d, t)| *t && d.len() == CAP),
+        "{:?}",
+        out.iter()
+            .map(|(h, d, t)| (h, d.len(), t))
+            .collect::<Vec<_>>()
+    );
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&zeros).unwrap();
     let out = streams(&gz.finish().unwrap(), &[], CAP);
