@@ -6,6 +6,9 @@ Python projects; reward = security progress x code health + efficiency.
     ...     r = env.reset(task_id=1)
     ...     r = env.step(SecretsAuditAction(command="run_scanner"))
 
+``SecretsAuditToolEnv`` (``trl_env``) is the environment class for TRL's
+``GRPOTrainer(environment_factory=...)``.
+
 The server is the Rust binary of this repository (``secaudit serve``);
 this package is only its client, laid out as OpenEnv environments are.
 """
@@ -22,6 +25,7 @@ from .models import (
     SecretsAuditState,
     SecretsAuditToolCallObservation,
 )
+from .trl_env import SecretsAuditToolEnv
 
 try:
     __version__ = version("secrets-audit-env")
@@ -39,4 +43,5 @@ __all__ = [
     "SecretsAuditObservation",
     "SecretsAuditState",
     "SecretsAuditToolCallObservation",
+    "SecretsAuditToolEnv",
 ]

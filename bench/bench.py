@@ -261,6 +261,63 @@ def corpus_accuracy(tools):
         print(f"\nnote: {e}")
 
 
+# ------------------------------------------------------- (a2) external cases
+
+def external_accuracy(tools):
+    """Precision and recall per source on cases written by other projects
+    (graders/corpus/external/*.jsonl: gitleaks' rule tps/fps, detect-secrets'
+    fixtures) and our second generator. Each case becomes one file; a secret
+    case is found when a tool reports anything in its file, a non-secret case
+    must give no finding. graders/tests/external_corpus.rs holds the floors."""
+    ext_dir = os.path.join(CORPUS, "external")
+    cases = []
+    for name in sorted(os.listdir(ext_dir)):
+        if name.endswith(".jsonl"):
+            with open(os.path.join(ext_dir, name), encoding="utf-8") as f:
+                cases.extend(json.loads(line) for line in f if line.strip())
+    root = os.path.join(OUT, "external")
+    shutil.rmtree(root, ignore_errors=True)
+    where = {}  # source -> {relative file: case}
+    for i, c in enumerate(cases):
+        fname = "Dockerfile" if c["ext"] == "Dockerfile" else f"case.{c['ext']}"
+        rel_path = f"{i:05d}/{fname}"
+        d = os.path.join(root, c["source"], f"{i:05d}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, fname), "w", encoding="utf-8") as f:
+            f.write(c["text"])
+        where.setdefault(c["source"], {})[rel_path] = c
+    print("\n### (a2) External labelled cases (per source; a case is one file)\n")
+    print("| source | tool | cases | secret | TP | FN | FP | precision | recall |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    worst = {}
+    for src, files in sorted(where.items()):
+        for tool in tools:
+            r, fs = scan(tool, "dir", os.path.join(root, src), f"external-{src}")
+            flagged = {f["file"] for f in fs}
+            tp = fn = fp = 0
+            for rel_path, c in files.items():
+                hit = rel_path in flagged
+                if c["label"] == "secret":
+                    tp += hit
+                    fn += not hit
+                else:
+                    fp += hit
+                if tool["name"] == "secaudit" and hit != (c["label"] == "secret"):
+                    row = worst.setdefault((src, c["class"]), [0, 0])
+                    row[0 if c["label"] == "secret" else 1] += 1
+            p = tp / (tp + fp) if tp + fp else 1.0
+            rc = tp / (tp + fn) if tp + fn else 1.0
+            note = " (timed out)" if r.timed_out else ""
+            print(f"| {src} | {tool['name']}{note} | {len(files)} | {tp + fn} | {tp} | {fn} | {fp} "
+                  f"| {p:.3f} | {rc:.3f} |")
+    if worst:
+        print("\nsecaudit's worst classes (misses, false positives):\n")
+        print("| source | class | missed | false positives |")
+        print("|---|---|---:|---:|")
+        for (src, cls), (m, f) in sorted(worst.items(), key=lambda kv: -sum(kv[1]))[:25]:
+            print(f"| {src} | {cls} | {m} | {f} |")
+
+
 # ---------------------------------------------------------------- (b) repos
 
 ALNUM = string.ascii_letters + string.digits
@@ -486,6 +543,7 @@ def main():
         print(f"- {t['name']}: {v[0] if v else '?'}")
     if not args.skip_corpus:
         corpus_accuracy(tools)
+        external_accuracy(tools)
     if not args.skip_history:
         sizes = [("task", 10, 12, 2, 2), ("500c", 500, 200, 10, 2)]
         if args.full:

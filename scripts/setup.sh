@@ -62,6 +62,9 @@ OPENENV_VENV="$ROOT/.tools/openenv"
 OPENENV_VERSION=0.10.0
 # wheel: builds the client (pyproject.toml) offline, as tests/pyclient.rs does.
 WHEEL_VERSION=0.45.1
+# examples/train_grpo.py names the same trl version; tests/trl.rs checks it.
+TRANSFORMERS_VERSION=5.25.0
+TRL_VERSION=1.16.0
 if [ "${SECAUDIT_SETUP_OPENENV:-1}" = 0 ]; then
   :
 else
@@ -75,6 +78,16 @@ else
   if ! "$OPENENV_VENV/bin/python" -c "import secrets_audit_env, sys, os; sys.exit(not secrets_audit_env.__file__.startswith(os.path.realpath('$ROOT') + '/'))" 2>/dev/null; then
     echo "setup: installing the client (secrets-audit-env) into $OPENENV_VENV" >&2
     "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$ROOT"
+  fi
+  # TRL integration (trl_env.py, tests/trl.rs): transformers builds tool
+  # schemas from the class with the function TRL's chat templates use
+  # (get_json_schema; it imports without torch); trl itself without its
+  # dependencies (torch, accelerate, datasets), for its source, GRPOConfig's
+  # signature and its chat templates, not to train. About 35 s.
+  if ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('transformers') != '$TRANSFORMERS_VERSION' or m.version('trl') != '$TRL_VERSION')" 2>/dev/null; then
+    echo "setup: installing transformers==$TRANSFORMERS_VERSION and trl==$TRL_VERSION (no dependencies) into $OPENENV_VENV" >&2
+    "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION"
+    "$OPENENV_VENV/bin/pip" install -q --disable-pip-version-check --no-deps "trl==$TRL_VERSION"
   fi
 fi
 # Schemathesis, the OpenAPI fuzzer tests/firsthour.rs runs against the

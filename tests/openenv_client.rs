@@ -87,7 +87,7 @@ pub(crate) fn run_bounded(cmd: &mut Command, limit: Duration) -> Ran {
 
 /// Task 1's oracle actions rendered with the canonical values, through the
 /// server crate's own registry (the same rendering the environment uses).
-fn task1_oracle(tasks_dir: &Path) -> Vec<String> {
+pub(crate) fn task1_oracle(tasks_dir: &Path) -> Vec<String> {
     let reg = server::tasks::TaskRegistry::load(tasks_dir).expect("load tasks");
     let def = reg.get(1).expect("task 1");
     let values = server::tasks::variants::canonical_values(&def.task);

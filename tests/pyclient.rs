@@ -30,6 +30,7 @@ const PACKAGE_FILES: &[&str] = &[
     "__init__.py",
     "client.py",
     "models.py",
+    "trl_env.py",
 ];
 
 /// The distribution name in `pyproject.toml`.

@@ -19,6 +19,11 @@ mod packaging;
 // typed client over WS and HTTP, OpenEnv's MCP client, `openenv validate`.
 mod pyclient;
 
+// TRL's GRPOTrainer(environment_factory=...) over the client's trl_env:
+// tool schemas vs the server's tools, an episode driven as TRL drives it,
+// the example training script's use of TRL's API.
+mod trl;
+
 // The baseline agent against fake model/env servers; scripted agents and eval
 // against the real environment server.
 mod agent;

@@ -342,3 +342,42 @@ fn masked_values() {
         "sk_live_51HqZk3mQ8pL2xN7vR4tW9yB",
     )]);
 }
+
+/// Classes the external corpus (graders/tests/external_corpus.rs) showed:
+/// checksum-tool output lines, Stripe publishable keys and alphabet-walk
+/// placeholders are not secrets; a secret key, a restricted key and a hex
+/// key under a credential name next to them still are.
+#[test]
+fn checksum_listings_publishable_keys_and_walks() {
+    let sha256 = "a59b03600889360a971f2db7e747c4cc51f055fcf687448dc92c58b9e3a8a010";
+    let md5 = "5c94767cedb5d6987c902ac850ded2c6";
+    let listing = format!("{sha256}  dist/app.tar.gz\n{md5} *release/app.zip\n");
+    clean(&[
+        ("SHA256SUMS", listing.as_str()),
+        (
+            "web/src/stripe.ts",
+            "const stripe = Stripe(\"pk_live_Z6Lvl6PfQH7A2Ngjo1UdkU7V\");\n",
+        ),
+        (
+            "config/llm.yaml",
+            "anthropic_api_key: sk-ant-api03-abc123xyz-456de-klMnopqrstuvwx-3456yza789bcde-1234fghijklmnopAA\n",
+        ),
+    ]);
+    found(&[
+        (
+            "deploy/notes.txt",
+            &format!("upload with key {sha256} to the bucket\n"),
+            sha256,
+        ),
+        (
+            "web/src/server.ts",
+            "const key = \"sk_live_Z6Lvl6PfQH7A2Ngjo1UdkU7V\";\n",
+            "sk_live_Z6Lvl6PfQH7A2Ngjo1UdkU7V",
+        ),
+        (
+            "config/app.env",
+            "WEBHOOK_SECRET=a59b03600889360a971f2db7e747c4cc\n",
+            "a59b03600889360a971f2db7e747c4cc",
+        ),
+    ]);
+}

@@ -5,10 +5,20 @@
 //!
 //! Leak-grade rules match an issuer-specific format — a fixed prefix or
 //! structure the issuer stamps on every key (`AKIA…`, `ghp_…`, `xoxb-…`,
-//! `sk_live_…`, `SG.….…`, a PEM private-key block). On the labelled corpus
-//! (graders/tests/corpus.rs, which asserts it) each has precision ≥ 0.99,
-//! and none fires on the false-positive class cases
+//! `sk_live_…`, `SG.….…`, a PEM private-key block), and each has measured
+//! precision ≥ 0.99 on cases written by other projects (gitleaks' per-rule
+//! true/false positives, detect-secrets' fixtures:
+//! graders/tests/external_corpus.rs asserts it, and fails when a listed
+//! rule has no such evidence unless the test names it as provisional, with
+//! the reason). On our own labelled corpus (graders/tests/corpus.rs) each
+//! also holds 0.99, and none fires on the false-positive class cases
 //! (graders/tests/fp_classes.rs). Left out, with the reason:
+//! - `google-api-key`: 26/41 on gitleaks' cases — gitleaks lists Google
+//!   API keys shipped in public client apps as non-secrets (browser and
+//!   Firebase keys are public by design), so an honest commit can hold one;
+//! - `openai-api-key`: 37/38 — a `sk-proj-` key carrying the legacy
+//!   `T3BlbkFJ` marker is not a key by detect-secrets' fixtures, and 0.974
+//!   is under the bar;
 //! - `credential-assignment` and `random-token`: judged by key names and
 //!   entropy; they reached precision 0.88 on held-out code (issue 18), and
 //!   honest fixes write exactly the shapes they misjudge (`var.api_key`,
@@ -35,12 +45,10 @@ pub const LEAK_GRADE_RULES: &[&str] = &[
     "slack-webhook",
     "stripe-secret-key",
     "service-token",
-    "google-api-key",
     "firebase-fcm-server-key",
     "npm-token",
     "sendgrid-api-key",
     "twilio-api-key",
-    "openai-api-key",
     "anthropic-api-key",
     "azure-storage-connection-string",
     "private-key",

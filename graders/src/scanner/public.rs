@@ -8,7 +8,10 @@
 //! `ssh-ed25519`, `ssh-ed448`, `ecdsa-sha2-*`, `sk-ssh-*`, `sk-ecdsa-*`,
 //! and their `*-cert-v01@openssh.com` certificates), PEM blocks that are
 //! not private (`PUBLIC KEY`, `CERTIFICATE`, `PGP PUBLIC KEY BLOCK`, …) and
-//! age recipients (`age1…`; `AGE-SECRET-KEY-1…` is not matched). A bare
+//! age recipients (`age1…`; `AGE-SECRET-KEY-1…` is not matched), and
+//! Stripe publishable keys (`pk_live_…`, `pk_test_…`: Stripe.js ships them
+//! to every browser; the secret `sk_` and restricted `rk_` keys are not
+//! matched). A bare
 //! base64 value (WireGuard's `PublicKey = …`) is not covered: it says
 //! nothing about which half it is.
 
@@ -28,6 +31,11 @@ static AGE_RECIPIENT: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\bage1[02-9ac-hj-np-z]{58}\b").expect("age recipient regex")
 });
 
+/// Stripe publishable keys, public by design (Stripe.js embeds them).
+static STRIPE_PUBLISHABLE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\bpk_(?:live|test)_[A-Za-z0-9]{10,}").expect("stripe publishable regex")
+});
+
 /// Pushes byte spans of public key material in `text`.
 pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     if text.contains("-----BEGIN ") {
@@ -35,6 +43,13 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     }
     if text.contains("AAAA") {
         out.extend(SSH_PUBLIC.find_iter(text).map(|m| (m.start(), m.end())));
+    }
+    if text.contains("pk_") {
+        out.extend(
+            STRIPE_PUBLISHABLE
+                .find_iter(text)
+                .map(|m| (m.start(), m.end())),
+        );
     }
     if text.contains("age1") {
         out.extend(AGE_RECIPIENT.find_iter(text).map(|m| (m.start(), m.end())));

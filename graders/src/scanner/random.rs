@@ -384,6 +384,9 @@ pub(crate) fn find(
         if line_end < te {
             line_end = text[te..].find('\n').map_or(n, |p| te + p);
         }
+        if is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end]) {
+            continue;
+        }
         // Segments: split on '.', '@' and '=' (keeping trailing '=' padding).
         let tb = tok.as_bytes();
         let mut s = 0;
@@ -432,6 +435,20 @@ pub(crate) fn find(
             s = seg_end.max(e) + 1;
         }
     }
+}
+
+/// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
+const DIGEST_HEX_LENS: &[usize] = &[32, 40, 56, 64, 96, 128];
+
+/// A line of checksum-tool output (`sha256sum`, `md5sum`, `shasum`): the
+/// line is a digest-length hex value, then two spaces or ` *` and a file
+/// name. The layout is the tools' own, so no key is written that way.
+fn is_checksum_listing(tok: &str, before: &str, after: &str) -> bool {
+    DIGEST_HEX_LENS.contains(&tok.len())
+        && tok.bytes().all(|c| c.is_ascii_hexdigit())
+        && before.trim().is_empty()
+        && (after.starts_with("  ") || after.starts_with(" *"))
+        && after.split_whitespace().count() == 1
 }
 
 /// One regex per word list: the `regex` crate is built optimized even in

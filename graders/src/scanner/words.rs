@@ -189,12 +189,38 @@ pub(crate) fn is_fixture(v: &str) -> bool {
 /// times in a row.
 const MAX_SAME_RUN: usize = 10;
 
+/// An alphabet or digit walk this long anywhere in a value
+/// (`klmnopqrstuv`, `3456789a`) is typed by a person: in random base62 text
+/// a given eight-character ascending run has odds near 62^-7 per position.
+const MAX_WALK: usize = 8;
+
+/// True when `v` holds [`MAX_WALK`] or more characters each one past the
+/// previous (case folded): `sk-ant-api03-abc123xyz-…-klmnopqrstuvwx`.
+fn has_walk(v: &[u8]) -> bool {
+    let mut run = 1;
+    for w in v.windows(2) {
+        let (a, b) = (w[0].to_ascii_lowercase(), w[1].to_ascii_lowercase());
+        run = if a.is_ascii_alphanumeric() && b == a + 1 {
+            run + 1
+        } else {
+            1
+        };
+        if run >= MAX_WALK {
+            return true;
+        }
+    }
+    false
+}
+
 /// True for a value with at most two distinct characters past its first
 /// separator (`ghp_000000…`, `sk_live_abababab`), a long run of one
 /// character, or counting up or down (`123456789`, `abcdefgh`):
 /// placeholders, never issued keys.
 pub(crate) fn is_degenerate(v: &str) -> bool {
     let vb = v.as_bytes();
+    if has_walk(vb) {
+        return true;
+    }
     let mut run = 1;
     for w in vb.windows(2) {
         run = if w[0] == w[1] { run + 1 } else { 1 };
@@ -404,6 +430,18 @@ pub(crate) fn is_word_path(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Alphabet and digit walks are typed placeholders; random keys and
+    /// short ascending runs (`abc`, `123`) are not caught by them.
+    #[test]
+    fn walks_are_degenerate() {
+        assert!(is_degenerate(
+            "sk-ant-api03-abc123xyz-klmnopqrstuvwx-3456yza"
+        ));
+        assert!(is_degenerate("key-23456789a"));
+        assert!(!is_degenerate("Zk3mQ8pL2xR7vT4nW9bY6cJ1"));
+        assert!(!is_degenerate("abc123xyz-def456-Q8pL2xR7"));
+    }
 
     #[test]
     fn word_likeness() {

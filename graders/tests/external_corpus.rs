@@ -1,0 +1,321 @@
+//! Accuracy of the scanner on labelled cases it was not tuned on
+//! (issue 18): public cases imported from other scanners' test suites
+//! (`graders/corpus/external/import.py`: gitleaks' per-rule `tps`/`fps`,
+//! detect-secrets' plugin fixtures) and a second generator with its own
+//! templates, languages and seed (`graders/corpus/external/make_cases.py`).
+//!
+//! Each JSONL line is one case, scanned alone as a file `case.<ext>`. A
+//! case labelled `secret` is found when the scanner reports anything in
+//! it; a case labelled `none` must produce no finding. Precision is found
+//! secrets / (found secrets + flagged non-secrets), per source.
+//!
+//! Two gates:
+//! - each source holds its precision and recall floors;
+//! - each leak-grade rule (`LEAK_GRADE_RULES`, the findings that may cost
+//!   an agent reward as new leaks, spec.md "Grading") has precision at
+//!   least 0.99 on the external sources and fires on at least
+//!   `MIN_LEAK_GRADE_EVIDENCE` of their cases, so a rule added to that list
+//!   without evidence fails here.
+//!
+//! The printed tables (per source, per class, per rule) say which cases to
+//! look at when a floor fails.
+
+use graders::scanner::{LEAK_GRADE_RULES, ScanConfig, Scanner};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// (source, minimum precision, minimum recall). Floors are what is
+/// measured, rounded down; raise them as the scanner improves.
+/// Measured 2026-12-04: gitleaks 0.984 / 0.895, detect-secrets 0.765 /
+/// 0.523, generator-2 1.000 / 0.982. Under the issue-18 targets (0.97 /
+/// 0.95) on every external recall and on detect-secrets' precision: most
+/// misses are provider formats without a rule here (Snyk, Sonar, IBM,
+/// Artifactory, GitLab, …) or values we judge placeholders (`12345678-ABCD-…`,
+/// `AKIAZZZZ…`), most detect-secrets false positives are random-token on
+/// near-miss formats (a Discord token with one character changed).
+const FLOORS: &[(&str, f64, f64)] = &[
+    ("gitleaks", 0.98, 0.89),
+    ("detect-secrets", 0.76, 0.52),
+    ("generator-2", 0.99, 0.98),
+];
+/// Sources written by other projects: the leak-grade gate is measured on
+/// these only (our own generator is not evidence of precision on unseen code).
+const EXTERNAL: &[&str] = &["gitleaks", "detect-secrets"];
+const MIN_LEAK_GRADE_PRECISION: f64 = 0.99;
+/// A leak-grade rule must fire on at least this many external cases: a
+/// precision over a handful of findings is no measurement.
+const MIN_LEAK_GRADE_EVIDENCE: usize = 5;
+/// Leak-grade rules kept without that evidence: the external sources hold
+/// fewer than `MIN_LEAK_GRADE_EVIDENCE` cases of their format (gitleaks
+/// writes Stripe keys as `sk_test_`/`sk_prod_`, Slack webhooks without a
+/// scheme, no AWS secret-key or Azure connection-string cases). Dropping
+/// them would let an agent replace a planted key with a fabricated one of
+/// the same issuer at no cost, so they stay, provisionally, each still held
+/// to precision 1.0 on the external cases it does fire on and to 0.99 on
+/// our corpus (graders/tests/corpus.rs). Every entry needs a reason; a rule
+/// that reaches the evidence floor must leave this list (the test fails).
+const PROVISIONAL: &[(&str, &str)] = &[
+    (
+        "aws-secret-access-key",
+        "no external case: gitleaks' aws rule covers key ids only",
+    ),
+    (
+        "slack-webhook",
+        "gitleaks' webhook cases have no https:// scheme",
+    ),
+    (
+        "stripe-secret-key",
+        "gitleaks' Stripe cases are sk_test_/sk_prod_, not live keys",
+    ),
+    ("firebase-fcm-server-key", "no external case"),
+    (
+        "sendgrid-api-key",
+        "gitleaks' SendGrid cases use a different body alphabet",
+    ),
+    (
+        "anthropic-api-key",
+        "gitleaks' Anthropic cases are alphabet-walk placeholders",
+    ),
+    ("azure-storage-connection-string", "no external case"),
+    ("private-key", "three PEM cases upstream"),
+];
+
+fn external_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join("external")
+}
+
+struct Case {
+    source: String,
+    class: String,
+    secret: bool,
+    text: String,
+    ext: String,
+}
+
+fn load() -> Vec<Case> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(external_dir())
+        .expect("graders/corpus/external present")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for p in names {
+        let text = std::fs::read_to_string(&p).expect("read jsonl");
+        for (i, line) in text.lines().enumerate() {
+            let v: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", p.display(), i + 1));
+            let s = |k: &str| {
+                v[k].as_str()
+                    .unwrap_or_else(|| panic!("{}:{}: no {k}", p.display(), i + 1))
+                    .to_string()
+            };
+            let label = s("label");
+            assert!(
+                label == "secret" || label == "none",
+                "{}:{}: label {label}",
+                p.display(),
+                i + 1
+            );
+            out.push(Case {
+                source: s("source"),
+                class: s("class"),
+                secret: label == "secret",
+                text: s("text"),
+                ext: s("ext"),
+            });
+        }
+    }
+    out
+}
+
+/// Counts of one row: true/false positives and negatives, in cases.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    tp: usize,
+    fn_: usize,
+    fp: usize,
+    tn: usize,
+}
+
+impl Counts {
+    fn add(&mut self, secret: bool, flagged: bool) {
+        match (secret, flagged) {
+            (true, true) => self.tp += 1,
+            (true, false) => self.fn_ += 1,
+            (false, true) => self.fp += 1,
+            (false, false) => self.tn += 1,
+        }
+    }
+    fn precision(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fp)
+    }
+    fn recall(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fn_)
+    }
+}
+
+fn ratio(num: usize, den: usize) -> f64 {
+    if den == 0 {
+        1.0
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+fn short(s: &str) -> String {
+    let one: String = s.replace('\n', "\\n");
+    if one.chars().count() > 110 {
+        format!("{}…", one.chars().take(110).collect::<String>())
+    } else {
+        one
+    }
+}
+
+#[test]
+fn external_sources_precision_recall_and_leak_grade_gate() {
+    let cases = load();
+    let scanner = Scanner::new(ScanConfig::default());
+    let mut per_source: BTreeMap<&str, Counts> = BTreeMap::new();
+    let mut per_class: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
+    // rule -> (external cases it fired on, of which labelled secret)
+    let mut per_rule: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut misses: Vec<String> = Vec::new();
+    let mut false_pos: Vec<String> = Vec::new();
+    for c in &cases {
+        let findings = scanner.scan_bytes(&format!("case.{}", c.ext), c.text.as_bytes());
+        let flagged = !findings.is_empty();
+        per_source
+            .entry(&c.source)
+            .or_default()
+            .add(c.secret, flagged);
+        per_class
+            .entry((&c.source, &c.class))
+            .or_default()
+            .add(c.secret, flagged);
+        let rules: BTreeSet<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
+        if EXTERNAL.contains(&c.source.as_str()) {
+            for r in &rules {
+                let row = per_rule.entry(r.to_string()).or_default();
+                row.0 += 1;
+                row.1 += usize::from(c.secret);
+            }
+        }
+        if c.secret && !flagged {
+            misses.push(format!(
+                "MISSED   {} {}: {}",
+                c.source,
+                c.class,
+                short(&c.text)
+            ));
+        }
+        if !c.secret && flagged {
+            false_pos.push(format!(
+                "FALSEPOS {} {} {rules:?}: {}",
+                c.source,
+                c.class,
+                short(&c.text)
+            ));
+        }
+    }
+    println!(
+        "\n| class (source) | cases | secret | found | flagged non-secret | precision | recall |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for ((src, class), k) in &per_class {
+        if k.fn_ + k.fp > 0 {
+            println!(
+                "| {class} ({src}) | {} | {} | {} | {} | {:.3} | {:.3} |",
+                k.tp + k.fn_ + k.fp + k.tn,
+                k.tp + k.fn_,
+                k.tp,
+                k.fp,
+                k.precision(),
+                k.recall()
+            );
+        }
+    }
+    println!("(classes with no miss and no false positive are not listed)");
+    for m in misses.iter().chain(&false_pos) {
+        println!("{m}");
+    }
+    println!("\n| rule | external cases flagged | of which secret | precision | leak-grade |");
+    println!("|---|---:|---:|---:|---|");
+    for (r, (n, good)) in &per_rule {
+        println!(
+            "| {r} | {n} | {good} | {:.3} | {} |",
+            ratio(*good, *n),
+            LEAK_GRADE_RULES.contains(&r.as_str())
+        );
+    }
+    println!("\n| source | cases | secret | tp | fn | fp | precision | recall |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (src, k) in &per_source {
+        println!(
+            "| {src} | {} | {} | {} | {} | {} | {:.3} | {:.3} |",
+            k.tp + k.fn_ + k.fp + k.tn,
+            k.tp + k.fn_,
+            k.tp,
+            k.fn_,
+            k.fp,
+            k.precision(),
+            k.recall()
+        );
+    }
+
+    let mut failures = Vec::new();
+    for (src, min_p, min_r) in FLOORS {
+        let Some(k) = per_source.get(src) else {
+            failures.push(format!("source {src}: no cases (corpus file missing?)"));
+            continue;
+        };
+        if k.precision() < *min_p {
+            failures.push(format!("{src}: precision {:.3} < {min_p}", k.precision()));
+        }
+        if k.recall() < *min_r {
+            failures.push(format!("{src}: recall {:.3} < {min_r}", k.recall()));
+        }
+    }
+    for (rule, why) in PROVISIONAL {
+        assert!(!why.is_empty(), "provisional rule {rule} needs a reason");
+        if !LEAK_GRADE_RULES.contains(rule) {
+            failures.push(format!(
+                "provisional rule {rule} is not leak-grade: remove it"
+            ));
+        }
+    }
+    for rule in LEAK_GRADE_RULES {
+        let (n, good) = per_rule.get(*rule).copied().unwrap_or_default();
+        let provisional = PROVISIONAL.iter().any(|(r, _)| r == rule);
+        if provisional && n >= MIN_LEAK_GRADE_EVIDENCE {
+            failures.push(format!(
+                "leak-grade rule {rule} now has external evidence ({n} cases): \
+                 remove it from PROVISIONAL"
+            ));
+        }
+        if provisional {
+            if good < n {
+                failures.push(format!(
+                    "provisional leak-grade rule {rule}: {} of {n} external cases \
+                     it fired on are non-secrets",
+                    n - good
+                ));
+            }
+        } else if n < MIN_LEAK_GRADE_EVIDENCE {
+            failures.push(format!(
+                "leak-grade rule {rule}: fired on {n} external cases, \
+                 fewer than {MIN_LEAK_GRADE_EVIDENCE}: no evidence of its precision"
+            ));
+        } else if ratio(good, n) < MIN_LEAK_GRADE_PRECISION {
+            failures.push(format!(
+                "leak-grade rule {rule}: precision {:.3} < {MIN_LEAK_GRADE_PRECISION} \
+                 on the external sources ({good}/{n})",
+                ratio(good, n)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
