@@ -109,4 +109,11 @@ if [ ! -x "$HARBOR_VENV/bin/python" ] || has_links "$HARBOR_VENV" || ! "$HARBOR_
   tool_venv "$HARBOR_VENV"
   "$HARBOR_VENV/bin/pip" install -q --disable-pip-version-check --no-deps --ignore-requires-python -r scripts/harbor-requirements.txt
 fi
+# cargo-machete: test.sh's check that no crate declares a dependency it
+# does not use (built from crates.io once; offline after that).
+MACHETE_VERSION=0.9.2
+if ! cargo machete --version 2>/dev/null | grep -qx "$MACHETE_VERSION"; then
+  echo "setup: installing cargo-machete $MACHETE_VERSION" >&2
+  cargo install --locked --quiet "cargo-machete@$MACHETE_VERSION"
+fi
 echo "setup: ok (python $("$VENV/bin/python" -V 2>&1), bwrap $(bwrap --version 2>/dev/null || echo missing))" >&2

@@ -14,6 +14,11 @@ if [ "${SECAUDIT_SKIP_LINT:-0}" != 1 ]; then
   fi
   cargo fmt --all --check
   cargo clippy --workspace --all-targets --quiet -- -D warnings
+  # Hygiene: no dependency a crate does not use, no import cycle between
+  # sibling modules (the check proves first that it can find one).
+  cargo machete --skip-target-dir
+  python3 scripts/check_cycles.py --self-test
+  python3 scripts/check_cycles.py
 fi
 # Everything, in the tier this host picks (bwrap here), including the
 # sandbox tests of every tier and the container emulation (tests/container.rs:

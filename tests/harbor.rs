@@ -518,7 +518,9 @@ fn checker_refuses_broken_tasks_and_grade_fails_closed() {
     // Three breakages Harbor must see: a misspelt field, a shared verifier,
     // and a missing instruction.
     let toml = std::fs::read_to_string(dir.join("task.toml")).unwrap();
-    let cases: [(&str, Box<dyn Fn(&Path)>, &str); 3] = [
+    /// A name, what breaks the task, and what Harbor must then say.
+    type Breakage<'a> = (&'a str, Box<dyn Fn(&Path)>, &'a str);
+    let cases: [Breakage; 3] = [
         (
             "typo",
             Box::new({

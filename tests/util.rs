@@ -120,9 +120,7 @@ pub fn tail(s: &str, n: usize) -> String {
 }
 
 /// The project venv the sandbox mounts (`SECAUDIT_VENV` overrides).
-pub fn venv() -> PathBuf {
-    std::env::var_os("SECAUDIT_VENV").map_or_else(|| root().join(".venv"), PathBuf::from)
-}
+pub use testkit::venv;
 
 /// Longest wait for `/health` after spawning `serve` (a first start on an
 /// empty data dir generates every task).

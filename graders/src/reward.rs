@@ -15,20 +15,21 @@
 //!
 //! - `initial_leaks == 0` gives `detection = 0` (and so `total = 0`) instead of
 //!   a division by zero. A task with nothing to find is a broken task; paying
-//!   for it would reward a do-nothing agent (reliability.md H13 asks the
-//!   environment to assert at least one leak at reset, so this is a guard,
-//!   not a path real episodes take).
+//!   for it would reward a do-nothing agent (the environment asserts at
+//!   least one planted leak, verified present, at reset, so this is a
+//!   guard, not a path real episodes take).
 //! - `current_leaks > initial_leaks` (the agent introduced new leaks) clamps
 //!   `detection` to 0, never negative, so `total` stays in `[0, 1]`.
 //! - `step_budget == 0` gives `efficiency = 0`: there is no budget to be
 //!   under.
 //! - With `base > 0` and `health == 0` the seed pays `total = efficiency`.
-//!   That is what the formula says and it is kept; the environment decides
-//!   whether to pay it per step or only at termination (H13).
+//!   That is what the formula says and it is kept (spec.md §5).
 //!
-//! The per-step reward the environment hands out is usually the change of
-//! this potential, [`delta`], so toggling a secret back and forth earns
-//! nothing in sum (potential-based shaping; reliability.md H13).
+//! The per-step reward the environment hands out is, by default
+//! (`reward_mode: score`, the seed's), this score itself; with
+//! `reward_mode: delta` it is the change of this potential, [`delta`], so
+//! an episode's rewards sum to its final score and toggling a secret back
+//! and forth earns nothing in sum (potential-based shaping; spec.md §5).
 
 use serde::{Deserialize, Serialize};
 

@@ -289,8 +289,9 @@ async fn bench_edit(
         let ws = env.workspace_of(&sid).expect("workspace");
         let t = Instant::now();
         let h = grader
-            .grade_linted(&ws, &pristine, &gen_dir.join("workspace"), &expected)
-            .await;
+            .grade_linted_timed(&ws, &pristine, &gen_dir.join("workspace"), &expected)
+            .await
+            .summary;
         let dh = t.elapsed();
         assert!(!h.cached && h.total > 0, "health: {h:?}");
         steps.push(d);

@@ -17,24 +17,9 @@ pub mod readiness;
 pub mod sandbox;
 pub mod tasks;
 
-/// The workspace root and the project venv, for this crate's tests.
+/// The workspace root and the project venv, for this crate's tests
+/// (testkit's, the one lookup every crate's tests share).
 #[cfg(test)]
 pub(crate) mod test_paths {
-    use std::path::{Path, PathBuf};
-
-    /// The repository root (cargo runs these tests in `server/`).
-    pub fn root() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("workspace root")
-            .to_path_buf()
-    }
-
-    /// The venv the sandbox mounts: `SECAUDIT_VENV`, which
-    /// `scripts/test.sh` exports (a checkout the sandbox uid cannot reach
-    /// keeps its venv outside it, scripts/paths.sh), else `./.venv`.
-    pub fn venv() -> PathBuf {
-        std::env::var_os(crate::http::env_vars::SECAUDIT_VENV)
-            .map_or_else(|| root().join(".venv"), PathBuf::from)
-    }
+    pub use testkit::{root, venv};
 }

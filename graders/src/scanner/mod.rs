@@ -25,6 +25,8 @@ mod leak_grade;
 mod linehash;
 mod mask;
 mod pack;
+#[doc(hidden)]
+pub mod pack_probe;
 mod public;
 pub(crate) mod random;
 pub mod report;

@@ -1,5 +1,8 @@
 //! The git side: every object in the object database, the reflogs, and
-//! whether history is still the task's history (reliability.md H7, H8).
+//! whether history is still the task's history (an agent may hide a leak
+//! in unreachable objects, reflogs or a rewritten history, or plant git
+//! config and hooks that would run code in a grader: spec.md §6, the last
+//! bullet, and §8).
 //!
 //! libgit2 runs nothing from the repository's config (no fsmonitor, hooks,
 //! filters, pagers), which is why it is used instead of the git CLI. Before

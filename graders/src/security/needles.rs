@@ -1,7 +1,7 @@
 //! Needles: every byte string whose presence means "this secret is still
 //! here", matched all at once with one Aho-Corasick automaton.
 //!
-//! Per planted value we build (reliability.md H5):
+//! Per planted value we build (the transforms spec.md §6 lists):
 //!
 //! - the raw value, and the value with all ASCII whitespace removed (a PEM
 //!   block or a wrapped value, found in the normalised view below);

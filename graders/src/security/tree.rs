@@ -1,4 +1,6 @@
-//! Walking a workspace without trusting it (reliability.md H6, H9).
+//! Walking a workspace without trusting it: every file is read whatever its
+//! name, and symlinks, FIFOs and devices planted against the host grader
+//! neither leak nor hang (spec.md §6).
 //!
 //! Every directory entry is looked at with `lstat` semantics
 //! (`DirEntry::file_type` does not follow links). Symlinks are never

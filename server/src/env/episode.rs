@@ -41,7 +41,7 @@ pub(super) fn advance(
 ) -> RewardBreakdown {
     let prev_score = data.score;
     visibility::update_revealed(&rt.secrets, &mut data.exploration, &grade.fixed);
-    let scored = super::grade::score(rt, grade, data.steps, rt.info.step_budget);
+    let scored = super::grade::score(&rt.secrets, grade, data.steps, rt.info.step_budget);
     let r = scored.reward;
     let score = r.total;
     let reward = match data.reward_mode {

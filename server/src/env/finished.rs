@@ -68,7 +68,7 @@ pub fn write_info(out_dir: &Path, info: &TaskInfo) -> anyhow::Result<()> {
 /// Reads [`INFO_FILE`] from the generated directory `out_dir`.
 pub fn read_info(out_dir: &Path) -> anyhow::Result<TaskInfo> {
     let path = out_dir.join(INFO_FILE);
-    let bytes = crate::tasks::registry::read_capped(&path, MAX_INFO_BYTES)?;
+    let bytes = crate::tasks::read::read_capped(&path, MAX_INFO_BYTES)?;
     serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))
 }
 
@@ -91,7 +91,7 @@ pub async fn grade_finished(
     let health = Arc::new(HealthGrader::new(sandbox.clone()).without_staging());
     let rt = Arc::new(TaskRuntime::build(info, generated, truth_dir, health).await?);
     let grade: Grade = grading::grade(&rt, workspace).await;
-    let scored = grade::score(&rt, &grade, 0, 0);
+    let scored = grade::score(&rt.secrets, &grade, 0, 0);
     Ok(FinishedGrade {
         task_id: rt.info.id,
         seed,

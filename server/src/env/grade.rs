@@ -77,13 +77,13 @@ pub struct Score {
     pub success: bool,
 }
 
-/// Scores `grade` after `steps_taken` of `step_budget` steps. The one place
+/// Scores `grade` of a task whose planted secrets are `secrets` after `steps_taken` of `step_budget` steps. The one place
 /// a grade becomes a reward: sessions score every step with it, and
 /// `secaudit grade` scores a finished workspace with it (no steps counted
 /// and no budget, so no efficiency bonus).
-pub fn score(rt: &super::runtime::TaskRuntime, grade: &Grade, steps_taken: u32, step_budget: u32) -> Score {
-    let initial = rt.secrets.len() as u32;
-    let current = grade.current_leaks(&rt.secrets);
+pub fn score(secrets: &[Secret], grade: &Grade, steps_taken: u32, step_budget: u32) -> Score {
+    let initial = secrets.len() as u32;
+    let current = grade.current_leaks(secrets);
     let reward = graders::reward::compute(&graders::reward::RewardInput {
         initial_leaks: initial,
         current_leaks: current,

@@ -120,7 +120,7 @@ impl Environment {
         g.warm = WarmSlot::Empty;
         let dir = g.paths.dir.clone();
         drop(g);
-        let store = Self::trajectory_store(&self.inner.cfg);
+        let store = self.trajectory_store();
         let sid = session_id.to_owned();
         tokio::task::spawn_blocking(move || super::trajectory::retire(&store, &dir, &sid))
             .await

@@ -8,8 +8,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 async fn env() -> Option<(Environment, tempfile::TempDir)> {
-    if !std::path::Path::new("/usr/bin/bwrap").exists() {
-        eprintln!("!!!!!!!! /usr/bin/bwrap missing: STEP SHORTCUT TESTS SKIPPED !!!!!!!!");
+    if !testkit::bwrap() {
         return None;
     }
     let data = tempfile::tempdir().expect("tempdir");

@@ -16,7 +16,7 @@
 //! environment mints ([`new_session_id`]), nothing a path could hide in.
 
 use super::session::{RECORDING_FILE, STATE_FILE};
-use super::{EnvConfig, EnvError, Environment};
+use super::{EnvError, Environment};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -229,7 +229,8 @@ pub fn retire(store: &Store, dir: &Path, id: &str) -> std::io::Result<()> {
 
 impl Environment {
     /// The retention area of this environment.
-    pub(super) fn trajectory_store(cfg: &EnvConfig) -> Store {
+    pub(super) fn trajectory_store(&self) -> Store {
+        let cfg = &self.inner.cfg;
         Store::new(&cfg.data_dir, cfg.trajectories.clone())
     }
 
@@ -246,7 +247,7 @@ impl Environment {
             .session(id)
             .ok()
             .map(|_| super::session::SessionPaths::new(&self.sessions_root(), id).recording());
-        let store = Self::trajectory_store(&self.inner.cfg);
+        let store = self.trajectory_store();
         let id2 = id.to_owned();
         let found = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
             if let Some(p) = live {

@@ -1,4 +1,5 @@
-"""Grader bootstrap for the health run (server/src/health.rs, "verdicts").
+"""Grader bootstrap for the health run (server/src/health/mod.rs; spec.md §6,
+"Verdicts code under test cannot forge").
 
 Run by the grader as ``python -I /grader-boot/boot.py <pytest args>`` before
 any code of the workspace is imported. Code under test runs inside this

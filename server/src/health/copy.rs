@@ -6,9 +6,9 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::cache::hash_tree;
 use super::scratch::Scratch;
 use graders::health_score::is_test_module;
+use sha2::{Digest, Sha256};
 
 /// Bounds on the workspace copy. Exceeding any is an error (score 0).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,6 +280,54 @@ pub(super) fn restore(src: &Path, tree: &Path, rel: &Path) -> std::io::Result<()
     std::io::copy(&mut f, &mut out)?;
     std::fs::set_permissions(&cur, std::fs::Permissions::from_mode(m.mode() & 0o777))?;
     Ok(())
+}
+
+/// SHA-256 over the sorted tree: for each entry its relative path, type,
+/// permission bits and content (or link target).
+pub(super) fn hash_tree(tree: &Path, budget: &CopyBudget) -> Result<[u8; 32], String> {
+    let mut h = Sha256::new();
+    let mut stack = vec![PathBuf::new()];
+    let mut all = Vec::new();
+    while let Some(rel) = stack.pop() {
+        let rd = std::fs::read_dir(tree.join(&rel)).map_err(|e| format!("hashing: {e}"))?;
+        for e in rd {
+            let e = e.map_err(|e| format!("hashing: {e}"))?;
+            let r = rel.join(e.file_name());
+            if e.file_type().map_err(|e| format!("hashing: {e}"))?.is_dir() {
+                stack.push(r.clone());
+            }
+            all.push(r);
+            if all.len() > budget.max_entries * 2 {
+                return Err("copy over budget while hashing".into());
+            }
+        }
+    }
+    all.sort();
+    let mut buf = vec![0u8; 64 << 10];
+    for rel in all {
+        use std::os::unix::ffi::OsStrExt;
+        let path = tree.join(&rel);
+        let m = std::fs::symlink_metadata(&path).map_err(|e| format!("hashing: {e}"))?;
+        let p = rel.as_os_str().as_bytes();
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+        h.update((m.mode() & 0o170777).to_le_bytes());
+        if m.file_type().is_symlink() {
+            let t = std::fs::read_link(&path).map_err(|e| format!("hashing: {e}"))?;
+            h.update(t.as_os_str().as_bytes());
+        } else if m.is_file() {
+            let (mut f, m) = open_regular(&path).map_err(|e| format!("hashing: {e}"))?;
+            h.update(m.len().to_le_bytes());
+            loop {
+                let n = f.read(&mut buf).map_err(|e| format!("hashing: {e}"))?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+            }
+        }
+    }
+    Ok(h.finalize().into())
 }
 
 #[cfg(test)]

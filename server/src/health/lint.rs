@@ -1,4 +1,5 @@
-//! The tamper lint (reliability.md H3): Python files outside the pristine
+//! The tamper lint (spec.md §6, the lint for pytest-internals tampering):
+//! Python files outside the pristine
 //! suite may not add pytest internals, interpreter hooks or odd encodings
 //! beyond what the task's template already has.
 

@@ -1,8 +1,11 @@
 //! The health grader: does the task's pristine test suite still pass on the
 //! agent's workspace?
 //!
-//! Everything about the workspace is untrusted (reliability.md H1–H3, H9,
-//! H15), so the grader never runs pytest on the workspace itself:
+//! Everything about the workspace is untrusted (an agent may delete, skip
+//! or rewrite tests, patch pytest, tamper at run time from the code under
+//! test, plant symlinks and special files, or ship its own tools: spec.md
+//! §6, the health bullets and "Verdicts code under test cannot forge"), so
+//! the grader never runs pytest on the workspace itself:
 //!
 //! 1. It copies the workspace into a fresh scratch directory: no `.git`,
 //!    symlinks copied as symlinks and never followed, FIFOs, sockets and
@@ -37,8 +40,9 @@
 //! at run time: `sys.modules['_pytest.reports'].TestReport` rewritten from
 //! the agent's `archiver/__init__.py` turned a broken fix into health 1.0
 //! (tests/hacks.rs `runtime-patch-from-code`). No sandbox flag can stop
-//! that, so [`HealthGrader::grade_linted_timed`] adds the diff lint of
-//! reliability.md H3: every Python file outside the pristine suite is
+//! that, so [`HealthGrader::grade_linted_timed`] adds a diff lint (spec.md
+//! §6, the lint for pytest-internals tampering): every Python file outside
+//! the pristine suite is
 //! searched for [`TAMPER_TOKENS`] (pytest internals, `sys.modules`,
 //! `importlib`, frames, `gc`, `atexit`, `os._exit`, `exec`, processes, the
 //! report path, ...), for source encodings other than UTF-8/ASCII/Latin-1

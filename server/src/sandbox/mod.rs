@@ -1,8 +1,12 @@
 //! Contained command execution: every agent command (and every grader run of
 //! agent-influenced code) is `/usr/bin/bash -lc CMD` inside bubblewrap.
 //!
-//! Why bwrap from Rust rather than hand-rolled namespaces or process groups:
-//! reliability.md §3. The flag set below was measured on this VM: no network
+//! Why exec bwrap rather than hand-rolled namespaces or process groups: a
+//! process group with rlimits isolates no filesystem or network, and
+//! `setsid` escapes its kill; unsharing namespaces by hand re-implements
+//! bwrap (uid maps, the pid-namespace fork, `pivot_root`, the capability
+//! drop) under `pre_exec`'s async-signal-safe rules inside tokio. What the
+//! tiers promise is spec.md §7. The flag set below was measured on this VM: no network
 //! (only `lo`), read-only `/usr` and venv, no host `/etc`, `/root` or `/tmp`,
 //! a private size-limited `/tmp` per call, capabilities 0, NoNewPrivs 1, a pid
 //! namespace whose teardown kills `setsid` escapees, and user namespaces
@@ -973,7 +977,7 @@ fn base_env(cfg: &SandboxConfig) -> Vec<(String, String)> {
     .collect()
 }
 
-/// The bwrap command line (reliability.md §3). Mount order matters: later
+/// The bwrap command line (what it must isolate: spec.md §7). Mount order matters: later
 /// mounts cover earlier ones, so the venv comes after `--tmpfs /tmp` and the
 /// extra binds after the workspace.
 fn bwrap_args(

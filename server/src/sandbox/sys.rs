@@ -4,7 +4,7 @@
 //!
 //! Why unsafe is needed: rlimits, the uid drop and fd hygiene must apply to
 //! the bwrap process itself, and doing them in `pre_exec` saves an extra
-//! `prlimit`/`setpriv` exec per command (1–2 ms each, reliability.md §3).
+//! `prlimit`/`setpriv` exec per command (1–2 ms each, measured on this VM).
 //! Everything in [`ChildSetup::apply`] is async-signal-safe: raw syscalls on
 //! values computed before the fork, no allocation, no locks.
 #![allow(unsafe_code)]

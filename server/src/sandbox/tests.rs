@@ -1,8 +1,9 @@
 //! Containment tests, proved from inside the sandbox, in every tier: bwrap
 //! (cold and prewarmed) and the namespace-free landlock tier. A machine
 //! without `/usr/bin/bwrap` skips the bwrap runs loudly on a developer's
-//! machine and fails them under CI (`CI` set), where a skip would report
-//! the heart of the product green untested. When a tier exists but its
+//! machine and fails them under CI (`testkit::require`: `CI`,
+//! `SECAUDIT_REQUIRE_SANDBOX=1`), where a skip would report the heart of
+//! the product green untested. When a tier exists but its
 //! probe fails, they fail.
 
 use super::*;
@@ -18,12 +19,7 @@ fn sandbox(start: Start) -> Option<Sandbox> {
         Start::Landlock => TierChoice::Landlock,
         Start::Cold | Start::Warm => TierChoice::Bwrap,
     };
-    if tier == TierChoice::Bwrap && !Path::new("/usr/bin/bwrap").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "/usr/bin/bwrap missing under CI: the bwrap tier is untested"
-        );
-        eprintln!("!!!!!!!! /usr/bin/bwrap missing: BWRAP SANDBOX TESTS SKIPPED !!!!!!!!");
+    if tier == TierChoice::Bwrap && !testkit::bwrap() {
         return None;
     }
     let sb = Sandbox::detect(SandboxConfig {
@@ -662,8 +658,8 @@ async fn owner_hint_skips_only_a_matching_walk() {
     let Some(sb) = sandbox(Start::Cold) else {
         return;
     };
-    if sb.run_as().is_none() {
-        eprintln!("not root: owner hint test skipped");
+    // Not root: nothing is chowned and the hint is moot.
+    if !testkit::root_user() {
         return;
     }
     let ws = workspace(&sb);
@@ -1009,10 +1005,10 @@ fn runtime_shutdown_with_live_sandboxes_ends() {
 /// live server's command).
 #[test]
 fn sweep_kills_only_unleased_pool_processes() {
-    if !sys::is_root() || uid_lock_dir().is_none() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("!!!!!!!! not root or no setpriv: SWEEP TEST SKIPPED !!!!!!!!");
+    if !testkit::root_user() || !testkit::setpriv() {
         return;
     }
+    assert!(uid_lock_dir().is_some(), "root, yet no uid lock directory");
     let as_uid = |uid: u32| {
         std::process::Command::new("/usr/bin/setpriv")
             .args([

@@ -366,7 +366,7 @@ impl Task {
             if s.line == 0 {
                 p.push(format!("{ctx}: line is 1-based"));
             }
-            if let Err(e) = super::render::check_rel_path(&s.file) {
+            if let Err(e) = super::fields::check_rel_path(&s.file) {
                 p.push(format!("{ctx}: file: {e}"));
             }
             match (s.tier, s.encoding) {
@@ -396,16 +396,16 @@ impl Task {
             p.push("health.expected_tests is 0".into());
         }
         for f in &self.health.test_files {
-            if let Err(e) = super::render::check_rel_path(f) {
+            if let Err(e) = super::fields::check_rel_path(f) {
                 p.push(format!("health.test_files {f:?}: {e}"));
             }
         }
         for (i, c) in self.history.iter().enumerate() {
             let ctx = format!("history[{i}]");
-            if let Err(e) = super::generate::parse_author(&c.author) {
+            if let Err(e) = super::fields::parse_author(&c.author) {
                 p.push(format!("{ctx}: {e}"));
             }
-            if let Err(e) = super::generate::parse_date(&c.date) {
+            if let Err(e) = super::fields::parse_date(&c.date) {
                 p.push(format!("{ctx}: {e}"));
             }
             if c.message.trim().is_empty() {
@@ -417,7 +417,7 @@ impl Task {
                 ));
             }
             for d in &c.delete {
-                if let Err(e) = super::render::check_rel_path(d) {
+                if let Err(e) = super::fields::check_rel_path(d) {
                     p.push(format!("{ctx}: delete {d:?}: {e}"));
                 }
             }
@@ -438,7 +438,7 @@ impl Task {
         let mut targets = std::collections::BTreeSet::new();
         for (from, tos) in &v.paths {
             let ctx = format!("variants.paths {from:?}");
-            if let Err(e) = super::render::check_rel_path(from) {
+            if let Err(e) = super::fields::check_rel_path(from) {
                 p.push(format!("{ctx}: {e}"));
             }
             if tos.is_empty() || tos.len() > MAX_VARIANT_CHOICES {
@@ -466,7 +466,7 @@ impl Task {
                 ));
             }
             for to in tos {
-                if let Err(e) = super::render::check_rel_path(to) {
+                if let Err(e) = super::fields::check_rel_path(to) {
                     p.push(format!("{ctx}: alternative {to:?}: {e}"));
                 }
                 if to == from || v.paths.contains_key(to) || !targets.insert(to.as_str()) {

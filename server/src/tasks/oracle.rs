@@ -25,7 +25,7 @@ pub struct Oracle {
 /// Reads `task_dir/oracle.json`.
 pub fn load_oracle(task_dir: &Path) -> anyhow::Result<Oracle> {
     let path = task_dir.join("oracle.json");
-    let text = super::registry::read_capped(&path, MAX_BYTES)?;
+    let text = super::read::read_capped(&path, MAX_BYTES)?;
     let o: Oracle =
         serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
     if o.actions.is_empty() || o.actions.len() > MAX_ACTIONS {
