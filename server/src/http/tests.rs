@@ -992,6 +992,17 @@ async fn tool_actions_over_http() {
             json!({"type": "call_tool", "tool_name": "submit", "arguments": {"force": true}}),
             "invalid_args",
         ),
+        // A blank path (Unicode whitespace is no control character) and a
+        // path within the schema's 4,096 characters whose command is over
+        // the action's byte bound: the tool's error, not an HTTP refusal.
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "\u{3000}"}}),
+            "invalid_args",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "\u{1F600}".repeat(4096)}}),
+            "invalid_args",
+        ),
     ] {
         let (s, b) = step_with(&app, Some(&sid), call.clone()).await;
         assert_eq!(s, StatusCode::OK, "{call}: {b}");
