@@ -122,17 +122,14 @@ impl Redactor {
         }
     }
 
-    /// [`Redactor::redact_planted`] on every string of `v` (object keys
-    /// included), then on all of them together: when a value is only
-    /// whole across two strings, every string that could hold a part
-    /// (at least [`MIN_VALUE`] bytes) is replaced.
+    /// [`Redactor::redact_planted`] on every string of `v`, object keys
+    /// included. Each string is judged alone, as the grader judges each
+    /// file: pieces of a value shorter than a fragment
+    /// (spec.md §6, "Honest limits") spread over several strings are not
+    /// joined. Strings repeated from step to step (the task's description,
+    /// the file list) are answered by the index's closure cache.
     pub fn redact_planted_json(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
         self.redact_strings(index, v);
-        let mut all = String::new();
-        collect_strings(v, &mut all);
-        if index.carries(all.as_bytes()) {
-            hide_strings(v);
-        }
     }
 
     fn redact_strings(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
@@ -166,6 +163,7 @@ impl Redactor {
 }
 
 /// Appends every string of `v` (keys included) to `out`, one per line.
+#[cfg(test)]
 fn collect_strings(v: &serde_json::Value, out: &mut String) {
     use serde_json::Value;
     match v {
@@ -179,27 +177,6 @@ fn collect_strings(v: &serde_json::Value, out: &mut String) {
                 out.push_str(k);
                 out.push('\n');
                 collect_strings(x, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Replaces every string and key of `v` that could hold part of a value.
-fn hide_strings(v: &mut serde_json::Value) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) if s.len() >= MIN_VALUE => *s = ENCODED_TAG.to_string(),
-        Value::Array(a) => a.iter_mut().for_each(hide_strings),
-        Value::Object(m) => {
-            for (i, (k, mut x)) in std::mem::take(m).into_iter().enumerate() {
-                hide_strings(&mut x);
-                let key = if k.len() >= MIN_VALUE {
-                    format!("{ENCODED_TAG}{i}")
-                } else {
-                    k
-                };
-                m.insert(key, x);
             }
         }
         _ => {}
@@ -345,26 +322,23 @@ mod tests {
         assert_eq!(r.redact_planted(&idx, text), text);
     }
 
-    /// A value whose parts are in different strings of a record (no part
-    /// long enough to count alone) hides every string that could hold one.
+    /// Every string of a record is judged alone, keys included; a value
+    /// split in halves over two strings is caught in each (a half is a
+    /// fragment), and numbers are kept.
     #[test]
-    fn a_value_split_across_strings_hides_them_all() {
+    fn every_string_of_a_record_is_judged() {
         let (r, idx) = planted();
+        let half = VALUE.len() / 2;
         let mut v = serde_json::json!([
-            format!("printf %s {}", &VALUE[..11]),
-            &VALUE[11..22],
-            &VALUE[22..],
-            {"k": 1},
+            format!("printf %s {}", &VALUE[..half]),
+            {"stderr": &VALUE[half..], "k": 1, "ok": "plain"},
         ]);
-        let mut all = String::new();
-        collect_strings(&v, &mut all);
-        assert!(idx.carries(all.as_bytes()), "the parts together carry it");
         r.redact_planted_json(&idx, &mut v);
         let mut after = String::new();
         collect_strings(&v, &mut after);
         assert!(!idx.carries(after.as_bytes()), "{v}");
-        assert_eq!(v[3]["k"], 1, "numbers are kept: {v}");
-        // Keys are strings too.
+        assert_eq!(v[1]["k"], 1, "{v}");
+        assert_eq!(v[1]["ok"], "plain", "{v}");
         let mut v = serde_json::json!({ VALUE: true, "plain": "ok" });
         r.redact_planted_json(&idx, &mut v);
         assert_eq!(v, serde_json::json!({"[REDACTED]": true, "plain": "ok"}));
