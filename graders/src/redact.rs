@@ -97,17 +97,28 @@ impl Redactor {
     /// file counts as the secret in a recording too: the known values
     /// verbatim ([`Redactor::redact`]), then every line that still carries
     /// one ([`PlantedIndex::carries`]: an encoding, a transform, a closure
-    /// that ran out of budget), then the whole text if its lines together
-    /// still do (a value split across lines).
+    /// that ran out of budget) and the lines next to it (the rest of a
+    /// wrapped encoding), then the whole text if its lines together still
+    /// do (a value split across lines).
     pub fn redact_planted(&self, index: &PlantedIndex, text: &str) -> String {
         let out = self.redact(text);
         if !index.carries(out.as_bytes()) {
             return out;
         }
-        let lines: String = out
-            .split_inclusive('\n')
-            .map(|l| {
-                if index.carries(l.as_bytes()) {
+        let parts: Vec<&str> = out.split_inclusive('\n').collect();
+        let carrying: Vec<bool> = parts.iter().map(|l| index.carries(l.as_bytes())).collect();
+        // A line next to one that carries a value goes too: an encoding
+        // wrapped into lines (`base64`'s 76 columns, `xxd -p`'s 60) splits
+        // the value's encoded form at a line end, and the part on the
+        // neighbouring line, below the grader's fragment length alone, is
+        // still most of the value once the lines are joined.
+        let lines: String = parts
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let near =
+                    |j: Option<usize>| j.and_then(|j| carrying.get(j)).copied().unwrap_or(false);
+                if carrying[i] || near(i.checked_sub(1)) || near(Some(i + 1)) {
                     let nl = if l.ends_with('\n') { "\n" } else { "" };
                     format!("{ENCODED_TAG}{nl}")
                 } else {
