@@ -231,6 +231,9 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
     });
 
     let mut session: Option<String> = attached_id.clone();
+    // The session this socket's own reset opened, claimed like an attached
+    // one so that no other socket attaches to it: one socket per session.
+    let mut owned: Option<Attachment> = None;
     let idle = st.config.ws_idle_timeout;
     loop {
         let item = match tokio::time::timeout(idle, rx.recv()).await {
@@ -272,6 +275,13 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
         ))
         .catch_unwind()
         .await;
+        let own = session
+            .as_deref()
+            .filter(|s| Some(*s) != attached_id.as_deref());
+        if own != owned.as_ref().map(|a| a.id.as_str()) {
+            drop(owned.take());
+            owned = own.and_then(|id| Attachment::claim(&st, id).ok());
+        }
         let reply = handled.unwrap_or_else(|payload| {
             tracing::error!(session = ?session, panic = %panic_text(payload.as_ref()), "websocket handler panicked");
             Reply::Frame(error_frame(
@@ -301,6 +311,7 @@ async fn run(st: AppState, socket: WebSocket, attach: Option<String>) {
         tracing::debug!(session = %sid, error = %e, "closing websocket session");
     }
     drop(attached);
+    drop(owned);
     drop(permit);
 }
 
