@@ -317,6 +317,14 @@ pub struct CloseRequest {
 /// Longest caller-chosen `episode_id`, in characters (OpenEnv's bound).
 pub const MAX_EPISODE_ID_CHARS: usize = 255;
 
+/// What an `episode_id` may not hold: control characters (C0, DEL, C1:
+/// NUL among them, as a command may not hold it) and the Unicode
+/// bidirectional controls, which make an id that is echoed in state, logs
+/// and the debug page read as something else. Published in the schema and
+/// enforced with this same pattern, so a schema-valid id is always accepted.
+pub const EPISODE_ID_PATTERN: &str =
+    r"^[^\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*$";
+
 /// Body of `POST /reset` (and `data` of the WebSocket `reset` message).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ResetRequest {
@@ -332,7 +340,7 @@ pub struct ResetRequest {
     pub seed: Option<u64>,
     /// Caller-chosen episode id (1 to 255 characters), echoed in state.
     #[serde(default)]
-    #[schemars(length(min = 1, max = MAX_EPISODE_ID_CHARS))]
+    #[schemars(length(min = 1, max = MAX_EPISODE_ID_CHARS), regex(pattern = EPISODE_ID_PATTERN))]
     pub episode_id: Option<String>,
     /// `score` (default) or `delta`.
     #[serde(default)]
@@ -341,13 +349,20 @@ pub struct ResetRequest {
 
 impl ResetRequest {
     /// What serde cannot check: the episode id's length, in characters as
-    /// the published `maxLength` counts them (OpenEnv's bound). The one
-    /// check of a reset request, run by every front and by the environment.
+    /// the published `maxLength` counts them (OpenEnv's bound), and its
+    /// characters ([`EPISODE_ID_PATTERN`]). The one check of a reset
+    /// request, run by every front and by the environment.
     pub fn validate(&self) -> Result<(), String> {
+        static ALLOWED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(EPISODE_ID_PATTERN).expect("EPISODE_ID_PATTERN compiles")
+        });
         match &self.episode_id {
             Some(id) if id.is_empty() || id.chars().count() > MAX_EPISODE_ID_CHARS => Err(format!(
                 "episode_id must be 1 to {MAX_EPISODE_ID_CHARS} characters"
             )),
+            Some(id) if !ALLOWED.is_match(id) => {
+                Err("episode_id must not hold control or bidirectional-control characters".into())
+            }
             _ => Ok(()),
         }
     }

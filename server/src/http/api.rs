@@ -69,11 +69,7 @@ pub(crate) async fn step(
     let kind = request::step_kind(body.action)?;
     // Every HTTP step names its session, as the published StepRequest
     // says (`list_tools` needs none only over `/ws`).
-    let session = body
-        .session_id
-        .map(|s| s.0)
-        .or(q.session_id.filter(|s| !s.is_empty()))
-        .ok_or(ApiError::MissingSession)?;
+    let session = request::session_of(body.session_id, q.session_id)?;
     let out = tools::run_step(&st, Some(&session), kind).await?;
     let mut reply = json!({
         "observation": out.observation,

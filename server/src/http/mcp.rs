@@ -362,7 +362,7 @@ pub(crate) fn tool_list() -> Vec<Value> {
                 ),
                 (
                     "episode_id",
-                    json!({ "type": "string", "minLength": 1, "maxLength": crate::models::MAX_EPISODE_ID_CHARS }),
+                    json!({ "type": "string", "minLength": 1, "maxLength": crate::models::MAX_EPISODE_ID_CHARS, "pattern": crate::models::EPISODE_ID_PATTERN }),
                 ),
                 (
                     "reward_mode",

@@ -59,9 +59,9 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 /// the HTTP layer refuses longer ones with 413 before they reach it.
 pub use crate::env::actions::MAX_ACTION_BYTES;
 
-/// Largest WebSocket message (and frame). The OpenEnv validator rejects
-/// replies over 1 MiB, so requests get the same bound.
-pub const MAX_WS_MESSAGE_BYTES: usize = 1024 * 1024;
+/// Largest WebSocket message (and frame): a message is a request, so it
+/// has the request body's bound, whatever transport carries it.
+pub const MAX_WS_MESSAGE_BYTES: usize = MAX_BODY_BYTES;
 
 /// Time allowed to receive a whole request body. Bounds slow uploads that
 /// would otherwise hold a connection and a task forever.

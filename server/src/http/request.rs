@@ -39,6 +39,23 @@ pub(crate) struct StepBody {
     pub action: Option<StepAction>,
 }
 
+/// The session a step names, in its body or as `?session_id=` (an empty
+/// query value names none). Naming two different sessions is refused: a
+/// silent choice would step a session the caller may not have meant.
+pub(crate) fn session_of(
+    body: Option<SessionId>,
+    query: Option<String>,
+) -> Result<String, ApiError> {
+    let query = query.filter(|s| !s.is_empty());
+    match (body.map(|s| s.0), query) {
+        (Some(b), Some(q)) if b != q => Err(ApiError::Validation(
+            "session_id in the query and in the body name different sessions".into(),
+        )),
+        (Some(s), _) | (None, Some(s)) => Ok(s),
+        (None, None) => Err(ApiError::MissingSession),
+    }
+}
+
 /// The body of `POST /close` as parsed: a missing session is 400
 /// `missing_session_id`, not a shape error.
 #[derive(Debug, Deserialize)]

@@ -471,6 +471,16 @@ async fn mcp_tools() {
     let b = mcp(&app, call("state", json!({"session_id": sid}))).await;
     assert_eq!(b["result"]["structuredContent"]["step_count"], 1);
     assert_eq!(b["result"]["structuredContent"]["episode_id"], "e1");
+    // The reset's one check holds over MCP too: a bidirectional control in
+    // the episode id is refused.
+    let b = mcp(&app, call("reset", json!({"episode_id": "e\u{202E}1"}))).await;
+    assert_eq!(b["error"]["code"], -32602, "{b}");
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("bidirectional")),
+        "{b}"
+    );
     // No session over HTTP: a tool error, not a protocol error.
     let b = mcp(&app, call("submit", json!({}))).await;
     assert_eq!(b["result"]["isError"], true);
@@ -1220,6 +1230,47 @@ mod ws_tcp {
         }
     }
 
+    /// A session a plain socket opened with its own `reset` is that socket's
+    /// one socket too: attaching a second one is refused, and the claim
+    /// follows the socket's next reset (the new session is claimed, the old
+    /// one, closed, is not).
+    #[tokio::test]
+    async fn a_socket_owned_session_takes_no_second_socket() {
+        let (st, _fake) = state_with(Fake::new(4), std::time::Duration::from_secs(60));
+        let addr = serve(st).await;
+        let (mut owner, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+            .await
+            .unwrap();
+        let r = ask(&mut owner, json!({"type":"reset","data":{}})).await;
+        let sid = r["data"]["observation"]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let refused = |id: String| async move {
+            let url = format!("ws://{addr}/ws?session_id={id}");
+            let mut other = tokio_tungstenite::connect_async(url).await.unwrap().0;
+            let M::Text(t) = next(&mut other).await else {
+                panic!("an error frame first")
+            };
+            let f: Value = serde_json::from_str(t.as_str()).unwrap();
+            f["data"]["code"] == "SESSION_ERROR"
+        };
+        assert!(
+            refused(sid.clone()).await,
+            "a second socket attached to {sid}"
+        );
+        let r = ask(&mut owner, json!({"type":"reset","data":{}})).await;
+        let next_sid = r["data"]["observation"]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_ne!(next_sid, sid);
+        assert!(
+            refused(next_sid.clone()).await,
+            "the new session is claimed too"
+        );
+    }
+
     /// Hack (session isolation): a socket attached to a session it does not
     /// own must not close it through its `mcp` messages either. An MCP
     /// `reset` over the attached socket resets the session in place, as
@@ -1761,6 +1812,32 @@ async fn openapi_matches_behaviour() {
             true,
             StatusCode::OK,
         ),
+        // Control and bidirectional-control characters: outside the
+        // published pattern, refused; other Unicode is an id.
+        (
+            "/reset",
+            json!({"episode_id": "run\u{0}1"}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/reset",
+            json!({"episode_id": "run-\u{202E}gpj.exe"}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/reset",
+            json!({"episode_id": "a\u{85}b\u{1b}[2J"}),
+            false,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            "/reset",
+            json!({"episode_id": "épisode 1 ✓ 日本 \u{200D}"}),
+            true,
+            StatusCode::OK,
+        ),
     ];
     for (route, body, valid, want) in cases {
         let v = match route {
@@ -1777,4 +1854,25 @@ async fn openapi_matches_behaviour() {
     assert_eq!(b["observation"]["seed"], 7);
     let (_, b) = send(&app, get("/state?session_id=")).await;
     assert_eq!(b["error"]["code"], "missing_session_id");
+    // A step naming one session in its query and another in its body is
+    // refused (the body used to win silently); the same one twice is a step.
+    let sid = reset_session(&app).await;
+    let (s, b) = send(
+        &app,
+        post_json(
+            &format!("/step?session_id={sid}"),
+            json!({"session_id": "another", "action": "ls"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    let (s, b) = send(
+        &app,
+        post_json(
+            &format!("/step?session_id={sid}"),
+            json!({"session_id": sid, "action": "ls"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
 }
