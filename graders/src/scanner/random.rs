@@ -403,7 +403,7 @@ pub(crate) fn find(
             if seg_end > e && seg_end < tb.len() && !matches!(tb[seg_end], b'.' | b'@') {
                 seg_end = e;
             }
-            if e - s >= MIN_PART && e - s <= MAX_SEGMENT {
+            if e - s >= MIN_PART && e - s <= MAX_SEGMENT && !is_encoded_json(&tok[s..e]) {
                 let seg = &tok[s..e];
                 if segment_is_random(seg, |part_off, part_len| {
                     let abs = ts + s + part_off;
@@ -435,6 +435,36 @@ pub(crate) fn find(
             s = seg_end.max(e) + 1;
         }
     }
+}
+
+/// True for base64(url) of JSON text (`eyJ…` is `{"…`): a JWT header or
+/// payload, an encoded config. Its bytes are text, not randomness; what the
+/// text holds is judged by the decoder (`scanner::decode`), which scans
+/// inside encoded runs. A cut-off run (`eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ`)
+/// is judged on the bytes it has.
+fn is_encoded_json(seg: &str) -> bool {
+    use base64::Engine as _;
+    if !seg.starts_with("eyJ") {
+        return false;
+    }
+    let body = seg.trim_end_matches('=');
+    let whole = &body[..body.len() - body.len() % 4];
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        if body.contains(['-', '_']) {
+            &base64::alphabet::URL_SAFE
+        } else {
+            &base64::alphabet::STANDARD
+        },
+        base64::engine::general_purpose::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    engine.decode(whole).is_ok_and(|b| {
+        std::str::from_utf8(&b).is_ok_and(|t| {
+            t.chars()
+                .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        })
+    })
 }
 
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
