@@ -345,12 +345,13 @@ fn value_after_inner(
         p += 1;
     }
     // `token: string = "…"` (TypeScript, Kotlin, Rust): skip the type.
-    if colons == 1 && form == KeyForm::Plain {
-        if let Some(eq) = typed_declaration(b, p) {
-            p = eq + 1;
-            while p < n && (b[p] == b' ' || b[p] == b'\t') {
-                p += 1;
-            }
+    if colons == 1
+        && form == KeyForm::Plain
+        && let Some(eq) = typed_declaration(b, p)
+    {
+        p = eq + 1;
+        while p < n && (b[p] == b' ' || b[p] == b'\t') {
+            p += 1;
         }
     }
     // A call's second argument must be a string literal.
