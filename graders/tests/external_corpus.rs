@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 /// as the scanner improves. Labels are upstream's after `import.py`'s filler
 /// rule (typed filler such as `12345678-ABCD-…` re-labelled non-secret; the
 /// figures under upstream's labels are printed too).
-/// Measured 2026-12-04: gitleaks 0.986 / 0.989, detect-secrets 0.621 /
+/// Measured 2026-12-04: gitleaks 0.986 / 0.991, detect-secrets 0.621 /
 /// 0.837, generator-2 1.000 / 0.993 (before issue 18's second pass, under
 /// upstream's labels: 0.984 / 0.895, 0.765 / 0.523, 1.000 / 0.982).
 /// detect-secrets' precision is under the 0.97 target: 20 of its 25 false
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 /// per-plugin regex rejects and our entropy detector reports; its misses
 /// are `username:password` in a URL and a punctuation-heavy password.
 const FLOORS: &[(&str, f64, f64)] = &[
-    ("gitleaks", 0.985, 0.988),
+    ("gitleaks", 0.985, 0.99),
     ("detect-secrets", 0.62, 0.83),
     ("generator-2", 0.999, 0.99),
 ];

@@ -11,6 +11,7 @@ mod ai;
 mod aws;
 mod azure;
 mod connstr;
+mod curl;
 mod devtools;
 mod github;
 mod gitlab;
@@ -74,7 +75,7 @@ pub(crate) struct Rule {
 
 /// All regex rules in priority order (earlier wins an overlap at equal span).
 pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let tables: [&'static [RuleDef]; 16] = [
+    let tables: [&'static [RuleDef]; 17] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
@@ -90,6 +91,7 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         twilio::RULES,
         devtools::RULES,
         connstr::RULES,
+        curl::RULES,
         sql::RULES,
     ];
     tables
