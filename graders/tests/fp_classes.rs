@@ -495,3 +495,33 @@ fn declarations_across_languages() {
         ("Dockerfile", "ARG NPM_TOKEN\nENV NPM_TOKEN=${NPM_TOKEN}\n"),
     ]);
 }
+
+/// A lone JOSE header or a JWT whose header is broken is encoded JSON
+/// text, not a random secret; an encoded registry credential
+/// (`.dockerconfigjson`, base64 of JSON without a JOSE header) in a
+/// Kubernetes Secret still is one.
+#[test]
+fn encoded_jose_headers_and_encoded_configs() {
+    clean(&[
+        (
+            "docs/auth.md",
+            "The header `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9` says HS256.\n",
+        ),
+        (
+            "src/auth.test.ts",
+            "const broken = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxMjM0NTY3ODkwIn0';\n",
+        ),
+    ]);
+    let blob =
+        "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZbTkwT2xwck0yMVJPSEJNTW5oT04zWlNOSFE9In19fQ==";
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: {blob}\n"
+    );
+    // Found whole or through the decoder (the nested `auth` value).
+    let f = scan("k8s/registry-secret.yaml", &text);
+    assert!(
+        f.iter().any(|f| f.line == 5),
+        "encoded registry credential missed: {:?}",
+        f.iter().map(|f| (&f.rule, &f.value)).collect::<Vec<_>>()
+    );
+}
