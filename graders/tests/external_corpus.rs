@@ -26,18 +26,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// (source, minimum precision, minimum recall). Floors are what is
-/// measured, rounded down; raise them as the scanner improves.
-/// Measured 2026-12-04: gitleaks 0.984 / 0.895, detect-secrets 0.765 /
-/// 0.523, generator-2 1.000 / 0.982. Under the issue-18 targets (0.97 /
-/// 0.95) on every external recall and on detect-secrets' precision: most
-/// misses are provider formats without a rule here (Snyk, Sonar, IBM,
-/// Artifactory, GitLab, …) or values we judge placeholders (`12345678-ABCD-…`,
-/// `AKIAZZZZ…`), most detect-secrets false positives are random-token on
-/// near-miss formats (a Discord token with one character changed).
+/// measured, rounded down so that one more miss or false positive on
+/// detect-secrets or generator-2 (a few dozen on gitleaks) fails; raise them
+/// as the scanner improves. Labels are upstream's after `import.py`'s filler
+/// rule (typed filler such as `12345678-ABCD-…` re-labelled non-secret; the
+/// figures under upstream's labels are printed too).
+/// Measured 2026-12-04: gitleaks 0.986 / 0.991, detect-secrets 0.621 /
+/// 0.837, generator-2 1.000 / 0.993 (before issue 18's second pass, under
+/// upstream's labels: 0.984 / 0.895, 0.765 / 0.523, 1.000 / 0.982).
+/// detect-secrets' precision is under the 0.97 target: 20 of its 25 false
+/// positives are random-looking near misses of an issuer format (a Discord
+/// token with a character changed, a Mailchimp key without its `-usN`
+/// suffix, a JWT signature after a broken header) that detect-secrets'
+/// per-plugin regex rejects and our entropy detector reports; its misses
+/// are `username:password` in a URL and a punctuation-heavy password.
 const FLOORS: &[(&str, f64, f64)] = &[
-    ("gitleaks", 0.98, 0.89),
-    ("detect-secrets", 0.76, 0.52),
-    ("generator-2", 0.99, 0.98),
+    ("gitleaks", 0.985, 0.99),
+    ("detect-secrets", 0.62, 0.83),
+    ("generator-2", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).
@@ -91,6 +97,9 @@ struct Case {
     source: String,
     class: String,
     secret: bool,
+    /// Upstream's label, where `import.py`'s filler rule re-labelled the
+    /// case (`12345678-ABCD-…`, `abcd1234abcd1234…`, `AKCxxxxxxxx`).
+    upstream_secret: bool,
     text: String,
     ext: String,
 }
@@ -120,10 +129,18 @@ fn load() -> Vec<Case> {
                 p.display(),
                 i + 1
             );
+            let upstream = v["upstream_label"].as_str().unwrap_or(&label);
+            assert!(
+                upstream == "secret" || upstream == "none",
+                "{}:{}: upstream_label {upstream}",
+                p.display(),
+                i + 1
+            );
             out.push(Case {
                 source: s("source"),
                 class: s("class"),
                 secret: label == "secret",
+                upstream_secret: upstream == "secret",
                 text: s("text"),
                 ext: s("ext"),
             });
@@ -180,6 +197,9 @@ fn external_sources_precision_recall_and_leak_grade_gate() {
     let cases = load();
     let scanner = Scanner::new(ScanConfig::default());
     let mut per_source: BTreeMap<&str, Counts> = BTreeMap::new();
+    // The same cases under upstream's labels, filler values counted as
+    // secrets: printed, not gated, so the README can state both.
+    let mut per_source_upstream: BTreeMap<&str, Counts> = BTreeMap::new();
     let mut per_class: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
     // rule -> (external cases it fired on, of which labelled secret)
     let mut per_rule: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -192,6 +212,10 @@ fn external_sources_precision_recall_and_leak_grade_gate() {
             .entry(&c.source)
             .or_default()
             .add(c.secret, flagged);
+        per_source_upstream
+            .entry(&c.source)
+            .or_default()
+            .add(c.upstream_secret, flagged);
         per_class
             .entry((&c.source, &c.class))
             .or_default()
@@ -254,6 +278,21 @@ fn external_sources_precision_recall_and_leak_grade_gate() {
     println!("\n| source | cases | secret | tp | fn | fp | precision | recall |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (src, k) in &per_source {
+        println!(
+            "| {src} | {} | {} | {} | {} | {} | {:.3} | {:.3} |",
+            k.tp + k.fn_ + k.fp + k.tn,
+            k.tp + k.fn_,
+            k.tp,
+            k.fn_,
+            k.fp,
+            k.precision(),
+            k.recall()
+        );
+    }
+    println!("\nUnder upstream's labels (filler-shaped values counted as secrets):");
+    println!("| source | cases | secret | tp | fn | fp | precision | recall |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (src, k) in &per_source_upstream {
         println!(
             "| {src} | {} | {} | {} | {} | {} | {:.3} | {:.3} |",
             k.tp + k.fn_ + k.fp + k.tn,

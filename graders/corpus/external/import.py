@@ -34,7 +34,11 @@ from the same regex with a seed fixed per rule, so re-running the import
 writes the same bytes. Statements the interpreter cannot evaluate are
 skipped and counted in the summary (nothing is silently dropped).
 
+Filler-shaped test values that upstream labels "secret" are re-labelled
+"none" by one stated rule (see `filler_shape`), recorded per case.
+
 Usage: python3 import.py --gitleaks GITDIR --detect-secrets GITDIR
+       python3 import.py --relabel-only   (re-apply the label rule offline)
 (stdlib only; reads the mirrors with `git`).
 """
 
@@ -599,6 +603,69 @@ def import_detect_secrets(gitdir):
     return cases, stats
 
 
+# ------------------------------------------------------- label decision
+
+# Filler shapes: a case upstream labels "secret" whose text holds a token of
+# one of these shapes is re-labelled "none" (field "relabel" says which
+# shape, "upstream_label" keeps upstream's). Why: both upstreams write test
+# values as typed filler (`12345678-ABCD-ABCD-ABCD-1234567890AB`,
+# `abcd1234abcd1234…`, `AKCxxxxxxxxxx`, `xoxa-2-511111111-31111111111-…`)
+# that only has to match their regex; no issuer emits such a value, and a
+# precision-first scanner must not flag the same shapes in documentation and
+# templates. The rule is applied to every case of every source, never case
+# by case, and the test prints the figures under upstream's labels too.
+# Not filler by this rule: word-like values (`username:password`) and odd
+# punctuation (`m{{h}o)p${e]nob(ody…`): those stay as upstream labels them.
+TOKEN = re.compile(r"[A-Za-z0-9_\-+/.%]{8,}")
+MIN_WALK = 8          # `12345678`, `abcdefgh` (case folded)
+MIN_SAME = 10         # `1111111111`, `QQQQQQQQQQ`
+MIN_MASK = 4          # `xxxx`, `XXXX`, `****`
+MAX_BLOCK, MIN_REPEAT = 8, 12  # `123123123123`, `abcd1234abcd1234abcd1234`
+# Repetition marks filler only when it is most of the token: a real token
+# may hold one repeated stretch (a Twitter bearer token starts with 22 `A`s,
+# base64 of zero bytes; a JWT may carry a masked claim).
+MIN_COVER = 0.4
+
+
+def filler_shape(text):
+    """The filler shape of the first token of `text` that has one, or None."""
+    for tok in TOKEN.findall(text):
+        low = tok.lower()
+        if re.search(r"x{%d}|\*{%d}" % (MIN_MASK, MIN_MASK), low):
+            return "mask"
+        runs = [m.group(0) for m in re.finditer(r"(.)\1{3,}", tok)]
+        if any(len(r) >= MIN_SAME for r in runs) and sum(map(len, runs)) >= MIN_COVER * len(tok):
+            return "one character repeated"
+        run = 1
+        for a, b in zip(low, low[1:]):
+            run = run + 1 if a.isalnum() and ord(b) == ord(a) + 1 else 1
+            if run >= MIN_WALK:
+                return "alphabet or digit walk"
+        for p in range(2, MAX_BLOCK + 1):
+            need, run, best = max(3 * p, MIN_REPEAT), p, 0
+            for i in range(p, len(tok)):
+                run = run + 1 if tok[i] == tok[i - p] else p
+                best = max(best, run)
+            if best >= need and best >= MIN_COVER * len(tok):
+                return "repeated block"
+    return None
+
+
+def relabel(cases):
+    """Applies the filler rule above to `cases` (in place); returns the count."""
+    n = 0
+    for c in cases:
+        label = c.get("upstream_label", c["label"])
+        shape = filler_shape(c["text"]) if label == "secret" else None
+        c.pop("relabel", None)
+        c.pop("upstream_label", None)
+        c["label"] = label
+        if shape:
+            c["label"], c["upstream_label"], c["relabel"] = "none", "secret", shape
+            n += 1
+    return n
+
+
 def write(name, cases, stats):
     # A case one upstream rule must not match but another rule must (the
     # upstream's own label: e.g. a Cloudflare global key listed in the
@@ -616,23 +683,39 @@ def write(name, cases, stats):
         if k not in seen:
             seen.add(k)
             out.append(c)
-    path = os.path.join(HERE, f"{name}.jsonl")
-    with open(path, "w", encoding="utf-8") as f:
-        for c in out:
-            f.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    stats["relabelled"] = relabel(out)
+    save(name, out)
     pos = sum(c["label"] == "secret" for c in out)
-    print(f"{name}: {len(out)} cases ({pos} secret, {len(out) - pos} none) from {stats['rules']} "
+    print(f"{name}: {len(out)} cases ({pos} secret, {len(out) - pos} none; "
+          f"{stats['relabelled']} filler-shaped secrets re-labelled none) from {stats['rules']} "
           f"rules; skipped {len(stats['skipped_rules'])} lists/rules, "
           f"{len(stats['skipped_statements'])} statements", file=sys.stderr)
     for s in stats["skipped_rules"] + stats["skipped_statements"]:
         print(f"  skipped {s}", file=sys.stderr)
 
 
+def save(name, out):
+    path = os.path.join(HERE, f"{name}.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for c in out:
+            f.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gitleaks", help="git dir of a gitleaks/gitleaks mirror")
     ap.add_argument("--detect-secrets", dest="ds", help="git dir of a Yelp/detect-secrets mirror")
+    ap.add_argument("--relabel-only", action="store_true",
+                    help="re-apply the label decision to the committed JSONL files, offline")
     a = ap.parse_args()
+    if a.relabel_only:
+        for name in ("gitleaks", "detect_secrets"):
+            with open(os.path.join(HERE, f"{name}.jsonl"), encoding="utf-8") as f:
+                cases = [json.loads(line) for line in f]
+            n = relabel(cases)
+            save(name, cases)
+            print(f"{name}: {n} of {len(cases)} cases re-labelled", file=sys.stderr)
+        return
     if a.gitleaks:
         write("gitleaks", *import_gitleaks(a.gitleaks))
     if a.ds:

@@ -96,6 +96,9 @@ const NOT_SECRET_SUFFIX: &[&str] = &[
     "arn",
     "header",
     "type",
+    // `UserSecretsId`, `tokenId`: an identifier (`secret_id` is excluded
+    // by `_id` already).
+    "id",
 ];
 
 /// Right-hand sides that are code reading the value from elsewhere.
@@ -160,7 +163,8 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             continue;
         }
         let password = PASSWORD_WORDS.iter().any(|w| key.contains(w));
-        match value_after(b, lb, end, code_file, password) {
+        let form = KeyForm::of(b, start, end);
+        match value_after(b, lb, end, code_file, password, form) {
             Ok((vs, ve)) => {
                 out.push((vs, ve));
                 done = done.max(ve);
@@ -176,6 +180,66 @@ fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.'
 }
 
+/// Where a key sits, beyond `key = value`: the two layouts in which the
+/// key is not followed by an assignment operator.
+#[derive(Clone, Copy, PartialEq)]
+enum KeyForm {
+    /// `key = value`, `key: value`, `"key" => value`, ...
+    Plain,
+    /// A quoted first argument of a call: `System.setProperty("API_TOKEN",
+    /// "…")`, `props.put("password", "…")`, `os.getenv("TOKEN", "…")` —
+    /// the second argument is the value (or a hard-coded default).
+    CallArgument,
+    /// An XML element named for the key: `<password>…</password>`
+    /// (Maven settings.xml, .NET config), value in its text content.
+    XmlElement,
+}
+
+impl KeyForm {
+    fn of(b: &[u8], start: usize, end: usize) -> KeyForm {
+        if start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>') {
+            return KeyForm::XmlElement;
+        }
+        if start > 0 && matches!(b[start - 1], b'"' | b'\'') && b.get(end) == Some(&b[start - 1]) {
+            let mut i = start - 1;
+            while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+                i -= 1;
+            }
+            if i > 0 && b[i - 1] == b'(' {
+                return KeyForm::CallArgument;
+            }
+        }
+        KeyForm::Plain
+    }
+}
+
+/// Longest type name skipped in a typed declaration (`var token string =`,
+/// `const token: string =`, `val token: String =`).
+const MAX_TYPE: usize = 32;
+
+/// If `b[p..]` is `TYPE ws = ` (not `==`), where TYPE is a type name
+/// (`string`, `&str`, `String`, `[]byte`, `Option<String>`), the offset of
+/// the `=`: the value follows a typed declaration.
+fn typed_declaration(b: &[u8], p: usize) -> Option<usize> {
+    let n = b.len();
+    let mut j = p;
+    while j < n
+        && j - p < MAX_TYPE
+        && (b[j].is_ascii_alphanumeric()
+            || matches!(b[j], b'_' | b'&' | b'[' | b']' | b'<' | b'>' | b'.' | b'*'))
+    {
+        j += 1;
+    }
+    if j == p || !b[p..j].iter().any(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    while j < n && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    (j < n && b[j] == b'=' && b.get(j + 1) != Some(&b'=') && b.get(j + 1) != Some(&b'>'))
+        .then_some(j)
+}
+
 /// Parses `["']? ws (=|:|:=|=>|==) ws value` after a key ending at `p`;
 /// on failure returns where the scan may resume.
 fn value_after(
@@ -184,9 +248,49 @@ fn value_after(
     p: usize,
     code_file: bool,
     password: bool,
+    form: KeyForm,
 ) -> Result<(usize, usize), usize> {
     let mut scanned = p;
-    value_after_inner(b, lb, p, code_file, password, &mut scanned).ok_or(scanned)
+    let r = if form == KeyForm::XmlElement {
+        xml_text(b, p, &mut scanned)
+    } else {
+        value_after_inner(b, lb, p, code_file, form, &mut scanned)
+    };
+    r.and_then(|(vs, ve)| judge(b, lb, vs, ve, password, &mut scanned))
+        .ok_or(scanned)
+}
+
+/// Longest XML text content judged as a value.
+const MAX_XML_TEXT: usize = 512;
+
+/// The text of `<key>text</key>` (the key ends at `p`, on the `>`), trimmed:
+/// one line of text, no child element.
+fn xml_text(b: &[u8], p: usize, scanned: &mut usize) -> Option<(usize, usize)> {
+    let n = b.len();
+    let mut vs = p + 1;
+    let limit = (vs + MAX_XML_TEXT).min(n);
+    let mut j = vs;
+    while j < limit && b[j] != b'<' {
+        j += 1;
+    }
+    *scanned = j;
+    if j >= limit || !b[j..].starts_with(b"</") {
+        return None;
+    }
+    let mut ve = j;
+    while vs < ve && b[vs].is_ascii_whitespace() {
+        vs += 1;
+    }
+    while ve > vs && b[ve - 1].is_ascii_whitespace() {
+        ve -= 1;
+    }
+    if b[vs..ve]
+        .iter()
+        .any(|&c| c == b'\n' || c == b' ' || c == b'\t')
+    {
+        return None;
+    }
+    Some((vs, ve))
 }
 
 fn value_after_inner(
@@ -194,7 +298,7 @@ fn value_after_inner(
     lb: &[u8],
     mut p: usize,
     code_file: bool,
-    password: bool,
+    form: KeyForm,
     scanned: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = b.len();
@@ -208,22 +312,51 @@ fn value_after_inner(
     if p + 1 < n && p > 0 && b[p] == b':' && b[p - 1] == b' ' && matches!(b[p + 1], b'\'' | b'"') {
         return None;
     }
-    // Operator.
-    if p < n && b[p] == b':' {
+    // Operator: `:`, `:=`, `=`, `=>`, `==`; Makefile `?=`, `::=`, `:::=`;
+    // PHP `.=`; or, for a call's quoted first argument, `,`.
+    let colons = b[p..].iter().take(4).take_while(|&&c| c == b':').count();
+    if form == KeyForm::CallArgument {
+        if p < n && b[p] == b',' {
+            p += 1;
+        } else {
+            return None;
+        }
+    } else if colons == 1 {
         p += 1;
         if p < n && b[p] == b'=' {
             p += 1;
         }
+    } else if (2..=3).contains(&colons) && b.get(p + colons) == Some(&b'=') {
+        p += colons + 1;
     } else if p < n && b[p] == b'=' {
         p += 1;
         if p < n && (b[p] == b'>' || b[p] == b'=') {
             p += 1;
         }
+    } else if p + 1 < n && matches!(b[p], b'?' | b'.') && b[p + 1] == b'=' {
+        p += 2;
+    } else if let Some(eq) = typed_declaration(b, p) {
+        // `var token string = "…"` (Go).
+        p = eq + 1;
     } else {
         return None;
     }
     while p < n && (b[p] == b' ' || b[p] == b'\t') {
         p += 1;
+    }
+    // `token: string = "…"` (TypeScript, Kotlin, Rust): skip the type.
+    if colons == 1
+        && form == KeyForm::Plain
+        && let Some(eq) = typed_declaration(b, p)
+    {
+        p = eq + 1;
+        while p < n && (b[p] == b' ' || b[p] == b'\t') {
+            p += 1;
+        }
+    }
+    // A call's second argument must be a string literal.
+    if form == KeyForm::CallArgument && !(p < n && matches!(b[p], b'"' | b'\'' | b'`')) {
+        return None;
     }
     // Python string prefixes r"..." b"...".
     if p + 1 < n && matches!(b[p], b'r' | b'b' | b'u') && matches!(b[p + 1], b'"' | b'\'') {
@@ -284,6 +417,19 @@ fn value_after_inner(
         }
         (vs, j)
     };
+    Some((vs, ve))
+}
+
+/// Judges the literal at `b[vs..ve]`: long enough, not code, a mask, a
+/// reference, a fixture or words.
+fn judge(
+    b: &[u8],
+    lb: &[u8],
+    vs: usize,
+    ve: usize,
+    password: bool,
+    scanned: &mut usize,
+) -> Option<(usize, usize)> {
     // A rejected value is skipped whole: keys inside a reference
     // (`{{resolve:secretsmanager:…}}`) are part of it, not assignments.
     *scanned = ve;
@@ -385,6 +531,68 @@ mod tests {
                 (
                     "passphrase_env = \"WAREHOUSE_KEY_FILE\"",
                     "names an env var",
+                ),
+            ],
+        );
+    }
+
+    /// Layouts beyond `key = value` (gitleaks' sample generator writes
+    /// every secret in each): typed declarations, Makefile and PHP
+    /// operators, a call's key/value argument pair, an XML element.
+    #[test]
+    fn declaration_call_and_element_layouts() {
+        let v = "y42lmfb7wivbswv9b";
+        let tps: Vec<(String, &str)> = [
+            "var airtableToken string = \"{v}\"",
+            "const apiToken: string = \"{v}\";",
+            "val apiToken: String = \"{v}\"",
+            "const API_TOKEN: &str = \"{v}\";",
+            "$airtableToken .= \"{v}\"",
+            "AIRTABLE_TOKEN ?= \"{v}\"",
+            "AIRTABLE_TOKEN ::= {v}",
+            "AIRTABLE_TOKEN :::= \"{v}\"",
+            "System.setProperty(\"AIRTABLE_TOKEN\", \"{v}\")",
+            "props.put( 'api_token', '{v}' );",
+            "<airtableToken>\n    {v}\n</airtableToken>",
+            "<password>{v}</password>",
+        ]
+        .iter()
+        .map(|t| (t.replace("{v}", v), v))
+        .collect();
+        let tps: Vec<(&str, &str)> = tps.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+        check(
+            "generic_secret",
+            &tps,
+            &[
+                ("<password>${env.DB_PASSWORD}</password>", "interpolated"),
+                (
+                    "<UserSecretsId>79a3edd0-2092-40a2-a04d-dcb46d5ca9ed</UserSecretsId>",
+                    "an id",
+                ),
+                (
+                    "<password>\n  <value>x</value>\n</password>",
+                    "child element, no text",
+                ),
+                (
+                    "var tokenKind string = \"bearer-refresh\"",
+                    "names a kind (word-like)",
+                ),
+                (
+                    "const token: string = process.env.API_TOKEN;",
+                    "read from env",
+                ),
+                ("API_TOKEN ?= $(shell cat .token)", "shell substitution"),
+                (
+                    "System.setProperty(\"api_token\", System.getenv(\"T\"))",
+                    "not a literal",
+                ),
+                (
+                    "config.get(\"api_token\", \"not-configured\")",
+                    "word-like default",
+                ),
+                (
+                    "if (secret == other_secret_value) {}",
+                    "a comparison with a name",
                 ),
             ],
         );

@@ -420,6 +420,7 @@ impl Scanner {
                     .map_or("", |x| x.as_str());
                 if mask::is_masked_or_placeholder(chk)
                     || (d.check_group != 0 && mask::is_masked_or_placeholder_strict(m.as_str()))
+                    || d.validate.is_some_and(|ok| !ok(m.as_str()))
                 {
                     continue;
                 }

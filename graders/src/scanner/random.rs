@@ -403,7 +403,10 @@ pub(crate) fn find(
             if seg_end > e && seg_end < tb.len() && !matches!(tb[seg_end], b'.' | b'@') {
                 seg_end = e;
             }
-            if e - s >= MIN_PART && e - s <= MAX_SEGMENT {
+            if e - s >= MIN_PART
+                && e - s <= MAX_SEGMENT
+                && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
+            {
                 let seg = &tok[s..e];
                 if segment_is_random(seg, |part_off, part_len| {
                     let abs = ts + s + part_off;
@@ -435,6 +438,40 @@ pub(crate) fn find(
             s = seg_end.max(e) + 1;
         }
     }
+}
+
+/// True for base64(url) of JSON text (`eyJ…` is `{"…`) that is part of a
+/// JOSE object: a segment of a dotted token (a JWT's header or payload),
+/// or a lone JOSE header (`{"alg":…}`). Its bytes are text, not randomness;
+/// the token as a whole is the `jwt` rule's to judge, and what the text
+/// holds is judged by the decoder (`scanner::decode`). Other encoded JSON
+/// (a `.dockerconfigjson` blob) is still judged as a random run: its
+/// credentials may be nested encodings the decoder does not reach. A cut-off
+/// run (`eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ`) is judged on the bytes it has.
+fn is_jose_part(seg: &str, dotted: bool) -> bool {
+    use base64::Engine as _;
+    if !seg.starts_with("eyJ") {
+        return false;
+    }
+    let body = seg.trim_end_matches('=');
+    let whole = &body[..body.len() - body.len() % 4];
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        if body.contains(['-', '_']) {
+            &base64::alphabet::URL_SAFE
+        } else {
+            &base64::alphabet::STANDARD
+        },
+        base64::engine::general_purpose::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    engine.decode(whole).is_ok_and(|b| {
+        std::str::from_utf8(&b).is_ok_and(|t| {
+            t.chars()
+                .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+                && (dotted || t.contains("\"alg\"") || t.contains("\"typ\""))
+        })
+    })
 }
 
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.

@@ -143,6 +143,9 @@ fn is_word(w: &str) -> bool {
 /// letters sit in words of four or more letters.
 pub(crate) fn is_word_like(v: &str, allow_digits: bool) -> bool {
     let Some(ps) = parts(v) else { return false };
+    if glued_digit_runs(v) > MAX_GLUED_DIGITS {
+        return false;
+    }
     let (mut letters, mut long_letters, mut digits) = (0usize, 0usize, 0usize);
     for p in &ps {
         match p {
@@ -169,6 +172,37 @@ pub(crate) fn is_word_like(v: &str, allow_digits: bool) -> bool {
         && digits <= letters
         && (ps.len() == 1 || long_letters * 3 >= letters)
         && letters + digits >= ps.len() * 3
+}
+
+/// Digit runs with a letter on both sides a word-like value may hold
+/// (`oauth2client`). Random lowercase-and-digit text (`869xjkbfe0bnj3bid`,
+/// `w3od2uf9iawqub`) splits at its digits into short pieces that each pass
+/// for a word; words people write put digits at the ends or between
+/// separators (`release-2024`, `test1234`, `v2`).
+const MAX_GLUED_DIGITS: usize = 1;
+
+/// Counts digit runs with an ASCII letter right before and right after.
+fn glued_digit_runs(v: &str) -> usize {
+    let b = v.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if s > 0
+                && b[s - 1].is_ascii_alphabetic()
+                && b.get(i).is_some_and(u8::is_ascii_alphabetic)
+            {
+                n += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    n
 }
 
 /// True for a word-like value (digits allowed) with a fixture word among
@@ -212,13 +246,41 @@ fn has_walk(v: &[u8]) -> bool {
     false
 }
 
+/// Longest block whose repetition [`has_repeated_block`] looks for.
+const MAX_BLOCK: usize = 8;
+/// Shortest repeated run that marks a filler (`123123123123`,
+/// `abcd1234abcd1234abcd1234`): at least three copies of the block and at
+/// least this many characters.
+const MIN_REPEAT_RUN: usize = 12;
+
+/// True when a block of 2 to [`MAX_BLOCK`] characters repeats back to back
+/// over [`MIN_REPEAT_RUN`] or more characters (and at least three copies),
+/// covering at least 40% of the value: typed filler such as `GR1348941` +
+/// `12312312…`. In random base36 text a given 12-character run with period
+/// 4 has odds near 36^-8 per position. A long token with one repeated
+/// stretch (base64 of zero bytes, a masked claim inside a JWT) is judged
+/// by the rest of it.
+fn has_repeated_block(v: &[u8]) -> bool {
+    (2..=MAX_BLOCK).any(|p| {
+        let need = (3 * p).max(MIN_REPEAT_RUN);
+        let mut run = p;
+        for i in p..v.len() {
+            run = if v[i] == v[i - p] { run + 1 } else { p };
+            if run >= need && run * 5 >= v.len() * 2 {
+                return true;
+            }
+        }
+        false
+    })
+}
+
 /// True for a value with at most two distinct characters past its first
 /// separator (`ghp_000000…`, `sk_live_abababab`), a long run of one
 /// character, or counting up or down (`123456789`, `abcdefgh`):
 /// placeholders, never issued keys.
 pub(crate) fn is_degenerate(v: &str) -> bool {
     let vb = v.as_bytes();
-    if has_walk(vb) {
+    if has_walk(vb) || has_repeated_block(vb) {
         return true;
     }
     let mut run = 1;
@@ -468,6 +530,24 @@ mod tests {
         ] {
             assert!(!is_word_like(v, true), "{v}");
         }
+        // Random lowercase-and-digit text splits at its digits into
+        // word-sized pieces; more than one digit run glued between
+        // letters is not how people write words.
+        for v in [
+            "869xjkbfe0bnj3bidqewgi",
+            "abwgxifuafyxl8wy0plysp3e",
+            "w3od2uf9iawqubnsoupd7506",
+        ] {
+            assert!(!is_word_like(v, true), "{v}");
+        }
+        for v in [
+            "oauth2client",
+            "release-2024",
+            "test1234",
+            "orders-v2-rollout",
+        ] {
+            assert!(is_word_like(v, true), "{v}");
+        }
         assert!(is_word_like("sunshine", false));
         assert!(!is_word_like("hunter2", false), "a digit is not a word");
     }
@@ -485,9 +565,15 @@ mod tests {
             "123456789",
             "abcdefghij",
             "sk_live_abababababab",
+            "GR134894112312312312312312312",
+            "abcd1234abcd1234abcd1234ABCD1234ABCD1234--__",
         ] {
             assert!(is_degenerate(v), "{v}");
         }
+        // A block repeated twice, or a short echo inside a random key, is
+        // not filler.
+        assert!(!is_degenerate("Zk3mQ8pLZk3mQ8pL2xN7vR4t"));
+        assert!(!is_degenerate("wJalrXUtnFEMI/K7MDENG/bPxRfiCYabab9q"));
         assert!(!is_degenerate("ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h"));
     }
 

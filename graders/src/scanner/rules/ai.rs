@@ -1,4 +1,6 @@
-//! OpenAI-style (`sk-`, `sk-proj-`) and Anthropic (`sk-ant-`) API keys.
+//! OpenAI-style (`sk-`, `sk-proj-`) and Anthropic (`sk-ant-`) API keys, and
+//! Hugging Face user access (`hf_` + 34 letters) and organization
+//! (`api_org_` + 34 letters) tokens.
 //! Anthropic comes first so its keys are not reported as OpenAI's.
 use super::RuleDef;
 
@@ -12,6 +14,18 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
+    },
+    RuleDef {
+        name: "huggingface-token",
+        secret_type: "huggingface_token",
+        description: "Hugging Face user access or organization API token (hf_..., api_org_...)",
+        keywords: &["hf_", "api_org_"],
+        pattern: r"\b((?:hf|api_org)_[A-Za-z]{34})\b",
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: None,
     },
     RuleDef {
         name: "openai-api-key",
@@ -22,12 +36,41 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
 ];
 
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    #[test]
+    fn huggingface() {
+        check(
+            "huggingface_token",
+            &[
+                (
+                    "HF_TOKEN=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",
+                    "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",
+                ),
+                (
+                    "token = \"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\"",
+                    "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",
+                ),
+            ],
+            &[
+                (
+                    "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
+                    "an identifier longer than a token",
+                ),
+                (
+                    "div[data-cel-widget=\"desktop-rhf_SponsoredProductsRemoteRHFSearchEXPSubs\"]",
+                    "hf_ inside a word",
+                ),
+                ("HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "x-masked"),
+            ],
+        );
+    }
 
     #[test]
     fn ai_keys() {

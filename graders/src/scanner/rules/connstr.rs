@@ -13,6 +13,7 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     group: 1,
     check_group: 3,
     context_type: None,
+    validate: None,
 }];
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
     RuleDef {
         name: "github-pat",
@@ -22,6 +23,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
     RuleDef {
         name: "github-oauth",
@@ -32,6 +34,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
 ];
 

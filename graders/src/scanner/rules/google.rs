@@ -12,6 +12,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: Some(("firebase", "firebase_api_key")),
+        validate: None,
     },
     RuleDef {
         name: "firebase-fcm-server-key",
@@ -22,6 +23,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
 ];
 

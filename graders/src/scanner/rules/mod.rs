@@ -11,7 +11,10 @@ mod ai;
 mod aws;
 mod azure;
 mod connstr;
+mod curl;
+mod devtools;
 mod github;
+mod gitlab;
 mod google;
 mod jwt;
 mod npm;
@@ -42,6 +45,9 @@ pub(crate) struct RuleDef {
     /// `(keyword, type)`: if the keyword is within 512 bytes before the match
     /// (or in the path), report `type` instead (Firebase keys look like Google's).
     pub context_type: Option<(&'static str, &'static str)>,
+    /// Structure check the regex cannot express (a JWT header that decodes
+    /// to a JSON object); a match it rejects is not a finding.
+    pub validate: Option<fn(&str) -> bool>,
 }
 
 /// The hand-written detectors of `scanner::candidates` (not regex tables):
@@ -69,11 +75,12 @@ pub(crate) struct Rule {
 
 /// All regex rules in priority order (earlier wins an overlap at equal span).
 pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let tables: [&'static [RuleDef]; 14] = [
+    let tables: [&'static [RuleDef]; 17] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
         github::RULES,
+        gitlab::RULES,
         slack::RULES,
         stripe::RULES,
         service::RULES,
@@ -82,7 +89,9 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         npm::RULES,
         sendgrid::RULES,
         twilio::RULES,
+        devtools::RULES,
         connstr::RULES,
+        curl::RULES,
         sql::RULES,
     ];
     tables

@@ -10,6 +10,7 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     group: 1,
     check_group: 0,
     context_type: None,
+    validate: None,
 }];
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
     RuleDef {
         name: "slack-webhook",
@@ -21,6 +22,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
+        validate: None,
     },
 ];
 

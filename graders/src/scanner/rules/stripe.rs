@@ -11,6 +11,7 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     group: 1,
     check_group: 0,
     context_type: None,
+    validate: None,
 }];
 
 #[cfg(test)]
