@@ -4,12 +4,12 @@
 //! once per (task, seed) and shared by every session of that task.
 
 use super::config::EnvConfig;
-use super::visibility::Secret;
 use crate::health::{ExpectedTests, HealthGrader};
 use crate::models::{TaskInfo, TaskRef};
 use crate::sandbox::Sandbox;
 use crate::tasks::{GeneratedTask, TaskRegistry};
 use anyhow::Context as _;
+use graders::planted::Planted;
 use graders::scanner::{BlobCache, Scanner};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ pub struct TaskRuntime {
     /// Public metadata.
     pub info: TaskInfo,
     /// Ground truth.
-    pub secrets: Vec<Secret>,
+    pub secrets: Vec<Planted>,
     /// The planted values compiled into the security grader's needle
     /// automaton once per runtime (rebuilding it on every grading pass
     /// cost more than scanning a small workspace).
@@ -215,21 +215,6 @@ fn prepare(
     expected: ExpectedTests,
     health: Arc<HealthGrader>,
 ) -> anyhow::Result<TaskRuntime> {
-    let secrets: Vec<Secret> = g
-        .secrets
-        .iter()
-        .map(|s| Secret {
-            id: s.id.clone(),
-            value: s.value.clone(),
-            secret_type: s.secret_type.clone(),
-            file: s.file.clone(),
-            line: s.line,
-            tier: s.tier,
-            reveals: s.reveals.clone(),
-            blocks: s.blocks.clone(),
-            history_only: s.history_only,
-        })
-        .collect();
     let pristine = out_dir.join("pristine");
     let allowlist_path = out_dir.join("allowlist.toml");
     let allowlist = if allowlist_path.exists() {
@@ -266,25 +251,17 @@ fn prepare(
     } else {
         None
     };
-    let redactor = graders::redact::Redactor::from_values(secrets.iter().map(|s| s.value.clone()));
+    let redactor =
+        graders::redact::Redactor::from_values(g.secrets.iter().map(|s| s.value.clone()));
     let pristine_objects = graders::security::record_objects(&g.workspace).unwrap_or_default();
     let pristine_git = graders::security::record_pristine_git(&g.workspace);
-    let planted = graders::security::PlantedIndex::new(
-        &secrets
-            .iter()
-            .map(|s| graders::security::Planted {
-                id: s.id.clone(),
-                value: s.value.clone(),
-                history_only: s.history_only,
-            })
-            .collect::<Vec<_>>(),
-    );
+    let planted = graders::security::PlantedIndex::new(&g.secrets);
     Ok(TaskRuntime {
         pristine_objects,
         pristine_git,
         planted,
         info,
-        secrets,
+        secrets: g.secrets.clone(),
         oracle: g.oracle.clone(),
         template: g.workspace.clone(),
         pristine,
