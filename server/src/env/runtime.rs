@@ -280,7 +280,12 @@ impl TaskRuntime {
     /// Copies the pristine workspace into `dest` (a fresh directory), then
     /// hands it to the sandbox uid. No file is shared with the template.
     pub fn copy_workspace_to(&self, dest: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
-        copy_tree(&self.template, dest)?;
+        crate::treecopy::copy_tree(
+            &self.template,
+            dest,
+            &crate::treecopy::CopyOptions::TEMPLATE,
+        )
+        .map_err(std::io::Error::other)?;
         if let Some((uid, gid)) = owner {
             crate::sandbox::prepare_workspace_owner(dest, uid, gid)?;
             // The session directory itself stays root's; the workspace is
@@ -471,22 +476,4 @@ impl WorkspacePool {
             }
         });
     }
-}
-
-/// Recursive copy that never follows symlinks (they are recreated as links).
-pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dest)?;
-    for e in std::fs::read_dir(src)? {
-        let e = e?;
-        let ft = e.file_type()?;
-        let to = dest.join(e.file_name());
-        if ft.is_dir() {
-            copy_tree(&e.path(), &to)?;
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path())?, &to)?;
-        } else if ft.is_file() {
-            std::fs::copy(e.path(), &to)?;
-        }
-    }
-    Ok(())
 }
