@@ -142,12 +142,8 @@ impl Runtimes {
             .with_context(|| format!("unknown task {task_id}"))?
             .clone();
         let out_dir = match seed {
-            None => self.data_dir.join("tasks").join(&def.task.slug),
-            Some(s) => self
-                .data_dir
-                .join("variants")
-                .join(&def.task.slug)
-                .join(format!("seed_{s}")),
+            None => crate::tasks::canonical_dir(&self.data_dir, &def.task.slug),
+            Some(s) => crate::tasks::variant_dir(&self.data_dir, &def.task.slug, s),
         };
         let od = out_dir.clone();
         let generated = tokio::task::spawn_blocking(move || {
@@ -199,26 +195,21 @@ impl TaskRuntime {
             info.scan_mode
         );
         let expected = health
-            .expected_tests(&generated.workspace, &out_dir.join("pristine"))
+            .expected_tests(&generated.workspace, &generated.pristine)
             .await
             .context("recording the pristine test manifest")?;
-        let out_dir = out_dir.to_path_buf();
-        tokio::task::spawn_blocking(move || prepare(info, generated, &out_dir, expected, health))
-            .await?
+        tokio::task::spawn_blocking(move || prepare(info, generated, expected, health)).await?
     }
 }
 
 fn prepare(
     info: TaskInfo,
     g: GeneratedTask,
-    out_dir: &Path,
     expected: ExpectedTests,
     health: Arc<HealthGrader>,
 ) -> anyhow::Result<TaskRuntime> {
-    let pristine = out_dir.join("pristine");
-    let allowlist_path = out_dir.join("allowlist.toml");
-    let allowlist = if allowlist_path.exists() {
-        graders::scanner::Allowlist::from_toml_file(&allowlist_path)
+    let allowlist = if g.allowlist.exists() {
+        graders::scanner::Allowlist::from_toml_file(&g.allowlist)
             .map_err(|e| anyhow::anyhow!("{e}"))?
     } else {
         Default::default()
@@ -264,7 +255,7 @@ fn prepare(
         secrets: g.secrets.clone(),
         oracle: g.oracle.clone(),
         template: g.workspace.clone(),
-        pristine,
+        pristine: g.pristine.clone(),
         expected,
         history,
         initial_values,
