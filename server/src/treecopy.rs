@@ -144,7 +144,7 @@ pub fn copy_tree(src: &Path, dst: &Path, opts: &CopyOptions) -> Result<(), Strin
                     ));
                 }
                 let mut out = std::fs::File::create(&to).map_err(|e| io("file", &to, e))?;
-                let n = std::io::copy(&mut f.take(remaining + 1), &mut out)
+                let n = std::io::copy(&mut f.take(remaining.saturating_add(1)), &mut out)
                     .map_err(|e| io("file", &from, e))?;
                 bytes += n;
                 if bytes > budget.max_bytes {
