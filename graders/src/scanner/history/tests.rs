@@ -1,4 +1,3 @@
-
 use super::super::{ScanConfig, Scanner};
 use super::BlobCache;
 use git2::{Oid, Repository};
