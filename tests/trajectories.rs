@@ -185,6 +185,124 @@ async fn a_trajectory_survives_close_matches_the_episode_and_expires() {
     }
 }
 
+/// Every string of a parsed value, one per line (how the grader's rule is
+/// applied to a served line: JSON escapes undone).
+fn strings_of(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(a) => a.iter().for_each(|x| strings_of(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push_str(k);
+            out.push('\n');
+            strings_of(x, out);
+        }),
+        _ => {}
+    }
+}
+
+/// A command can print a planted value in any form (base64, wrapped or
+/// not, hex, reversed, rot13, spaced, folded, URL-encoded, compressed then
+/// encoded), or carry it encoded in the action itself. Whatever the
+/// security grader would still count as the value is absent from the
+/// served trajectory, judged by the grader's own rule; the lines without
+/// it are kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn encoded_planted_values_never_reach_a_trajectory() {
+    use base64::Engine;
+    let data = tempfile::tempdir().unwrap();
+    let env = env_keeping(data.path(), 600).await;
+    let (addr, _server) = util::serve(env).await;
+    let base = format!("http://{addr}");
+    let c = reqwest::Client::new();
+    // Task 6 (20 steps): room for every form below in its own step.
+    let r = post(&c, format!("{base}/reset"), json!({"task_id": 6})).await;
+    let sid = r["session_id"].as_str().unwrap().to_string();
+    let step = |cmd: String| {
+        let (c, base, sid) = (c.clone(), base.clone(), sid.clone());
+        async move {
+            post(
+                &c,
+                format!("{base}/step"),
+                json!({"session_id": sid, "action": cmd}),
+            )
+            .await
+        }
+    };
+    step("run_scanner".into()).await;
+    let st: Value = c
+        .get(format!("{base}/state"))
+        .query(&[("session_id", sid.as_str()), ("reveal", "true")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let secret = st["revealed"][0]["value"].as_str().unwrap().to_string();
+    let file = st["observation"]["visible_secrets"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let index = graders::security::PlantedIndex::new(&[graders::security::Planted {
+        id: "s".into(),
+        value: secret.clone(),
+        history_only: false,
+    }]);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(secret.as_bytes());
+    let commands = [
+        format!("base64 {file}"),
+        format!("base64 -w0 {file}"),
+        format!("xxd -p {file}"),
+        format!("od -An -c {file}"),
+        format!("rev {file}"),
+        format!("tr 'A-Za-z' 'N-ZA-Mn-za-m' < {file}"),
+        format!("sed 's/./& /g' {file}"),
+        format!("fold -w 7 {file}"),
+        format!("gzip -c {file} | base64"),
+        format!(
+            "python3 -c 'import sys,urllib.parse;print(urllib.parse.quote(open(sys.argv[1]).read()))' {file}"
+        ),
+        format!("echo {b64} # an encoded value in the action itself"),
+    ];
+    for cmd in &commands {
+        let r = step(cmd.clone()).await;
+        let mut seen = String::new();
+        strings_of(&r, &mut seen);
+        assert!(
+            index.carries(seen.as_bytes()),
+            "the agent's own reply to {cmd:?} should carry the value (else this checks nothing): {r}"
+        );
+    }
+    step("echo a line that stays".into()).await;
+    let (status, _, body) = trajectory(&c, &base, &sid).await;
+    assert_eq!(status, 200, "{body}");
+    let events = lines(&body);
+    assert_eq!(events.len(), 1 + 1 + commands.len() + 1, "{body}");
+    for e in &events {
+        let mut all = String::new();
+        strings_of(e, &mut all);
+        assert!(
+            !index.carries(all.as_bytes()),
+            "a served line still carries the planted value: {e}"
+        );
+        assert!(
+            e["event"].is_string() && e["reward"].is_number() || e["event"] == "reset",
+            "{e}"
+        );
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["action"], "echo a line that stays");
+    assert!(
+        last["observation"]["last_action"]["stdout"]
+            .as_str()
+            .is_some_and(|o| o.contains("a line that stays")),
+        "{last}"
+    );
+}
+
 /// `eval --json` carries every step; `export trajectories` makes the same
 /// episode line from it and from the server's recording.
 #[tokio::test(flavor = "multi_thread")]

@@ -9,6 +9,12 @@
 //! is not.
 
 use crate::scanner::{ScanConfig, Scanner};
+use crate::security::PlantedIndex;
+
+/// What replaces a line, a string or a whole text that still carries a
+/// planted value once its verbatim occurrences are gone: an encoding,
+/// a transform or a split the decoder closure recognises.
+pub const ENCODED_TAG: &str = "[REDACTED:encoded]";
 
 /// Known values shorter than this are ignored: replacing "ab" everywhere
 /// would destroy the text and hide nothing.
@@ -86,6 +92,66 @@ impl Redactor {
         }
     }
 
+    /// Hides a task's planted values from `text` by the security grader's
+    /// own rule, so whatever would count as the secret still present in a
+    /// file counts as the secret in a recording too: the known values
+    /// verbatim ([`Redactor::redact`]), then every line that still carries
+    /// one ([`PlantedIndex::carries`]: an encoding, a transform, a closure
+    /// that ran out of budget), then the whole text if its lines together
+    /// still do (a value split across lines).
+    pub fn redact_planted(&self, index: &PlantedIndex, text: &str) -> String {
+        let out = self.redact(text);
+        if !index.carries(out.as_bytes()) {
+            return out;
+        }
+        let lines: String = out
+            .split_inclusive('\n')
+            .map(|l| {
+                if index.carries(l.as_bytes()) {
+                    let nl = if l.ends_with('\n') { "\n" } else { "" };
+                    format!("{ENCODED_TAG}{nl}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        if index.carries(lines.as_bytes()) {
+            ENCODED_TAG.to_string()
+        } else {
+            lines
+        }
+    }
+
+    /// [`Redactor::redact_planted`] on every string of `v`, object keys
+    /// included. Each string is judged alone, as the grader judges each
+    /// file: pieces of a value shorter than a fragment
+    /// (spec.md §6, "Honest limits") spread over several strings are not
+    /// joined. Strings repeated from step to step (the task's description,
+    /// the file list) are answered by the index's closure cache.
+    pub fn redact_planted_json(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
+        self.redact_strings(index, v);
+    }
+
+    fn redact_strings(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => *s = self.redact_planted(index, s),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_strings(index, x)),
+            Value::Object(m) => {
+                let old = std::mem::take(m);
+                for (k, mut x) in old {
+                    self.redact_strings(index, &mut x);
+                    let mut key = self.redact_planted(index, &k);
+                    while m.contains_key(&key) {
+                        key.push('~');
+                    }
+                    m.insert(key, x);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Redacts only what is found by shape (the default scanner if this
     /// redactor has none).
     pub fn redact_findings(&self, text: &str) -> String {
@@ -93,6 +159,27 @@ impl Redactor {
             Some(s) => redact_with(s, text),
             None => redact_with(&Scanner::new(ScanConfig::default()), text),
         }
+    }
+}
+
+/// Appends every string of `v` (keys included) to `out`, one per line.
+#[cfg(test)]
+fn collect_strings(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push_str(k);
+                out.push('\n');
+                collect_strings(x, out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -163,6 +250,98 @@ mod tests {
             both.redact("v plainvalue AKIAZ7Q2LMN4PRS6TUV3"),
             "v [REDACTED:service_token] [REDACTED:aws_access_key_id]"
         );
+    }
+
+    const VALUE: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+
+    fn planted() -> (Redactor, PlantedIndex) {
+        let p = crate::security::Planted {
+            id: "s1".into(),
+            value: VALUE.into(),
+            history_only: false,
+        };
+        (Redactor::from_values([VALUE]), PlantedIndex::new(&[p]))
+    }
+
+    /// Every way a command can print the value that the grader would still
+    /// count as the value leaves no trace of it, and the lines around it stay.
+    #[test]
+    fn planted_values_are_hidden_in_every_form_the_grader_recognises() {
+        use base64::Engine;
+        let (r, idx) = planted();
+        let line = format!("STRIPE_KEY = \"{VALUE}\"\n");
+        let b64 = base64::engine::general_purpose::STANDARD.encode(line.as_bytes());
+        let wrapped: String = b64
+            .as_bytes()
+            .chunks(20)
+            .map(|c| format!("{}\n", std::str::from_utf8(c).unwrap()))
+            .collect();
+        let hexed = hex::encode(line.as_bytes());
+        let reversed: String = VALUE.chars().rev().collect();
+        let spaced: String = VALUE.chars().map(|c| format!("{c} ")).collect();
+        let rot13: String = VALUE
+            .chars()
+            .map(|c| match c {
+                'a'..='z' => (((c as u8 - b'a' + 13) % 26) + b'a') as char,
+                'A'..='Z' => (((c as u8 - b'A' + 13) % 26) + b'A') as char,
+                _ => c,
+            })
+            .collect();
+        for form in [
+            VALUE.to_string(),
+            b64.clone(),
+            wrapped,
+            hexed,
+            reversed,
+            spaced,
+            rot13,
+            VALUE.replace('_', "%5F"),
+            format!("{}\n{}", &VALUE[..16], &VALUE[16..]),
+        ] {
+            let text = format!("before\n{form}\nafter\n");
+            assert!(idx.carries(text.as_bytes()), "the grader must see {form:?}");
+            let out = r.redact_planted(&idx, &text);
+            assert!(!idx.carries(out.as_bytes()), "{form:?} survived as {out:?}");
+            assert!(
+                out.contains(ENCODED_TAG) || out.contains("[REDACTED]"),
+                "{out}"
+            );
+        }
+        // A value on one line hides that line only.
+        let text = format!("total 8\n{b64}\nREADME.md\n");
+        assert_eq!(
+            r.redact_planted(&idx, &text),
+            format!("total 8\n{ENCODED_TAG}\nREADME.md\n")
+        );
+    }
+
+    #[test]
+    fn text_without_the_value_is_left_alone() {
+        let (r, idx) = planted();
+        let text = "total 8\n-rw-r--r-- 1 agent agent 120 app.py\nsk_live_000other00000000000000000\nZGF0YTogbm90aGluZyBzZWNyZXQgaGVyZQ==\n";
+        assert_eq!(r.redact_planted(&idx, text), text);
+    }
+
+    /// Every string of a record is judged alone, keys included; a value
+    /// split in halves over two strings is caught in each (a half is a
+    /// fragment), and numbers are kept.
+    #[test]
+    fn every_string_of_a_record_is_judged() {
+        let (r, idx) = planted();
+        let half = VALUE.len() / 2;
+        let mut v = serde_json::json!([
+            format!("printf %s {}", &VALUE[..half]),
+            {"stderr": &VALUE[half..], "k": 1, "ok": "plain"},
+        ]);
+        r.redact_planted_json(&idx, &mut v);
+        let mut after = String::new();
+        collect_strings(&v, &mut after);
+        assert!(!idx.carries(after.as_bytes()), "{v}");
+        assert_eq!(v[1]["k"], 1, "{v}");
+        assert_eq!(v[1]["ok"], "plain", "{v}");
+        let mut v = serde_json::json!({ VALUE: true, "plain": "ok" });
+        r.redact_planted_json(&idx, &mut v);
+        assert_eq!(v, serde_json::json!({"[REDACTED]": true, "plain": "ok"}));
     }
 
     #[test]

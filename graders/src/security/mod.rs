@@ -168,6 +168,24 @@ impl PlantedIndex {
     pub fn planted(&self) -> &[Planted] {
         &self.planted
     }
+
+    /// Whether `data` carries a planted value by the grader's own rule: the
+    /// value or a derived needle in it or in any layer the decoder closure
+    /// peels off it. A closure that could not finish within its budget
+    /// counts as carrying (fail closed), so a redactor built on this hides
+    /// too much rather than too little.
+    pub fn carries(&self, data: &[u8]) -> bool {
+        let mut ctx = content::Ctx::new(
+            &self.needles,
+            content::InflateBudget {
+                bytes_left: u64::MAX,
+                attempts_left: u64::MAX,
+            },
+        )
+        .with_cache(&self.cache);
+        ctx.scan_content(data, "");
+        ctx.exceeded || !ctx.hits.is_empty()
+    }
 }
 
 impl std::fmt::Debug for PlantedIndex {

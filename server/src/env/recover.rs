@@ -197,9 +197,11 @@ impl Environment {
         }
         let _ = session::record(
             &s.paths,
-            &serde_json::json!({"event": "step", "step": s.data.steps, "action": rt.redact(&m.command),
+            &rt.redact_line(
+                serde_json::json!({"event": "step", "step": s.data.steps, "action": &m.command,
                 "reward": obs.reward, "done": obs.done, "interrupted": true,
-                "observation": rt.redact_json(&obs)}),
+                "observation": &obs}),
+            ),
         );
     }
 
@@ -246,8 +248,10 @@ impl Environment {
         }
         let _ = session::record(
             &s.paths,
-            &serde_json::json!({"event": "resume_regrade", "after_step": s.data.steps,
-                "reward": obs.reward, "done": obs.done, "observation": rt.redact_json(&obs)}),
+            &rt.redact_line(
+                serde_json::json!({"event": "resume_regrade", "after_step": s.data.steps,
+                "reward": obs.reward, "done": obs.done, "observation": &obs}),
+            ),
         );
         true
     }
@@ -268,25 +272,25 @@ impl Environment {
         let (rt, d) = (&s.rt, &s.data);
         let mut lines = Vec::new();
         if !tail.reset && tail.last_step == 0 {
-            let obs = (d.steps == 0).then(|| rt.redact_json(&d.last_obs));
-            lines.push(
+            let obs = (d.steps == 0).then_some(&d.last_obs);
+            lines.push(rt.redact_line(
                 serde_json::json!({"event": "reset", "task_id": d.task_id, "seed": d.seed,
                 "recovered": true, "observation": obs}),
-            );
+            ));
         }
         for n in tail.last_step + 1..=d.steps {
             let Some(h) = d.history.get(n as usize - 1) else {
                 break;
             };
             let (done, obs) = if n == d.steps {
-                (d.last_obs.done, rt.redact_json(&d.last_obs))
+                (d.last_obs.done, Some(&d.last_obs))
             } else {
-                (false, serde_json::Value::Null)
+                (false, None)
             };
-            lines.push(
-                serde_json::json!({"event": "step", "step": n, "action": rt.redact(&h.command),
+            lines.push(rt.redact_line(
+                serde_json::json!({"event": "step", "step": n, "action": &h.command,
                 "reward": h.reward, "done": done, "recovered": true, "observation": obs}),
-            );
+            ));
         }
         for l in &lines {
             if let Err(e) = session::record(&s.paths, l) {

@@ -137,7 +137,7 @@ impl Environment {
             .map_err(internal)?;
         let _ = session::record(
             &paths,
-            &serde_json::json!({"event": "reset", "task_id": task_id, "seed": seed, "observation": rt.redact_json(&obs)}),
+            &rt.redact_line(serde_json::json!({"event": "reset", "task_id": task_id, "seed": seed, "observation": &obs})),
         );
         let warm = self.prewarm(&ws);
         let sess = Session {

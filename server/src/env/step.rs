@@ -100,8 +100,10 @@ impl Environment {
             .map_err(internal)?;
         let _ = session::record(
             &s.paths,
-            &serde_json::json!({"event": "step", "step": s.data.steps, "action": rt.redact(&action.command),
-                "reward": obs.reward, "done": obs.done, "observation": rt.redact_json(&obs)}),
+            &rt.redact_line(
+                serde_json::json!({"event": "step", "step": s.data.steps, "action": &action.command,
+                "reward": obs.reward, "done": obs.done, "observation": &obs}),
+            ),
         );
         // State and recording both hold the step: the marker has served.
         if let Err(e) = session::end_step(&s.paths) {
