@@ -246,10 +246,19 @@ async fn encoded_planted_values_never_reach_a_trajectory() {
         .as_str()
         .unwrap()
         .to_string();
+    // The grader reads only the id and the value (the rest is the ground
+    // truth's description of where it was planted).
     let index = graders::security::PlantedIndex::new(&[graders::security::Planted {
         id: "s".into(),
         value: secret.clone(),
         history_only: false,
+        secret_type: "generic_secret".into(),
+        file: file.clone(),
+        line: 1,
+        tier: graders::planted::Tier::Surface,
+        encoding: None,
+        reveals: vec![],
+        blocks: vec![],
     }]);
     let b64 = base64::engine::general_purpose::STANDARD.encode(secret.as_bytes());
     let commands = [

@@ -85,3 +85,23 @@ pub struct Planted {
     /// Planted only in history (not in the working tree at reset).
     pub history_only: bool,
 }
+
+#[cfg(test)]
+impl Planted {
+    /// A planted secret with only what the security grader reads set (the
+    /// rest: a surface `generic_secret` in `app.py`), for this crate's tests.
+    pub(crate) fn for_test(id: &str, value: &str, history_only: bool) -> Planted {
+        Planted {
+            id: id.into(),
+            value: value.into(),
+            secret_type: "generic_secret".into(),
+            file: "app.py".into(),
+            line: 1,
+            tier: Tier::Surface,
+            encoding: None,
+            reveals: vec![],
+            blocks: vec![],
+            history_only,
+        }
+    }
+}

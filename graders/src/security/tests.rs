@@ -12,26 +12,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 const AWS: &str = "AKIAQ7XK2M9RZT4WB3VN";
 const GH: &str = "ghp_R4nd0mT0k3nV4lu3Xyz12345abcdEFGH67";
 
-/// A planted secret with only what the security grader reads set.
-fn secret(id: String, value: String, history_only: bool) -> Planted {
-    Planted {
-        id,
-        value,
-        secret_type: "generic_secret".into(),
-        file: "app.py".into(),
-        line: 1,
-        tier: crate::planted::Tier::Surface,
-        encoding: None,
-        reveals: vec![],
-        blocks: vec![],
-        history_only,
-    }
-}
-
 fn planted() -> Vec<Planted> {
     vec![
-        secret("aws".into(), AWS.into(), false),
-        secret("gh".into(), GH.into(), true),
+        Planted::for_test("aws", AWS, false),
+        Planted::for_test("gh", GH, true),
     ]
 }
 
@@ -109,11 +93,7 @@ fn encodings() {
     assert!(aws_found(&[("h", hex::encode_upper(AWS).as_bytes())]));
     let rev: String = AWS.chars().rev().collect();
     assert!(aws_found(&[("r", rev.as_bytes())]));
-    let pg = secret(
-        "pg".into(),
-        "postgres://app:Zq8v/Lr2N@xW5tKp3Y@db:5432/app".into(),
-        false,
-    );
+    let pg = Planted::for_test("pg", "postgres://app:Zq8v/Lr2N@xW5tKp3Y@db:5432/app", false);
     let dir = tree_with(&[(
         "u",
         b"postgres%3A%2F%2Fapp%3AZq8v%2FLr2N%40xW5tKp3Y%40db%3A5432%2Fapp",
@@ -259,7 +239,7 @@ fn grade_dir_mode() {
     let v = grade(&planted(), &tree_hits(dir.path()), None);
     assert!(!v[0].remediated && v[1].remediated);
     assert_eq!(v[0].locations, vec!["a:1 [raw]".to_string()]);
-    let empty = [secret("e".into(), String::new(), false)];
+    let empty = [Planted::for_test("e", "", false)];
     assert!(!grade(&empty, &tree_hits(dir.path()), None)[0].remediated);
 }
 
