@@ -349,8 +349,11 @@ async fn eval_steps_and_both_exports_agree() {
         run.rewards
     );
     let last = run.transitions.last().expect("steps");
-    assert!(last.done && last.score == Some(1.0), "{last:?}");
-    assert_eq!((last.security, last.health), (Some(1.0), Some(1.0)));
+    assert!(last.done && last.result.score == Some(1.0), "{last:?}");
+    assert_eq!(
+        (last.result.security, last.result.health),
+        (Some(1.0), Some(1.0))
+    );
     assert!(run.prompt.as_deref().is_some_and(|p| p.len() > 20));
     let sid = run.session_id.clone().expect("session id in the run");
 
@@ -392,8 +395,8 @@ async fn eval_steps_and_both_exports_agree() {
     assert_eq!(a.session_id.as_deref(), Some(sid.as_str()));
     for (x, y) in a.observations.iter().zip(&b.observations) {
         assert_eq!(
-            (x.score, x.done, x.leaks_current),
-            (y.score, y.done, y.leaks_current)
+            (x.result.score, x.done, x.result.leaks_current),
+            (y.result.score, y.done, y.result.leaks_current)
         );
     }
     // An unknown session is an error, not an empty line.

@@ -247,18 +247,13 @@ pub struct Outcome {
 /// Characters of a step's output kept in [`Transition::output_head`].
 pub const OUTPUT_HEAD_CHARS: usize = 1000;
 
-/// One step of an episode as the agent saw it.
+/// What one step returned: the fields the eval report's transitions
+/// (`secaudit-eval/2`) and the trajectory export's observations
+/// (`secaudit-trajectory/1`) share, defined once and flattened into both
+/// (each keeps its own place for `done` and `error`, so both formats stay
+/// byte for byte as they were).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Transition {
-    /// 1-based step number.
-    pub step: u32,
-    /// The command sent, as the agent sent it (not redacted: the agent's
-    /// own output; the server's trajectory is the redacted record).
-    pub action: String,
-    /// Reward of the step (the previous one when the server refused it).
-    pub reward: f64,
-    /// Episode over after it.
-    pub done: bool,
+pub struct StepResult {
     /// Exit code of the action (null if killed, or refused).
     pub exit_code: Option<i32>,
     /// Start of stdout, then stderr, at most [`OUTPUT_HEAD_CHARS`].
@@ -276,6 +271,23 @@ pub struct Transition {
     pub health: Option<f64>,
     /// Leaks the grader still finds.
     pub leaks_current: Option<u32>,
+}
+
+/// One step of an episode as the agent saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Transition {
+    /// 1-based step number.
+    pub step: u32,
+    /// The command sent, as the agent sent it (not redacted: the agent's
+    /// own output; the server's trajectory is the redacted record).
+    pub action: String,
+    /// Reward of the step (the previous one when the server refused it).
+    pub reward: f64,
+    /// Episode over after it.
+    pub done: bool,
+    /// What the step returned.
+    #[serde(flatten)]
+    pub result: StepResult,
     /// Why the step failed or was refused (timeout, grading error, HTTP
     /// status), if it did.
     pub error: Option<String>,
@@ -303,13 +315,15 @@ impl Transition {
             action: action.to_string(),
             reward,
             done,
-            exit_code: last.and_then(|a| a.exit_code),
-            output_truncated: capped || head.len() < out.len(),
-            output_head: head,
-            score: Some(obs.reward_breakdown.score),
-            security: Some(obs.reward_breakdown.detection),
-            health: Some(obs.reward_breakdown.health),
-            leaks_current: Some(obs.leaks_current),
+            result: StepResult {
+                exit_code: last.and_then(|a| a.exit_code),
+                output_truncated: capped || head.len() < out.len(),
+                output_head: head,
+                score: Some(obs.reward_breakdown.score),
+                security: Some(obs.reward_breakdown.detection),
+                health: Some(obs.reward_breakdown.health),
+                leaks_current: Some(obs.leaks_current),
+            },
             error: step_error(obs),
         }
     }
@@ -537,13 +551,15 @@ impl Transition {
             action: action.to_string(),
             reward,
             done,
-            exit_code: None,
-            output_head: String::new(),
-            output_truncated: false,
-            score: None,
-            security: None,
-            health: None,
-            leaks_current: None,
+            result: StepResult {
+                exit_code: None,
+                output_head: String::new(),
+                output_truncated: false,
+                score: None,
+                security: None,
+                health: None,
+                leaks_current: None,
+            },
             error: Some(error),
         }
     }
