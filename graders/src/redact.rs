@@ -97,17 +97,30 @@ impl Redactor {
     /// file counts as the secret in a recording too: the known values
     /// verbatim ([`Redactor::redact`]), then every line that still carries
     /// one ([`PlantedIndex::carries`]: an encoding, a transform, a closure
-    /// that ran out of budget), then the whole text if its lines together
-    /// still do (a value split across lines).
+    /// that ran out of budget) and the lines next to it (the rest of a
+    /// wrapped encoding), then the whole text if its lines together still
+    /// do (a value split across lines).
     pub fn redact_planted(&self, index: &PlantedIndex, text: &str) -> String {
         let out = self.redact(text);
         if !index.carries(out.as_bytes()) {
             return out;
         }
-        let lines: String = out
-            .split_inclusive('\n')
-            .map(|l| {
-                if index.carries(l.as_bytes()) {
+        let parts: Vec<&str> = out.split_inclusive('\n').collect();
+        let carrying: Vec<bool> = parts.iter().map(|l| index.carries(l.as_bytes())).collect();
+        // A line of an encoded run (base64 or hex symbols only) next to
+        // one that carries a value goes too: an encoding wrapped into
+        // lines (`base64`'s 76 columns, `xxd -p`'s 60) splits the value's
+        // encoded form at a line end, and the part on the neighbouring
+        // line, below the grader's fragment length alone, is still most
+        // of the value once the lines are joined.
+        let lines: String = parts
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let near =
+                    |j: Option<usize>| j.and_then(|j| carrying.get(j)).copied().unwrap_or(false);
+                if carrying[i] || (encoded_run(l) && (near(i.checked_sub(1)) || near(Some(i + 1))))
+                {
                     let nl = if l.ends_with('\n') { "\n" } else { "" };
                     format!("{ENCODED_TAG}{nl}")
                 } else {
@@ -182,6 +195,18 @@ fn collect_strings(v: &serde_json::Value, out: &mut String) {
         _ => {}
     }
 }
+
+/// Whether `line` is a piece of a wrapped encoding: at least
+/// [`MIN_RUN`] base64 (standard or URL-safe) or hex symbols and nothing else.
+fn encoded_run(line: &str) -> bool {
+    let t = line.trim_end();
+    t.len() >= MIN_RUN
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=-_".contains(&b))
+}
+
+/// Shortest line [`encoded_run`] takes for a piece of a wrapped encoding.
+const MIN_RUN: usize = 16;
 
 fn tag(ty: &str) -> String {
     if ty.is_empty() {
@@ -309,6 +334,33 @@ mod tests {
             r.redact_planted(&idx, &text),
             format!("total 8\n{ENCODED_TAG}\nREADME.md\n")
         );
+    }
+
+    /// `base64` wraps at 76 columns: wherever the value's encoded form is
+    /// split, no line left in the output decodes to more than a few of the
+    /// value's characters (the carrying line's neighbour went with it).
+    #[test]
+    fn a_wrapped_encoding_split_at_a_line_end_goes_whole() {
+        use base64::Engine;
+        let (r, idx) = planted();
+        let e = base64::engine::general_purpose::STANDARD;
+        for pad in 0..80 {
+            let file = format!("{}\nKEY = \"{VALUE}\"\nend of file\n", "x".repeat(pad));
+            let enc = e.encode(file.as_bytes());
+            let wrapped: String = enc
+                .as_bytes()
+                .chunks(76)
+                .map(|c| format!("{}\n", std::str::from_utf8(c).unwrap()))
+                .collect();
+            let out = r.redact_planted(&idx, &wrapped);
+            for line in out.lines().filter(|l| *l != ENCODED_TAG) {
+                let plain = String::from_utf8_lossy(&e.decode(line).unwrap()).into_owned();
+                for w in VALUE.as_bytes().windows(12) {
+                    let w = std::str::from_utf8(w).unwrap();
+                    assert!(!plain.contains(w), "pad {pad}: {w:?} left in {plain:?}");
+                }
+            }
+        }
     }
 
     #[test]

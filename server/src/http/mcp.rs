@@ -66,9 +66,18 @@ pub(crate) async fn mcp_post(State(st): State<AppState>, req: Request) -> Json<V
     Json(handle(&st, None, value).await)
 }
 
+/// A WebSocket connection's session, as an MCP request over it sees it.
+pub(crate) struct Conn<'a> {
+    /// The connection's session slot.
+    pub slot: &'a mut Option<String>,
+    /// The session the socket attached to at connect, which it does not
+    /// own: a `reset` resets it in place and never closes it.
+    pub attached: Option<&'a str>,
+}
+
 /// One JSON-RPC request to one response. `conn` is the WebSocket
-/// connection's session slot, `None` over HTTP.
-pub(crate) async fn handle(st: &AppState, conn: Option<&mut Option<String>>, req: Value) -> Value {
+/// connection's session, `None` over HTTP.
+pub(crate) async fn handle(st: &AppState, conn: Option<Conn<'_>>, req: Value) -> Value {
     let Value::Object(req) = req else {
         return rpc_error(
             Value::Null,
@@ -184,10 +193,10 @@ pub(crate) async fn handle(st: &AppState, conn: Option<&mut Option<String>>, req
             };
             match st.env.close(sid).await {
                 Ok(()) => {
-                    if let Some(slot) = conn
-                        && slot.as_deref() == Some(sid)
+                    if let Some(c) = conn
+                        && c.slot.as_deref() == Some(sid)
                     {
-                        *slot = None;
+                        *c.slot = None;
                     }
                     rpc_result(id, json!({ "session_id": sid, "closed": true }))
                 }
@@ -235,7 +244,7 @@ fn reset_request(args: &Map<String, Value>) -> Result<ResetRequest, String> {
 
 async fn call_tool(
     st: &AppState,
-    conn: Option<&mut Option<String>>,
+    conn: Option<Conn<'_>>,
     name: &str,
     args: &Map<String, Value>,
     params_session: Option<&Value>,
@@ -254,7 +263,13 @@ async fn call_tool(
     };
     if name == "reset" {
         let req = reset_request(args).map_err(ToolError::Params)?;
-        if let Some(slot) = conn {
+        if let Some(Conn { slot, attached }) = conn {
+            // A socket attached to a session resets it in place, as its
+            // `reset` message does: the session is not the socket's to end.
+            if let Some(sid) = attached.filter(|a| slot.as_deref() == Some(*a)) {
+                let obs = st.env.reset_as(sid, req).await.map_err(ApiError::from)?;
+                return Ok(envelope(&obs));
+            }
             // The connection owns one session: end the old one first so a
             // socket cannot accumulate sessions.
             if let Some(old) = slot.take() {
@@ -290,7 +305,7 @@ async fn call_tool(
             .map_err(|e| ToolError::Params(e.message().to_string()))?,
     };
     let session = explicit
-        .or_else(|| conn.and_then(|slot| slot.clone()))
+        .or_else(|| conn.and_then(|c| c.slot.clone()))
         .ok_or(ApiError::MissingSession)?;
     if name == "state" {
         let state = st.env.state(&session).map_err(ApiError::from)?;

@@ -992,6 +992,17 @@ async fn tool_actions_over_http() {
             json!({"type": "call_tool", "tool_name": "submit", "arguments": {"force": true}}),
             "invalid_args",
         ),
+        // A blank path (Unicode whitespace is no control character) and a
+        // path within the schema's 4,096 characters whose command is over
+        // the action's byte bound: the tool's error, not an HTTP refusal.
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "\u{3000}"}}),
+            "invalid_args",
+        ),
+        (
+            json!({"type": "call_tool", "tool_name": "inspect_file", "arguments": {"path": "\u{1F600}".repeat(4096)}}),
+            "invalid_args",
+        ),
     ] {
         let (s, b) = step_with(&app, Some(&sid), call.clone()).await;
         assert_eq!(s, StatusCode::OK, "{call}: {b}");
@@ -1207,6 +1218,43 @@ mod ws_tcp {
             assert!(std::time::Instant::now() < deadline, "never released");
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+    }
+
+    /// Hack (session isolation): a socket attached to a session it does not
+    /// own must not close it through its `mcp` messages either. An MCP
+    /// `reset` over the attached socket resets the session in place, as
+    /// the socket's own `reset` does; it used to close the attached
+    /// session (its owner's next request: unknown session) and start
+    /// another.
+    #[tokio::test]
+    async fn hack_attached_socket_mcp_reset_keeps_the_session_it_attached_to() {
+        let (st, fake) = state_with(Fake::new(3), std::time::Duration::from_secs(60));
+        let sid = fake
+            .reset(ResetRequest::default())
+            .await
+            .unwrap()
+            .session_id;
+        let addr = serve(st).await;
+        let url = format!("ws://{addr}/ws?session_id={sid}");
+        let mut c = tokio_tungstenite::connect_async(url).await.unwrap().0;
+        let r = ask(
+            &mut c,
+            json!({"type":"mcp","data":{"jsonrpc":"2.0","id":1,"method":"tools/call",
+                   "params":{"name":"reset","arguments":{"task_id":3}}}}),
+        )
+        .await;
+        assert!(r["data"]["result"].is_object(), "{r}");
+        assert!(
+            fake.state(&sid).is_ok(),
+            "the attached socket's MCP reset closed the session it does not own: {r}"
+        );
+        assert_eq!(fake.state(&sid).unwrap().task_id, 3, "reset in place");
+        assert_eq!(fake.active_sessions(), 1, "no session added");
+        c.send(M::text(json!({"type":"close"}).to_string()))
+            .await
+            .unwrap();
+        expect_close(&mut c).await;
+        assert!(fake.state(&sid).is_ok(), "still the owner's to close");
     }
 
     #[tokio::test]

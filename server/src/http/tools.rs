@@ -144,15 +144,20 @@ impl ActionTool {
                 None | Some(Value::Null) => Err(ToolArgsError::Invalid(
                     "argument path (a string) is required".into(),
                 )),
+                // Blank (Unicode whitespace is no control character) or a
+                // command over the action's byte bound would be refused
+                // as an action later: an argument error here instead.
                 Some(Value::String(p))
-                    if !p.is_empty()
+                    if !p.trim().is_empty()
                         && p.chars().count() <= MAX_PATH_CHARS
+                        && self.name.len() + 1 + p.len() <= super::MAX_ACTION_BYTES
                         && !p.chars().any(char::is_control) =>
                 {
                     Ok(format!("{} {p}", self.name))
                 }
                 Some(_) => Err(ToolArgsError::Invalid(format!(
-                    "path must be a string of 1-{MAX_PATH_CHARS} characters without control characters"
+                    "path must be a non-blank string of 1-{MAX_PATH_CHARS} characters without control characters, its command at most {} bytes",
+                    super::MAX_ACTION_BYTES
                 ))),
             },
         }

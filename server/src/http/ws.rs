@@ -356,7 +356,7 @@ async fn handle_message(
         }
         "mcp" => match data {
             Some(d @ Value::Object(_)) => {
-                json!({ "type": "mcp", "data": mcp::handle(st, Some(session), d.clone()).await })
+                json!({ "type": "mcp", "data": mcp::handle(st, Some(mcp::Conn { slot: session, attached }), d.clone()).await })
             }
             _ => error_frame(
                 "VALIDATION_ERROR",
