@@ -37,8 +37,9 @@ RUN mkdir -p /app/data
 ENV PORT=7860 \
     SECAUDIT_TASKS_DIR=/app/tasks \
     SECAUDIT_DATA_DIR=/app/data \
-    SECAUDIT_VENV=/app/.venv \
-    MAX_CONCURRENT_ENVS=64
+    SECAUDIT_VENV=/app/.venv
+# MAX_CONCURRENT_ENVS and SESSION_IDLE_TIMEOUT_S are left to the server's
+# defaults (server/src/env/config.rs), the one place they are defined.
 EXPOSE 7860
 HEALTHCHECK --interval=30s --timeout=5s CMD bash -c 'exec 3<>/dev/tcp/127.0.0.1/${PORT}' || exit 1
 ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]

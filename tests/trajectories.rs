@@ -246,10 +246,19 @@ async fn encoded_planted_values_never_reach_a_trajectory() {
         .as_str()
         .unwrap()
         .to_string();
+    // The grader reads only the id and the value (the rest is the ground
+    // truth's description of where it was planted).
     let index = graders::security::PlantedIndex::new(&[graders::security::Planted {
         id: "s".into(),
         value: secret.clone(),
         history_only: false,
+        secret_type: "generic_secret".into(),
+        file: file.clone(),
+        line: 1,
+        tier: graders::planted::Tier::Surface,
+        encoding: None,
+        reveals: vec![],
+        blocks: vec![],
     }]);
     let b64 = base64::engine::general_purpose::STANDARD.encode(secret.as_bytes());
     let commands = [
@@ -340,8 +349,11 @@ async fn eval_steps_and_both_exports_agree() {
         run.rewards
     );
     let last = run.transitions.last().expect("steps");
-    assert!(last.done && last.score == Some(1.0), "{last:?}");
-    assert_eq!((last.security, last.health), (Some(1.0), Some(1.0)));
+    assert!(last.done && last.result.score == Some(1.0), "{last:?}");
+    assert_eq!(
+        (last.result.security, last.result.health),
+        (Some(1.0), Some(1.0))
+    );
     assert!(run.prompt.as_deref().is_some_and(|p| p.len() > 20));
     let sid = run.session_id.clone().expect("session id in the run");
 
@@ -383,8 +395,8 @@ async fn eval_steps_and_both_exports_agree() {
     assert_eq!(a.session_id.as_deref(), Some(sid.as_str()));
     for (x, y) in a.observations.iter().zip(&b.observations) {
         assert_eq!(
-            (x.score, x.done, x.leaks_current),
-            (y.score, y.done, y.leaks_current)
+            (x.result.score, x.done, x.result.leaks_current),
+            (y.result.score, y.done, y.result.leaks_current)
         );
     }
     // An unknown session is an error, not an empty line.

@@ -15,7 +15,7 @@
 //! `final_score`; an SFT pipeline pairs `prompt` (and earlier
 //! observations) with `actions`.
 
-use crate::agent::Transition;
+use crate::agent::{StepResult, Transition};
 use crate::eval::{EvalReport, REPORT_FORMAT};
 use server::models::Observation;
 use std::io::Write;
@@ -87,24 +87,13 @@ pub struct Episode {
     pub success: bool,
 }
 
-/// A [`Transition`] without its step number and action (those are the
-/// position and `actions`).
+/// A [`Transition`] without its step number, action and reward (those
+/// are the position, `actions` and `rewards`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepObservation {
-    /// Exit code of the action.
-    pub exit_code: Option<i32>,
-    /// Start of the output ([`crate::agent::OUTPUT_HEAD_CHARS`]).
-    pub output_head: String,
-    /// The output was longer.
-    pub output_truncated: bool,
-    /// Episode score after the step.
-    pub score: Option<f64>,
-    /// Security progress (share of leaks gone).
-    pub security: Option<f64>,
-    /// Code health (share of pristine tests passing).
-    pub health: Option<f64>,
-    /// Leaks still found.
-    pub leaks_current: Option<u32>,
+    /// What the step returned.
+    #[serde(flatten)]
+    pub result: StepResult,
     /// Episode over after it.
     pub done: bool,
     /// Why the step failed, if it did.
@@ -114,13 +103,7 @@ pub struct StepObservation {
 impl From<&Transition> for StepObservation {
     fn from(t: &Transition) -> Self {
         Self {
-            exit_code: t.exit_code,
-            output_head: t.output_head.clone(),
-            output_truncated: t.output_truncated,
-            score: t.score,
-            security: t.security,
-            health: t.health,
-            leaks_current: t.leaks_current,
+            result: t.result.clone(),
             done: t.done,
             error: t.error.clone(),
         }
@@ -338,15 +321,36 @@ mod tests {
             action: action.into(),
             reward,
             done,
-            exit_code: Some(0),
-            output_head: format!("out {step}"),
-            output_truncated: false,
-            score: Some(reward),
-            security: Some(reward),
-            health: Some(1.0),
-            leaks_current: Some(2 - step.min(2)),
+            result: StepResult {
+                exit_code: Some(0),
+                output_head: format!("out {step}"),
+                output_truncated: false,
+                score: Some(reward),
+                security: Some(reward),
+                health: Some(1.0),
+                leaks_current: Some(2 - step.min(2)),
+            },
             error: None,
         }
+    }
+
+    /// The per-step fields are one type flattened into both formats; each
+    /// format keeps its key order (`done` before the step result in
+    /// `secaudit-eval/2`, after it in `secaudit-trajectory/1`) and reads
+    /// back.
+    #[test]
+    fn both_formats_keep_their_bytes() {
+        let tr = t(1, "ls", 0.5, false);
+        let eval = r#"{"step":1,"action":"ls","reward":0.5,"done":false,"exit_code":0,"output_head":"out 1","output_truncated":false,"score":0.5,"security":0.5,"health":1.0,"leaks_current":1,"error":null}"#;
+        let export = r#"{"exit_code":0,"output_head":"out 1","output_truncated":false,"score":0.5,"security":0.5,"health":1.0,"leaks_current":1,"done":false,"error":null}"#;
+        assert_eq!(serde_json::to_string(&tr).unwrap(), eval);
+        let obs = StepObservation::from(&tr);
+        assert_eq!(serde_json::to_string(&obs).unwrap(), export);
+        assert_eq!(serde_json::from_str::<Transition>(eval).unwrap(), tr);
+        assert_eq!(
+            serde_json::from_str::<StepObservation>(export).unwrap(),
+            obs
+        );
     }
 
     #[test]
@@ -381,7 +385,7 @@ mod tests {
         assert_eq!(e.rewards, vec![0.5, 1.0]);
         assert_eq!(e.ret, 1.5);
         assert_eq!((e.task_id, e.seed, e.success), (3, Some(9), true));
-        assert_eq!(e.observations[1].leaks_current, Some(0));
+        assert_eq!(e.observations[1].result.leaks_current, Some(0));
         assert!(e.observations[1].done);
         let line = serde_json::to_value(e).unwrap();
         assert_eq!(line["format"], EXPORT_FORMAT);
@@ -405,7 +409,7 @@ mod tests {
         let e = from_recording("s", text).unwrap();
         assert_eq!((e.task_id, e.actions.clone()), (2, vec!["ls".to_string()]));
         assert_eq!(e.rewards, vec![0.1]);
-        assert_eq!(e.observations[0].score, None);
+        assert_eq!(e.observations[0].result.score, None);
         assert!(e.observations[0].error.is_some());
         assert!(from_recording("s", "").is_err(), "no reset line");
         assert!(from_recording("s", "{").is_err(), "not JSON");

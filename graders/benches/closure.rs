@@ -80,18 +80,30 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// A planted secret with only what the security grader reads set.
+fn secret(id: String, value: String, history_only: bool) -> Planted {
+    Planted {
+        id,
+        value,
+        secret_type: "generic_secret".into(),
+        file: "app.py".into(),
+        line: 1,
+        tier: graders::planted::Tier::Surface,
+        encoding: None,
+        reveals: vec![],
+        blocks: vec![],
+        history_only,
+    }
+}
+
 fn main() {
     let planted = vec![
-        Planted {
-            id: "aws".into(),
-            value: "AKIAQX7PZ3K2M5N8R4TW".into(),
-            history_only: false,
-        },
-        Planted {
-            id: "secret".into(),
-            value: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKY".into(),
-            history_only: false,
-        },
+        secret("aws".into(), "AKIAQX7PZ3K2M5N8R4TW".into(), false),
+        secret(
+            "secret".into(),
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKY".into(),
+            false,
+        ),
     ];
     let limits = TreeLimits::default();
     let (mut cold, mut warm, mut step) = (Vec::new(), Vec::new(), Vec::new());

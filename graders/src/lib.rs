@@ -6,6 +6,8 @@
 //!   (provider rules, credential-named assignments, random tokens, decoded
 //!   base64/hex), over a working tree or a whole git object graph.
 //! - [`redact`]: the same core replacing found values in any text.
+//! - [`planted`]: the planted secret (ground truth) shared by the generator,
+//!   the security grader and visibility.
 //! - [`security`]: ground-truth grading: is a planted value (or a simple
 //!   transform of it) still anywhere in the tree or the git object database?
 //! - [`junit`]: pytest's JUnit XML into counts and per-test outcomes.
@@ -15,6 +17,7 @@
 
 pub mod health_score;
 pub mod junit;
+pub mod planted;
 pub mod redact;
 pub mod reward;
 pub mod scanner;

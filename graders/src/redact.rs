@@ -280,11 +280,7 @@ mod tests {
     const VALUE: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
 
     fn planted() -> (Redactor, PlantedIndex) {
-        let p = crate::security::Planted {
-            id: "s1".into(),
-            value: VALUE.into(),
-            history_only: false,
-        };
+        let p = crate::security::Planted::for_test("s1", VALUE, false);
         (Redactor::from_values([VALUE]), PlantedIndex::new(&[p]))
     }
 

@@ -1,4 +1,4 @@
-//! Fuzzing the decoders of the security grader (`security/decode.rs`),
+//! Fuzzing the decoders of the security grader (`security/decode/`),
 //! which run on every byte of a workspace an agent wrote: random bytes,
 //! and encodings of random bytes (base64, hex, escapes, char codes,
 //! UTF-16, compressed streams, corrupted), never panic; a textual layer

@@ -7,6 +7,8 @@
 //! - [`env`]: sessions, actions, tiered visibility, grading and reward.
 //! - [`models`]: the wire vocabulary (actions, observations, state).
 //! - [`http`]: axum routes, WebSocket, MCP, OpenEnv compatibility.
+//! - [`treecopy`]: the one bounded, link-safe recursive copy (templates to
+//!   sessions, workspaces to the health grader's scratch).
 //! - [`readiness`]: what `serve` checks before it starts.
 
 pub mod env;
@@ -16,6 +18,7 @@ pub mod models;
 pub mod readiness;
 pub mod sandbox;
 pub mod tasks;
+pub mod treecopy;
 
 /// The workspace root and the project venv, for this crate's tests
 /// (testkit's, the one lookup every crate's tests share).

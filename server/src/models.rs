@@ -400,20 +400,9 @@ pub enum ScanMode {
     Git,
 }
 
-/// Visibility tier of a planted secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    /// Visible from the start.
-    Surface,
-    /// Visible once its file is inspected (`inspect_file`, or `cat` of it).
-    Shallow,
-    /// Visible once its file's encoded content is inspected (`inspect_encoded`).
-    Deep,
-    /// Visible only after `scan_history`, or after the secrets that reveal it
-    /// are fixed.
-    Hidden,
-}
+/// Visibility tier of a planted secret (defined with the planted secret
+/// in the lower crate, which visibility and the grader share).
+pub use graders::planted::Tier;
 
 /// State of one visible secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -428,7 +417,10 @@ pub enum SecretStatus {
     Blocked,
 }
 
-/// A secret the agent can see. The value is masked.
+/// A secret the agent can see: the API's projection of a
+/// [`graders::planted::Planted`] (built from it in `env::visibility`), kept
+/// as its own type on purpose: the value is masked, `status` is the
+/// episode's, and the encoding and conflict edges are not shown here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VisibleSecret {
     /// Secret id within the task (`s1`, `s2`, ...).

@@ -8,11 +8,14 @@
 //! `[STEP]` and `[END]` lines a validator parses; everything else goes to
 //! standard error.
 
+mod baseline;
 pub mod client;
 pub mod normalize;
 pub mod prompt;
 pub mod scripted;
 
+use baseline::baseline_action;
+pub use baseline::{LOOP_REPEATS, fallback, looping};
 use client::{EnvClient, HttpError, ModelClient, StepResponse};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -25,9 +28,6 @@ use std::process::ExitCode;
 
 /// Name of the environment in the `[START]` line.
 pub const ENV_NAME: &str = "secrets_audit_env";
-
-/// Identical consecutive (action, reward) pairs that count as a loop.
-pub const LOOP_REPEATS: usize = 3;
 
 /// Arguments of `secaudit agent`.
 #[derive(Debug, clap::Args)]
@@ -247,18 +247,13 @@ pub struct Outcome {
 /// Characters of a step's output kept in [`Transition::output_head`].
 pub const OUTPUT_HEAD_CHARS: usize = 1000;
 
-/// One step of an episode as the agent saw it.
+/// What one step returned: the fields the eval report's transitions
+/// (`secaudit-eval/2`) and the trajectory export's observations
+/// (`secaudit-trajectory/1`) share, defined once and flattened into both
+/// (each keeps its own place for `done` and `error`, so both formats stay
+/// byte for byte as they were).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Transition {
-    /// 1-based step number.
-    pub step: u32,
-    /// The command sent, as the agent sent it (not redacted: the agent's
-    /// own output; the server's trajectory is the redacted record).
-    pub action: String,
-    /// Reward of the step (the previous one when the server refused it).
-    pub reward: f64,
-    /// Episode over after it.
-    pub done: bool,
+pub struct StepResult {
     /// Exit code of the action (null if killed, or refused).
     pub exit_code: Option<i32>,
     /// Start of stdout, then stderr, at most [`OUTPUT_HEAD_CHARS`].
@@ -276,6 +271,23 @@ pub struct Transition {
     pub health: Option<f64>,
     /// Leaks the grader still finds.
     pub leaks_current: Option<u32>,
+}
+
+/// One step of an episode as the agent saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Transition {
+    /// 1-based step number.
+    pub step: u32,
+    /// The command sent, as the agent sent it (not redacted: the agent's
+    /// own output; the server's trajectory is the redacted record).
+    pub action: String,
+    /// Reward of the step (the previous one when the server refused it).
+    pub reward: f64,
+    /// Episode over after it.
+    pub done: bool,
+    /// What the step returned.
+    #[serde(flatten)]
+    pub result: StepResult,
     /// Why the step failed or was refused (timeout, grading error, HTTP
     /// status), if it did.
     pub error: Option<String>,
@@ -303,13 +315,15 @@ impl Transition {
             action: action.to_string(),
             reward,
             done,
-            exit_code: last.and_then(|a| a.exit_code),
-            output_truncated: capped || head.len() < out.len(),
-            output_head: head,
-            score: Some(obs.reward_breakdown.score),
-            security: Some(obs.reward_breakdown.detection),
-            health: Some(obs.reward_breakdown.health),
-            leaks_current: Some(obs.leaks_current),
+            result: StepResult {
+                exit_code: last.and_then(|a| a.exit_code),
+                output_truncated: capped || head.len() < out.len(),
+                output_head: head,
+                score: Some(obs.reward_breakdown.score),
+                security: Some(obs.reward_breakdown.detection),
+                health: Some(obs.reward_breakdown.health),
+                leaks_current: Some(obs.leaks_current),
+            },
             error: step_error(obs),
         }
     }
@@ -537,13 +551,15 @@ impl Transition {
             action: action.to_string(),
             reward,
             done,
-            exit_code: None,
-            output_head: String::new(),
-            output_truncated: false,
-            score: None,
-            security: None,
-            health: None,
-            leaks_current: None,
+            result: StepResult {
+                exit_code: None,
+                output_head: String::new(),
+                output_truncated: false,
+                score: None,
+                security: None,
+                health: None,
+                leaks_current: None,
+            },
             error: Some(error),
         }
     }
@@ -585,49 +601,6 @@ fn step_error(obs: &Observation) -> Option<String> {
     }
 }
 
-/// The action that would continue a loop, if the recent steps are one: the
-/// same action [`LOOP_REPEATS`] times in a row at the same reward (what the
-/// seed's guard catches), or a two-action cycle `A B A B A B` whose rewards
-/// repeat with it (an agent alternating `cat f` and `git status` learns as
-/// little as one repeating `cat f`). Returns the action the cycle would send
-/// next, which the guard then refuses.
-pub fn looping(past: &[(String, f64)]) -> Option<&str> {
-    let same = |x: &(String, f64), y: &(String, f64)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits();
-    for period in 1..=2 {
-        let n = period * LOOP_REPEATS;
-        if past.len() < n {
-            continue;
-        }
-        let tail = &past[past.len() - n..];
-        let cycles = tail.iter().zip(&tail[period..]).all(|(x, y)| same(x, y));
-        // A period-2 "cycle" of one action is the period-1 case, already seen.
-        let distinct = period == 1 || tail[0].0 != tail[1].0;
-        if cycles && distinct {
-            return Some(tail[n - period].0.as_str());
-        }
-    }
-    None
-}
-
-/// Fallbacks when the model gives nothing usable.
-const FALLBACKS: &[&str] = &[
-    "run_scanner",
-    "list_files",
-    "scan_history",
-    "git log --oneline -n 20",
-];
-
-/// The top ranked action that differs from `avoid`, else a fixed fallback.
-pub fn fallback(obs: &Observation, avoid: Option<&str>) -> String {
-    obs.ranked_actions
-        .iter()
-        .map(|r| r.action.as_str())
-        .chain(FALLBACKS.iter().copied())
-        .find(|a| Some(*a) != avoid && !a.trim().is_empty())
-        .unwrap_or("list_files")
-        .to_string()
-}
-
 async fn next_action(
     policy: &mut Policy,
     obs: &Observation,
@@ -654,59 +627,6 @@ async fn next_action(
             .await
             .map(Some),
     }
-}
-
-/// One baseline decision, with the loop guard: when the last steps repeated
-/// one action (or a two-action cycle) at one reward, the prompt carries a
-/// CRITICAL WARNING;
-/// a model that still answers with it is asked once more, then overruled by
-/// the top ranked action that differs.
-async fn baseline_action(
-    model: &ModelClient,
-    obs: &Observation,
-    step: u32,
-    max_steps: u32,
-    past: &[(String, f64)],
-) -> anyhow::Result<String> {
-    let forbidden = looping(past).map(str::to_string);
-    if let Some(f) = &forbidden {
-        eprintln!(
-            "agent: loop guard: {:?} would repeat a loop ({LOOP_REPEATS} rounds at the same reward)",
-            prompt::one_line(f, 200)
-        );
-    }
-    let mut ls = prompt::LoopState {
-        forbidden: forbidden.clone(),
-        repeated_after_warning: false,
-    };
-    let tries = if forbidden.is_some() { 2 } else { 1 };
-    for _ in 0..tries {
-        let nonce = prompt::new_nonce();
-        let messages = vec![
-            json!({"role": "system", "content": prompt::system_prompt(&nonce)}),
-            json!({"role": "user", "content": prompt::user_prompt(&nonce, obs, step, max_steps, &ls)}),
-        ];
-        let reply = model.complete(&messages).await.map_err(|e| match e {
-            HttpError::Unavailable(e) => e.context("model API is unreachable"),
-            other => anyhow::anyhow!("model API refused the request: {other}"),
-        })?;
-        let cmd = normalize::normalize(&reply);
-        match cmd {
-            None => {
-                eprintln!(
-                    "agent: no command in the model's reply {:?}",
-                    prompt::one_line(&reply, 300)
-                );
-                return Ok(fallback(obs, forbidden.as_deref()));
-            }
-            Some(c) if Some(&c) == forbidden.as_ref() => {
-                eprintln!("agent: loop guard: the model repeated the command; refusing it");
-                ls.repeated_after_warning = true;
-            }
-            Some(c) => return Ok(c),
-        }
-    }
-    Ok(fallback(obs, forbidden.as_deref()))
 }
 
 /// Runs the subcommand; returns the process exit code.
@@ -775,49 +695,5 @@ mod api_key_tests {
             assert!(check_api_key(u, false).is_ok(), "{u}");
         }
         assert!(check_api_key("http://10.0.0.5:8000/v1", false).is_err());
-    }
-}
-
-#[cfg(test)]
-mod loop_tests {
-    use super::looping;
-
-    fn steps(v: &[(&str, f64)]) -> Vec<(String, f64)> {
-        v.iter().map(|(a, r)| (a.to_string(), *r)).collect()
-    }
-
-    #[test]
-    fn three_identical_actions_at_one_reward_loop() {
-        let p = steps(&[("ls", 0.0), ("cat a", 0.1), ("cat a", 0.1), ("cat a", 0.1)]);
-        assert_eq!(looping(&p), Some("cat a"));
-        assert_eq!(looping(&p[..3]), None, "two repeats are not a loop yet");
-    }
-
-    #[test]
-    fn a_changing_reward_is_progress_not_a_loop() {
-        let p = steps(&[("cat a", 0.1), ("cat a", 0.2), ("cat a", 0.2)]);
-        assert_eq!(looping(&p), None);
-    }
-
-    #[test]
-    fn two_action_cycles_loop_and_the_next_action_is_refused() {
-        let p = steps(&[
-            ("x", 0.0),
-            ("cat a", 0.1),
-            ("git status", 0.1),
-            ("cat a", 0.1),
-            ("git status", 0.1),
-            ("cat a", 0.1),
-            ("git status", 0.1),
-        ]);
-        assert_eq!(looping(&p), Some("cat a"));
-        assert_eq!(
-            looping(&p[..6]),
-            None,
-            "two and a half rounds are not a loop"
-        );
-        let mut broken = p.clone();
-        broken[3].1 = 0.2;
-        assert_eq!(looping(&broken), None, "a reward change inside the cycle");
     }
 }

@@ -34,16 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One secret planted at reset: the ground truth.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Planted {
-    /// Stable id used in observations and the conflict map.
-    pub id: String,
-    /// The exact value planted.
-    pub value: String,
-    /// Planted only in history (not in the working tree at reset).
-    pub history_only: bool,
-}
+pub use crate::planted::Planted;
 
 /// Budgets for [`scan_tree`]. Exceeding any sets
 /// [`TreeEvidence::budget_exceeded`].
@@ -119,16 +110,20 @@ pub struct HistoryRecord {
     pub commits: Vec<CommitRecord>,
 }
 
-/// One commit as `filter-repo` preserves it: ids change, these do not.
+/// One commit of a task's history: recorded by the generator (in
+/// `truth.json`) and at reset ([`record_history`]). `filter-repo`
+/// preserves author, time and message while ids change, so those three
+/// identify a commit when history integrity is checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommitRecord {
-    /// The commit id at reset (informational; not used for matching).
+    /// Commit id (hex); informational, not used for matching.
     pub id: String,
-    /// `Name <email>` of the author.
+    /// `Name <email>` of the author (author = committer when generated).
     pub author: String,
-    /// Author time, seconds since the epoch.
+    /// Author time, seconds since the epoch, UTC.
     pub time: i64,
-    /// Message, trailing whitespace trimmed.
+    /// Message: as committed in `truth.json` (trailing newline), trailing
+    /// whitespace trimmed by [`record_history`]; compared trimmed.
     pub message: String,
 }
 

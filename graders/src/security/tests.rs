@@ -14,16 +14,8 @@ const GH: &str = "ghp_R4nd0mT0k3nV4lu3Xyz12345abcdEFGH67";
 
 fn planted() -> Vec<Planted> {
     vec![
-        Planted {
-            id: "aws".into(),
-            value: AWS.into(),
-            history_only: false,
-        },
-        Planted {
-            id: "gh".into(),
-            value: GH.into(),
-            history_only: true,
-        },
+        Planted::for_test("aws", AWS, false),
+        Planted::for_test("gh", GH, true),
     ]
 }
 
@@ -101,11 +93,7 @@ fn encodings() {
     assert!(aws_found(&[("h", hex::encode_upper(AWS).as_bytes())]));
     let rev: String = AWS.chars().rev().collect();
     assert!(aws_found(&[("r", rev.as_bytes())]));
-    let pg = Planted {
-        id: "pg".into(),
-        value: "postgres://app:Zq8v/Lr2N@xW5tKp3Y@db:5432/app".into(),
-        history_only: false,
-    };
+    let pg = Planted::for_test("pg", "postgres://app:Zq8v/Lr2N@xW5tKp3Y@db:5432/app", false);
     let dir = tree_with(&[(
         "u",
         b"postgres%3A%2F%2Fapp%3AZq8v%2FLr2N%40xW5tKp3Y%40db%3A5432%2Fapp",
@@ -251,11 +239,7 @@ fn grade_dir_mode() {
     let v = grade(&planted(), &tree_hits(dir.path()), None);
     assert!(!v[0].remediated && v[1].remediated);
     assert_eq!(v[0].locations, vec!["a:1 [raw]".to_string()]);
-    let empty = [Planted {
-        id: "e".into(),
-        value: String::new(),
-        history_only: false,
-    }];
+    let empty = [Planted::for_test("e", "", false)];
     assert!(!grade(&empty, &tree_hits(dir.path()), None)[0].remediated);
 }
 

@@ -84,3 +84,34 @@ impl EnvConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One fact, one definition: wherever a document states a default, it
+    /// must be the constant's figure (the README's idle timeout is checked
+    /// by the first-hour test, which runs its examples).
+    #[test]
+    fn documented_defaults_match_constants() {
+        let read = |name: &str| std::fs::read_to_string(testkit::root().join(name)).unwrap();
+        let spec = read("spec.md");
+        for want in [
+            format!("(default {DEFAULT_MAX_SESSIONS})"),
+            format!("`MAX_CONCURRENT_ENVS`, default {DEFAULT_MAX_SESSIONS} |"),
+            format!("`SESSION_IDLE_TIMEOUT_S` (default {DEFAULT_SESSION_IDLE_TIMEOUT_S} s)"),
+            format!("`SESSION_IDLE_TIMEOUT_S`, default {DEFAULT_SESSION_IDLE_TIMEOUT_S} s |"),
+            format!("closed {FINISHED_SESSION_GRACE_S} s after its last step"),
+        ] {
+            assert!(spec.contains(&want), "spec.md must say {want:?}");
+        }
+        let manifest = read("openenv.yaml");
+        let want = format!("MAX_CONCURRENT_ENVS: \"{DEFAULT_MAX_SESSIONS}\"");
+        assert!(manifest.contains(&want), "openenv.yaml must say {want:?}");
+        // The image sets neither: the server's default is the one figure.
+        let dockerfile = read("Dockerfile");
+        for var in ["MAX_CONCURRENT_ENVS=", "SESSION_IDLE_TIMEOUT_S="] {
+            assert!(!dockerfile.contains(var), "Dockerfile must not set {var}");
+        }
+    }
+}

@@ -1,8 +1,9 @@
 //! The outcome of one grading pass ([`super::grading`]), as a session
 //! keeps it and a task's runtime caches it for fresh copies.
 
-use super::visibility::{Remediated, Secret};
+use super::visibility::Remediated;
 use crate::models::{HealthSummary, Observation};
+use graders::planted::Planted;
 use std::collections::BTreeSet;
 
 /// The outcome of one grading pass.
@@ -37,7 +38,7 @@ pub struct GradeTimings {
 
 impl Grade {
     /// Current leaks: planted secrets not counted fixed, plus new leaks.
-    pub fn current_leaks(&self, secrets: &[Secret]) -> u32 {
+    pub fn current_leaks(&self, secrets: &[Planted]) -> u32 {
         (secrets.len() - self.fixed.len()) as u32 + self.new_leaks
     }
 
@@ -81,7 +82,7 @@ pub struct Score {
 /// a grade becomes a reward: sessions score every step with it, and
 /// `secaudit grade` scores a finished workspace with it (no steps counted
 /// and no budget, so no efficiency bonus).
-pub fn score(secrets: &[Secret], grade: &Grade, steps_taken: u32, step_budget: u32) -> Score {
+pub fn score(secrets: &[Planted], grade: &Grade, steps_taken: u32, step_budget: u32) -> Score {
     let initial = secrets.len() as u32;
     let current = grade.current_leaks(secrets);
     let reward = graders::reward::compute(&graders::reward::RewardInput {

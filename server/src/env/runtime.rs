@@ -4,12 +4,12 @@
 //! once per (task, seed) and shared by every session of that task.
 
 use super::config::EnvConfig;
-use super::visibility::Secret;
 use crate::health::{ExpectedTests, HealthGrader};
 use crate::models::{TaskInfo, TaskRef};
 use crate::sandbox::Sandbox;
 use crate::tasks::{GeneratedTask, TaskRegistry};
 use anyhow::Context as _;
+use graders::planted::Planted;
 use graders::scanner::{BlobCache, Scanner};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ pub struct TaskRuntime {
     /// Public metadata.
     pub info: TaskInfo,
     /// Ground truth.
-    pub secrets: Vec<Secret>,
+    pub secrets: Vec<Planted>,
     /// The planted values compiled into the security grader's needle
     /// automaton once per runtime (rebuilding it on every grading pass
     /// cost more than scanning a small workspace).
@@ -142,12 +142,8 @@ impl Runtimes {
             .with_context(|| format!("unknown task {task_id}"))?
             .clone();
         let out_dir = match seed {
-            None => self.data_dir.join("tasks").join(&def.task.slug),
-            Some(s) => self
-                .data_dir
-                .join("variants")
-                .join(&def.task.slug)
-                .join(format!("seed_{s}")),
+            None => crate::tasks::canonical_dir(&self.data_dir, &def.task.slug),
+            Some(s) => crate::tasks::variant_dir(&self.data_dir, &def.task.slug, s),
         };
         let od = out_dir.clone();
         let generated = tokio::task::spawn_blocking(move || {
@@ -199,41 +195,21 @@ impl TaskRuntime {
             info.scan_mode
         );
         let expected = health
-            .expected_tests(&generated.workspace, &out_dir.join("pristine"))
+            .expected_tests(&generated.workspace, &generated.pristine)
             .await
             .context("recording the pristine test manifest")?;
-        let out_dir = out_dir.to_path_buf();
-        tokio::task::spawn_blocking(move || prepare(info, generated, &out_dir, expected, health))
-            .await?
+        tokio::task::spawn_blocking(move || prepare(info, generated, expected, health)).await?
     }
 }
 
 fn prepare(
     info: TaskInfo,
     g: GeneratedTask,
-    out_dir: &Path,
     expected: ExpectedTests,
     health: Arc<HealthGrader>,
 ) -> anyhow::Result<TaskRuntime> {
-    let secrets: Vec<Secret> = g
-        .secrets
-        .iter()
-        .map(|s| Secret {
-            id: s.id.clone(),
-            value: s.value.clone(),
-            secret_type: s.secret_type.clone(),
-            file: s.file.clone(),
-            line: s.line,
-            tier: s.tier,
-            reveals: s.reveals.clone(),
-            blocks: s.blocks.clone(),
-            history_only: s.history_only,
-        })
-        .collect();
-    let pristine = out_dir.join("pristine");
-    let allowlist_path = out_dir.join("allowlist.toml");
-    let allowlist = if allowlist_path.exists() {
-        graders::scanner::Allowlist::from_toml_file(&allowlist_path)
+    let allowlist = if g.allowlist.exists() {
+        graders::scanner::Allowlist::from_toml_file(&g.allowlist)
             .map_err(|e| anyhow::anyhow!("{e}"))?
     } else {
         Default::default()
@@ -266,28 +242,20 @@ fn prepare(
     } else {
         None
     };
-    let redactor = graders::redact::Redactor::from_values(secrets.iter().map(|s| s.value.clone()));
+    let redactor =
+        graders::redact::Redactor::from_values(g.secrets.iter().map(|s| s.value.clone()));
     let pristine_objects = graders::security::record_objects(&g.workspace).unwrap_or_default();
     let pristine_git = graders::security::record_pristine_git(&g.workspace);
-    let planted = graders::security::PlantedIndex::new(
-        &secrets
-            .iter()
-            .map(|s| graders::security::Planted {
-                id: s.id.clone(),
-                value: s.value.clone(),
-                history_only: s.history_only,
-            })
-            .collect::<Vec<_>>(),
-    );
+    let planted = graders::security::PlantedIndex::new(&g.secrets);
     Ok(TaskRuntime {
         pristine_objects,
         pristine_git,
         planted,
         info,
-        secrets,
+        secrets: g.secrets.clone(),
         oracle: g.oracle.clone(),
         template: g.workspace.clone(),
-        pristine,
+        pristine: g.pristine.clone(),
         expected,
         history,
         initial_values,
@@ -303,7 +271,12 @@ impl TaskRuntime {
     /// Copies the pristine workspace into `dest` (a fresh directory), then
     /// hands it to the sandbox uid. No file is shared with the template.
     pub fn copy_workspace_to(&self, dest: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
-        copy_tree(&self.template, dest)?;
+        crate::treecopy::copy_tree(
+            &self.template,
+            dest,
+            &crate::treecopy::CopyOptions::TEMPLATE,
+        )
+        .map_err(std::io::Error::other)?;
         if let Some((uid, gid)) = owner {
             crate::sandbox::prepare_workspace_owner(dest, uid, gid)?;
             // The session directory itself stays root's; the workspace is
@@ -516,22 +489,4 @@ impl WorkspacePool {
             }
         });
     }
-}
-
-/// Recursive copy that never follows symlinks (they are recreated as links).
-pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dest)?;
-    for e in std::fs::read_dir(src)? {
-        let e = e?;
-        let ft = e.file_type()?;
-        let to = dest.join(e.file_name());
-        if ft.is_dir() {
-            copy_tree(&e.path(), &to)?;
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path())?, &to)?;
-        } else if ft.is_file() {
-            std::fs::copy(e.path(), &to)?;
-        }
-    }
-    Ok(())
 }

@@ -5,31 +5,9 @@
 //! secret has been shown it stays shown.
 
 use crate::models::{ConflictEdge, ConflictKind, RankedAction, SecretStatus, Tier, VisibleSecret};
+use graders::planted::Planted;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-/// One planted secret as the environment knows it (never sent as is).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Secret {
-    /// `s1` ...
-    pub id: String,
-    /// The exact planted value.
-    pub value: String,
-    /// Secret type.
-    pub secret_type: String,
-    /// File it was planted in.
-    pub file: String,
-    /// 1-based line.
-    pub line: u32,
-    /// Visibility tier.
-    pub tier: Tier,
-    /// Ids revealed when this one is fixed.
-    pub reveals: Vec<String>,
-    /// Ids that cannot count as fixed while this one is open.
-    pub blocks: Vec<String>,
-    /// Present only in git history.
-    pub history_only: bool,
-}
 
 /// What the agent has looked at: the inputs of visibility.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -50,7 +28,7 @@ pub struct Exploration {
 pub type Remediated = BTreeSet<String>;
 
 /// Ids that count as fixed: remediated and not blocked by an open secret.
-pub fn counted_fixed(secrets: &[Secret], remediated: &Remediated) -> BTreeSet<String> {
+pub fn counted_fixed(secrets: &[Planted], remediated: &Remediated) -> BTreeSet<String> {
     secrets
         .iter()
         .filter(|s| remediated.contains(&s.id))
@@ -64,7 +42,7 @@ pub fn counted_fixed(secrets: &[Secret], remediated: &Remediated) -> BTreeSet<St
 }
 
 /// Updates `exp.revealed` from the current exploration and fixes.
-pub fn update_revealed(secrets: &[Secret], exp: &mut Exploration, fixed: &BTreeSet<String>) {
+pub fn update_revealed(secrets: &[Planted], exp: &mut Exploration, fixed: &BTreeSet<String>) {
     // Reveals can cascade (s1 reveals s2 reveals s3) only through fixes, and
     // fixes do not change here, so one pass over the edges suffices.
     for s in secrets {
@@ -100,7 +78,7 @@ pub fn mask(value: &str) -> String {
 
 /// The visible secrets with their status.
 pub fn visible_secrets(
-    secrets: &[Secret],
+    secrets: &[Planted],
     exp: &Exploration,
     remediated: &Remediated,
     fixed: &BTreeSet<String>,
@@ -128,7 +106,7 @@ pub fn visible_secrets(
 }
 
 /// Conflict edges whose both ends are visible.
-pub fn conflict_map(secrets: &[Secret], exp: &Exploration) -> Vec<ConflictEdge> {
+pub fn conflict_map(secrets: &[Planted], exp: &Exploration) -> Vec<ConflictEdge> {
     let mut out = Vec::new();
     for s in secrets.iter().filter(|s| exp.revealed.contains(&s.id)) {
         for (targets, kind) in [
@@ -149,7 +127,7 @@ pub fn conflict_map(secrets: &[Secret], exp: &Exploration) -> Vec<ConflictEdge> 
 
 /// The visible open secret that blocks the most unfixed secrets.
 pub fn top_blocker(
-    secrets: &[Secret],
+    secrets: &[Planted],
     exp: &Exploration,
     fixed: &BTreeSet<String>,
 ) -> Option<String> {
@@ -199,7 +177,7 @@ pub fn filename_suspicion(path: &str) -> f64 {
 /// Inputs of the ranked-action heuristics beyond the ground truth.
 pub struct RankInput<'a> {
     /// Ground truth.
-    pub secrets: &'a [Secret],
+    pub secrets: &'a [Planted],
     /// What the agent has done.
     pub exp: &'a Exploration,
     /// Ids counted fixed.
@@ -213,7 +191,7 @@ pub struct RankInput<'a> {
 /// The seed's five heuristics, best first.
 pub fn ranked_actions(inp: &RankInput<'_>) -> Vec<RankedAction> {
     let mut out = Vec::new();
-    let visible_open: Vec<&Secret> = inp
+    let visible_open: Vec<&Planted> = inp
         .secrets
         .iter()
         .filter(|s| inp.exp.revealed.contains(&s.id) && !inp.fixed.contains(&s.id))
@@ -325,14 +303,15 @@ fn shell_quote(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn s(id: &str, tier: Tier, file: &str) -> Secret {
-        Secret {
+    fn s(id: &str, tier: Tier, file: &str) -> Planted {
+        Planted {
             id: id.into(),
             value: format!("AKIA{id}XXXXXXXXXXXX"),
             secret_type: "aws_access_key_id".into(),
             file: file.into(),
             line: 1,
             tier,
+            encoding: None,
             reveals: vec![],
             blocks: vec![],
             history_only: false,

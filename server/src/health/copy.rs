@@ -3,33 +3,13 @@
 
 use std::collections::BTreeSet;
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use super::scratch::Scratch;
+use crate::treecopy::{CopyBudget, CopyOptions, copy_tree, open_regular};
 use graders::health_score::is_test_module;
 use sha2::{Digest, Sha256};
-
-/// Bounds on the workspace copy. Exceeding any is an error (score 0).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CopyBudget {
-    /// Files, directories and symlinks together.
-    pub max_entries: usize,
-    /// Sum of regular file sizes.
-    pub max_bytes: u64,
-    /// Directory nesting depth.
-    pub max_depth: usize,
-}
-
-impl Default for CopyBudget {
-    fn default() -> Self {
-        CopyBudget {
-            max_entries: 20_000,
-            max_bytes: 256 << 20,
-            max_depth: 64,
-        }
-    }
-}
 
 /// File names deleted anywhere in the copy before the pristine suite is
 /// restored: they configure or replace pytest, or run at interpreter start.
@@ -73,7 +53,7 @@ pub(super) fn prepare_copy(
         return Err("workspace is not a directory".into());
     }
     let tree = &scratch.tree;
-    copy_tree(workspace, tree, budget)?;
+    copy_tree(workspace, tree, &CopyOptions::bounded(budget))?;
     let pristine_files = list_pristine(pristine, budget)?;
     clean_tree(tree, &pristine_files).map_err(|e| format!("cleaning the copy: {e}"))?;
     for rel in &pristine_files {
@@ -86,97 +66,6 @@ pub(super) fn prepare_copy(
         hash,
         pristine_files,
     })
-}
-
-/// Opens a regular file without following symlinks or blocking on FIFOs.
-pub(super) fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    let m = f.metadata()?;
-    if !m.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok((f, m))
-}
-
-/// Copies `src` into a new `dst` under the budget: no `.git`, symlinks
-/// recreated as symlinks, special files skipped, modes kept minus
-/// setuid/setgid/sticky.
-pub(super) fn copy_tree(src: &Path, dst: &Path, budget: &CopyBudget) -> Result<(), String> {
-    let io =
-        |what: &str, p: &Path, e: std::io::Error| format!("copying {what} {}: {e}", p.display());
-    if !dst.is_dir() {
-        std::fs::create_dir(dst).map_err(|e| io("into", dst, e))?;
-    }
-    let mut entries = 0usize;
-    let mut bytes = 0u64;
-    let mut stack = vec![(src.to_path_buf(), dst.to_path_buf(), 0usize)];
-    while let Some((from_dir, to_dir, depth)) = stack.pop() {
-        if depth > budget.max_depth {
-            return Err(format!(
-                "workspace nests deeper than {} directories",
-                budget.max_depth
-            ));
-        }
-        let mut names: Vec<_> = std::fs::read_dir(&from_dir)
-            .map_err(|e| io("directory", &from_dir, e))?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| io("directory", &from_dir, e))?;
-        names.sort();
-        for name in names {
-            if name == ".git" {
-                continue;
-            }
-            entries += 1;
-            if entries > budget.max_entries {
-                return Err(format!(
-                    "workspace has more than {} entries",
-                    budget.max_entries
-                ));
-            }
-            let from = from_dir.join(&name);
-            let to = to_dir.join(&name);
-            let meta = std::fs::symlink_metadata(&from).map_err(|e| io("entry", &from, e))?;
-            let ft = meta.file_type();
-            if ft.is_symlink() {
-                let target = std::fs::read_link(&from).map_err(|e| io("symlink", &from, e))?;
-                std::os::unix::fs::symlink(&target, &to).map_err(|e| io("symlink", &to, e))?;
-            } else if ft.is_dir() {
-                std::fs::create_dir(&to).map_err(|e| io("directory", &to, e))?;
-                stack.push((from, to, depth + 1));
-            } else if ft.is_file() {
-                // Reopen without following: the entry may have changed type
-                // since the lstat.
-                let Ok((f, m)) = open_regular(&from) else {
-                    continue;
-                };
-                let remaining = budget.max_bytes.saturating_sub(bytes);
-                if m.len() > remaining {
-                    return Err(format!(
-                        "workspace holds more than {} bytes",
-                        budget.max_bytes
-                    ));
-                }
-                let mut out = std::fs::File::create(&to).map_err(|e| io("file", &to, e))?;
-                let n = std::io::copy(&mut f.take(remaining + 1), &mut out)
-                    .map_err(|e| io("file", &from, e))?;
-                bytes += n;
-                if bytes > budget.max_bytes {
-                    return Err(format!(
-                        "workspace holds more than {} bytes",
-                        budget.max_bytes
-                    ));
-                }
-                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(m.mode() & 0o777))
-                    .map_err(|e| io("file", &to, e))?;
-            }
-            // FIFOs, sockets and devices are skipped.
-        }
-    }
-    Ok(())
 }
 
 /// Relative paths of the regular files in the pristine suite directory
@@ -328,55 +217,4 @@ pub(super) fn hash_tree(tree: &Path, budget: &CopyBudget) -> Result<[u8; 32], St
         }
     }
     Ok(h.finalize().into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::health::tests::write;
-
-    #[test]
-    fn copy_budget_and_special_files() {
-        let d = tempfile::tempdir().unwrap();
-        let ws = d.path().join("ws");
-        write(&ws, "a.txt", "hello");
-        write(&ws, ".git/config", "[core]\n\tfsmonitor = evil\n");
-        std::os::unix::fs::symlink("/etc/shadow", ws.join("leak")).unwrap();
-        let fifo = std::ffi::CString::new(ws.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(ws.join("fifo"))
-                .status()
-                .unwrap()
-                .success(),
-            "{fifo:?}"
-        );
-        let dst = d.path().join("copy");
-        copy_tree(&ws, &dst, &CopyBudget::default()).unwrap();
-        assert_eq!(std::fs::read_to_string(dst.join("a.txt")).unwrap(), "hello");
-        assert!(!dst.join(".git").exists());
-        assert_eq!(
-            std::fs::read_link(dst.join("leak")).unwrap(),
-            Path::new("/etc/shadow")
-        );
-        assert!(std::fs::symlink_metadata(dst.join("fifo")).is_err());
-        let tight = CopyBudget {
-            max_bytes: 3,
-            ..CopyBudget::default()
-        };
-        assert!(
-            copy_tree(&ws, &d.path().join("c2"), &tight)
-                .unwrap_err()
-                .contains("bytes")
-        );
-        let few = CopyBudget {
-            max_entries: 1,
-            ..CopyBudget::default()
-        };
-        assert!(
-            copy_tree(&ws, &d.path().join("c3"), &few)
-                .unwrap_err()
-                .contains("entries")
-        );
-    }
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::copy::{CopyBudget, open_regular};
+use crate::treecopy::{CopyBudget, open_regular};
 
 /// Substrings that code outside the task's test suite has no business
 /// adding: they reach into pytest or the interpreter, run code indirectly,

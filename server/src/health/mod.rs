@@ -144,8 +144,8 @@ mod manifest;
 mod run;
 mod scratch;
 
+pub use crate::treecopy::CopyBudget;
 use cache::{Cache, cache_key};
-pub use copy::CopyBudget;
 use copy::{Prepared, list_pristine, prepare_copy};
 pub use graders::health_score::ExpectedTests;
 use graders::health_score::{HealthScore, score};

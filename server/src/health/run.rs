@@ -9,9 +9,10 @@ use graders::junit;
 
 use super::HealthGrader;
 use super::canary::plant_canary;
-use super::copy::{Prepared, open_regular};
+use super::copy::Prepared;
 use super::scratch::{self, Scratch};
 use crate::sandbox::{ExecRequest, Limits, Sandbox};
+use crate::treecopy::open_regular;
 use graders::health_score::{Canary, RunResult};
 
 /// Where the JUnit report is written inside the sandbox.

@@ -30,9 +30,10 @@ use super::read::read_capped;
 use super::registry::{TaskDef, TaskRegistry};
 use super::render::{Form, render};
 use super::repo::{Tree, build_repo, checkout, write_file, write_index};
-use super::truth::{GeneratedTask, RenderedSecret, load_generated};
+use super::truth::{GeneratedTask, load_generated};
 use super::variants::{canonical_values, variant_values};
 use anyhow::{Context, bail};
+use graders::planted::Planted;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -289,7 +290,7 @@ pub fn generate_task(
                 s.line
             );
         }
-        secrets.push(RenderedSecret {
+        secrets.push(Planted {
             id: s.id.clone(),
             value,
             secret_type: s.secret_type.as_str().to_owned(),

@@ -39,4 +39,4 @@ pub use model::{
 pub use oracle::{Oracle, load_oracle, render_oracle};
 pub use registry::{TaskDef, TaskRegistry};
 pub use render::Values;
-pub use truth::{CommitRecord, GeneratedTask, RenderedSecret, load_generated};
+pub use truth::{GeneratedTask, load_generated};

@@ -169,36 +169,16 @@ impl std::fmt::Display for SecretType {
     }
 }
 
-/// How a `deep` secret sits encoded in its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Encoding {
-    /// Standard base64 (with padding), placeholder `{{secret:ID:base64}}`.
-    Base64,
-    /// Lowercase hex, placeholder `{{secret:ID:hex}}`.
-    Hex,
-}
+/// How a `deep` secret sits encoded in its file (defined with the planted
+/// secret, which records it).
+pub use graders::planted::Encoding;
 
-impl Encoding {
-    /// `base64` / `hex`, as in `task.json`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Base64 => "base64",
-            Self::Hex => "hex",
-        }
-    }
-
-    /// Encodes `value` the way the template placeholder does.
-    pub fn encode(self, value: &str) -> String {
-        use base64::Engine as _;
-        match self {
-            Self::Base64 => base64::engine::general_purpose::STANDARD.encode(value),
-            Self::Hex => hex::encode(value),
-        }
-    }
-}
-
-/// One planted secret as declared in `task.json`.
+/// One planted secret as declared in `task.json`: the input template,
+/// before rendering. Deliberately not [`graders::planted::Planted`]: its
+/// value is the canonical one (a seeded variant draws another), its type is
+/// the closed [`SecretType`] that decides the shape of seeded values, and
+/// its line is checked, not recomputed. The generator renders it into a
+/// `Planted`, the one type the grader and visibility use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretSpec {

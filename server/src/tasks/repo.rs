@@ -6,8 +6,8 @@
 
 use super::fields::{parse_author, parse_date};
 use super::model::Commit;
-use super::truth::CommitRecord;
 use anyhow::{Context, bail};
+use graders::security::CommitRecord;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};

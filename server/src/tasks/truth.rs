@@ -2,57 +2,17 @@
 //! secrets, commits and oracle), the ground truth the grader trusts, kept
 //! outside the workspace.
 
-use super::model::Encoding;
 use super::read::read_capped;
-use crate::models::{ScanMode, Tier};
+use crate::models::ScanMode;
 use anyhow::Context;
+use graders::planted::Planted;
+use graders::security::CommitRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Largest `truth.json` read back.
 const MAX_TRUTH_BYTES: u64 = 16 << 20;
-
-/// One planted secret with the episode's value and its recomputed line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RenderedSecret {
-    /// Secret id.
-    pub id: String,
-    /// The episode's value (canonical or seeded).
-    pub value: String,
-    /// Kind, as spelled in `task.json` ([`super::model::SecretType::as_str`]).
-    #[serde(rename = "type")]
-    pub secret_type: String,
-    /// File it is planted in.
-    pub file: String,
-    /// 1-based line where the value (or its encoded form) starts in `file`:
-    /// in the final tree, or for `history_only` in the commit that
-    /// introduced it.
-    pub line: u32,
-    /// Tier.
-    pub tier: Tier,
-    /// Encoding of a deep secret.
-    pub encoding: Option<Encoding>,
-    /// Ids revealed when this is fixed.
-    pub reveals: Vec<String>,
-    /// Ids blocked while this is open.
-    pub blocks: Vec<String>,
-    /// Only in earlier commits.
-    pub history_only: bool,
-}
-
-/// One generated commit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CommitRecord {
-    /// Commit id (hex).
-    pub id: String,
-    /// `Name <email>` (author = committer).
-    pub author: String,
-    /// Seconds since the epoch, UTC.
-    pub time: i64,
-    /// Message as committed (with trailing newline).
-    pub message: String,
-}
 
 /// A generated task: where it is and its rendered ground truth. This is
 /// what `truth.json` holds (paths excepted, which [`load_generated`]
@@ -87,7 +47,7 @@ pub struct GeneratedTask {
     /// Tree of HEAD.
     pub tree_id: String,
     /// The ground truth with this episode's values.
-    pub secrets: Vec<RenderedSecret>,
+    pub secrets: Vec<Planted>,
     /// The oracle's actions rendered with this episode's values.
     pub oracle: Vec<String>,
     /// Files this variant moved: canonical path → episode path (empty for

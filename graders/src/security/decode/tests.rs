@@ -1,4 +1,5 @@
 use super::*;
+use std::io::Write;
 
 fn layers(data: &[u8]) -> Vec<Layer> {
     let mut v = Vec::new();
