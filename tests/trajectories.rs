@@ -55,6 +55,29 @@ async fn trajectory(c: &reqwest::Client, base: &str, sid: &str) -> (u16, Option<
     (status, live, r.text().await.unwrap())
 }
 
+/// The first visible secret's raw value and file (`/state?reveal=true`),
+/// once a step (the scanner) has made one visible.
+async fn first_revealed(c: &reqwest::Client, base: &str, sid: &str) -> (String, String) {
+    let st: Value = c
+        .get(format!("{base}/state"))
+        .query(&[("session_id", sid), ("reveal", "true")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let secret = st["revealed"][0]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a visible secret after the scanner: {st}"))
+        .to_string();
+    let file = st["observation"]["visible_secrets"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (secret, file)
+}
+
 fn lines(body: &str) -> Vec<Value> {
     body.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -90,23 +113,7 @@ async fn a_trajectory_survives_close_matches_the_episode_and_expires() {
         }
     };
     replies.push(step("run_scanner".into()).await);
-    let st: Value = c
-        .get(format!("{base}/state"))
-        .query(&[("session_id", sid.as_str()), ("reveal", "true")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let secret = st["revealed"][0]["value"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a visible secret after the scanner: {st}"))
-        .to_string();
-    let file = st["observation"]["visible_secrets"][0]["file"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (secret, file) = first_revealed(&c, &base, &sid).await;
     assert!(secret.len() >= 8, "{secret}");
     // Its value in an action and in the output.
     replies.push(step(format!("cat {file}")).await);
@@ -232,20 +239,7 @@ async fn encoded_planted_values_never_reach_a_trajectory() {
         }
     };
     step("run_scanner".into()).await;
-    let st: Value = c
-        .get(format!("{base}/state"))
-        .query(&[("session_id", sid.as_str()), ("reveal", "true")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let secret = st["revealed"][0]["value"].as_str().unwrap().to_string();
-    let file = st["observation"]["visible_secrets"][0]["file"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (secret, file) = first_revealed(&c, &base, &sid).await;
     // The grader reads only the id and the value (the rest is the ground
     // truth's description of where it was planted).
     let index = graders::security::PlantedIndex::new(&[graders::security::Planted {

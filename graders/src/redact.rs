@@ -142,18 +142,15 @@ impl Redactor {
     /// joined. Strings repeated from step to step (the task's description,
     /// the file list) are answered by the index's closure cache.
     pub fn redact_planted_json(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
-        self.redact_strings(index, v);
-    }
-
-    fn redact_strings(&self, index: &PlantedIndex, v: &mut serde_json::Value) {
         use serde_json::Value;
         match v {
             Value::String(s) => *s = self.redact_planted(index, s),
-            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_strings(index, x)),
+            Value::Array(a) => a
+                .iter_mut()
+                .for_each(|x| self.redact_planted_json(index, x)),
             Value::Object(m) => {
-                let old = std::mem::take(m);
-                for (k, mut x) in old {
-                    self.redact_strings(index, &mut x);
+                for (k, mut x) in std::mem::take(m) {
+                    self.redact_planted_json(index, &mut x);
                     let mut key = self.redact_planted(index, &k);
                     while m.contains_key(&key) {
                         key.push('~');

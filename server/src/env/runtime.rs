@@ -353,30 +353,17 @@ impl TaskRuntime {
     /// agent controls (`action` and `observation`): verbatim, and in every
     /// encoded, transformed or split form the security grader would count
     /// as the value (`Redactor::redact_planted_json`). It costs a decoder
-    /// closure over each new string: about 3 ms per KiB of output in a
-    /// release build (repeated strings, and output equal to a graded
-    /// file's bytes, are answered from the index's cache). The line's own
-    /// fields (`event`, `step`, `reward`…) are the server's and kept as
-    /// they are, so a reader can always parse it.
+    /// closure over each new string (measured in a release build: 6.6 ms
+    /// per KiB for two passes, so about half that for the one pass made
+    /// here; repeated strings, and output equal to a graded file's bytes,
+    /// are answered from the index's cache). The line's own fields
+    /// (`event`, `step`, `reward`…) are the server's and kept as they
+    /// are, so a reader can always parse it.
     pub fn redact_line(&self, mut line: serde_json::Value) -> serde_json::Value {
         const AGENT_PARTS: [&str; 2] = ["action", "observation"];
-        let Some(obj) = line.as_object_mut() else {
-            return line;
-        };
-        let taken: Vec<Option<serde_json::Value>> =
-            AGENT_PARTS.iter().map(|k| obj.remove(*k)).collect();
-        let mut all = serde_json::Value::Array(
-            taken
-                .iter()
-                .map(|p| p.clone().unwrap_or(serde_json::Value::Null))
-                .collect(),
-        );
-        self.redactor.redact_planted_json(&self.planted, &mut all);
-        if let serde_json::Value::Array(done) = all {
-            for ((k, v), was) in AGENT_PARTS.iter().zip(done).zip(&taken) {
-                if was.is_some() {
-                    obj.insert((*k).to_string(), v);
-                }
+        for part in AGENT_PARTS {
+            if let Some(v) = line.get_mut(part) {
+                self.redactor.redact_planted_json(&self.planted, v);
             }
         }
         line
