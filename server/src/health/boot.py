@@ -45,6 +45,20 @@ run, server/src/health/scratch.rs) and it waits at the start signal, the
 key arriving on stdin. The suite list and the suite's sources are read
 after it. A cold run gets the key on stdin at once: both runs are the same
 process doing the same things in the same order.
+
+The runner (``SECAUDIT_RUNNER=1``, server/src/health/runner.rs): the same
+start-up, once, then a loop that forks one run per key line instead of
+running one itself. Each fork is the process a staged run would be from
+its start signal on, plus, before any code under test: stdin, stdout and
+stderr on /dev/null (they are the runner's control pipes), and a Landlock
+domain of its own (``make_confiner``) that lets it write only beneath the
+copy, the output directory and /tmp (all three emptied by the grader
+between runs) and refuses it any signal, ptrace or abstract socket to a
+process outside the run: the runner cannot be reached, and a later run
+inherits nothing but the runner's untouched memory. After each run the
+runner, the sandbox's subreaper, kills every other process of the sandbox
+before it answers. A kernel without Landlock signal scoping (ABI < 6)
+gets no runner: it answers ``NORUNNER`` and the grader runs staged.
 """
 
 
@@ -61,6 +75,9 @@ def _grader_main():
     # The key's bounds (the grader sends 64 hex digits), and the exit code
     # of a run that got none.
     MIN_KEY, MAX_KEY, NO_START = 32, 256, 125
+    # A forked run that could not be confined (the runner reports it; the
+    # grader runs the copy again cold).
+    CONFINE_EXIT = 124
     MAX_SUITE_FILE = 4 << 20
     boot_dir = os.path.dirname(os.path.abspath(__file__))
     out_dir = os.environ.get("SECAUDIT_GRADER_OUT", "/grader-out")
@@ -93,7 +110,7 @@ def _grader_main():
 
     getframe = sys._getframe
     _exit = os._exit
-    o_open, o_write, o_close = os.open, os.write, os.close
+    o_open, o_write, o_close, o_read = os.open, os.write, os.close, os.read
 
     def die(reason, _open=o_open, _write=o_write, _exit=_exit, _tp=tamper_path,
             _flags=os.O_WRONLY | os.O_APPEND):
@@ -104,14 +121,72 @@ def _grader_main():
             pass
         _exit(TAMPER_EXIT)
 
-    for name in ("tamper", "verdicts"):
-        o_close(o_open(out_dir + "/" + name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    def fresh_outputs(_open=o_open, _close=o_close, _od=out_dir,
+                      _flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+        for name in ("tamper", "verdicts"):
+            _close(_open(_od + "/" + name, _flags, 0o600))
+
+    fresh_outputs()
+    runner = os.environ.get("SECAUDIT_RUNNER") == "1"
+
+    def make_confiner(ct, libc):
+        """The Landlock confinement of one forked run, or None when the
+        kernel cannot scope signals (Landlock ABI < 6): writes only beneath
+        the run's own directories (the copy, the output, its /tmp) and to
+        existing device files, no signal to and no abstract socket of any
+        process outside the run (the runner, the sandbox's init). Landlock
+        also refuses ptrace of a process outside the run's domain."""
+        import struct
+
+        sc = libc.syscall
+        sc.restype = ct.c_long
+        u32, i32, size = ct.c_uint32, ct.c_int, ct.c_size_t
+        if sc(444, None, size(0), u32(1)) < 6:  # LANDLOCK_CREATE_RULESET_VERSION
+            return None
+        # WRITE_FILE, REMOVE_DIR/FILE, MAKE_CHAR/DIR/REG/SOCK/FIFO/BLOCK/SYM,
+        # REFER, TRUNCATE: every right that changes the file system.
+        write = 2 | 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096 | 8192 | 16384
+        dev = 2 | 16384  # writing existing device files (/dev/null)
+        scope = 1 | 2  # ABSTRACT_UNIX_SOCKET, SIGNAL
+        attr = struct.pack("=QQQ", write, 0, scope)
+        dirs = ((ws_root, write), (out_dir, write), ("/tmp", write), ("/dev", dev))
+
+        def confine(_sc=sc, _buf=ct.create_string_buffer, _pack=struct.pack, _u32=u32,
+                    _i32=i32, _size=size, _attr=attr, _dirs=dirs, _prctl=libc.prctl,
+                    _open=o_open, _close=o_close, _path=os.O_PATH):
+            rs = _sc(444, _buf(_attr, len(_attr)), _size(len(_attr)), _u32(0))
+            if rs < 0:
+                return False
+            try:
+                for path, access in _dirs:
+                    fd = _open(path, _path)
+                    try:
+                        rule = _pack("=Qi", access, fd)
+                        if _sc(445, _i32(rs), _i32(1), _buf(rule, len(rule)), _u32(0)) != 0:
+                            return False
+                    finally:
+                        _close(fd)
+                if _prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                    return False
+                return _sc(446, _i32(rs), _u32(0)) == 0
+            finally:
+                _close(rs)
+
+        return confine
 
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
         die("could not make the test process non-dumpable")
+    # A runner (see "The runner" in the module notes) keeps what confines
+    # each run it forks, and adopts whatever a run leaves behind.
+    confine = None
+    if runner:
+        confine = make_confiner(ctypes, libc)
+        if confine is None or libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+            o_write(1, b"NORUNNER\n")
+            _exit(NO_START)
     del libc
     for n in [n for n in sys.modules if n in ("ctypes", "_ctypes") or n.startswith("ctypes.")]:
         del sys.modules[n]
@@ -823,24 +898,99 @@ def _grader_main():
     from _pytest.junitxml import mangle_test_address
     from _pytest.outcomes import Skipped
 
+    # ---- the runner --------------------------------------------------------
+    def sweep(me, _listdir=os.listdir, _kill=os.kill, _wait=os.waitpid, _int=int):
+        """Kills and reaps every process of the sandbox but its init and
+        this runner (what a run left behind is this runner's, its
+        subreaper's, to reap). False if some survive."""
+        keep = (1, me, os.getppid())
+        for _ in range(200):
+            others = [_int(p) for p in _listdir("/proc") if p.isdigit() and _int(p) not in keep]
+            if not others:
+                return True
+            for p in others:
+                try:
+                    _kill(p, 9)
+                except OSError:
+                    pass
+            while True:
+                try:
+                    pid, _st = _wait(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+            time.sleep(0.001)
+        return False
+
+    def serve_runs(confine, fresh, st, _read=o_read, _write=o_write, _fork=os.fork,
+                   _wait=os.waitpid, _code=os.waitstatus_to_exitcode, _sweep=sweep,
+                   _open=o_open, _close=o_close, _dup2=os.dup2, _exit=_exit):
+        """The runner's loop: one key per line on stdin; for each, a
+        forked run confined by Landlock, then every process it left
+        killed, then `R <exit code>` (negative: the signal) on stdout. End
+        of file: exit. The key is read before the fork and lives only in
+        that run (and, once the run is over, as garbage here)."""
+        me = os.getpid()
+        buf = b""
+        while True:
+            while b"\n" not in buf:
+                if len(buf) > MAX_KEY + 1:
+                    _exit(NO_START)
+                chunk = _read(0, 4096)
+                if not chunk:
+                    _exit(0)
+                buf += chunk
+            line, _nl, buf = buf.partition(b"\n")
+            key = line.strip()
+            if not MIN_KEY <= len(key) <= MAX_KEY:
+                _exit(NO_START)
+            # The hook stays out of the fork and the confinement (its own
+            # ctypes events): trusted code only, no code under test exists.
+            st[0] = True
+            pid = _fork()
+            if pid == 0:
+                nul = _open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    _dup2(nul, fd)
+                _close(nul)
+                if not confine():
+                    _exit(CONFINE_EXIT)
+                fresh()
+                st[0] = False
+                return key
+            st[0] = False
+            _pid, status = _wait(pid, 0)
+            if not _sweep(me):
+                _write(1, b"DIRTY\n")
+                _exit(0)
+            _write(1, b"R %d\n" % _code(status))
+
     # ---- the start signal ------------------------------------------------
     # The per-run key, on stdin, then end of file: it lives only in this
     # process (non-dumpable, above: no other process of the sandbox uid
     # can read its memory or ptrace it). No key: the grader dropped this
     # run unused, and nothing runs.
     startup_ms = int((time.monotonic() - started) * 1000)
-    key = b""
-    while len(key) <= MAX_KEY:
-        chunk = os.read(0, MAX_KEY + 1 - len(key))
-        if not chunk:
-            break
-        key += chunk
-    key = key.strip()
-    if not MIN_KEY <= len(key) <= MAX_KEY:
-        _exit(NO_START)
-    nul = o_open(os.devnull, os.O_RDONLY)
-    os.dup2(nul, 0)
-    o_close(nul)
+    if runner:
+        # Returns only in a forked run, with its key; its start-up was
+        # the fork.
+        key = serve_runs(confine, fresh_outputs, state)
+        startup_ms = 0
+        del confine
+    else:
+        key = b""
+        while len(key) <= MAX_KEY:
+            chunk = os.read(0, MAX_KEY + 1 - len(key))
+            if not chunk:
+                break
+            key += chunk
+        key = key.strip()
+        if not MIN_KEY <= len(key) <= MAX_KEY:
+            _exit(NO_START)
+        nul = o_open(os.devnull, os.O_RDONLY)
+        os.dup2(nul, 0)
+        o_close(nul)
     macs = chain(key)
     next(macs)
     del key

@@ -142,6 +142,7 @@ mod copy;
 mod lint;
 mod manifest;
 mod run;
+mod runner;
 mod scratch;
 
 pub use crate::treecopy::CopyBudget;
@@ -152,6 +153,7 @@ use graders::health_score::{HealthScore, score};
 pub use lint::TAMPER_TOKENS;
 use lint::lint_tree;
 use run::BOOT_PY;
+pub use runner::RUNNERS_PER_GRADER;
 pub use scratch::STAGED_RUNS;
 use scratch::StagedPool;
 
@@ -166,6 +168,10 @@ pub struct HealthGrader {
     staged: Option<Arc<StagedPool>>,
     /// Runs that a staged sandbox served (for tests and benchmarks).
     staged_runs: std::sync::atomic::AtomicU64,
+    /// Runners that fork each run ([`runner`]); None: staged or cold.
+    runners: Option<runner::Runners>,
+    /// Runs that a runner served (for tests and benchmarks).
+    runner_runs: std::sync::atomic::AtomicU64,
     /// Tests only: run plain pytest without the bootstrap, to show what a
     /// payload does to an unguarded run.
     bare: bool,
@@ -212,13 +218,23 @@ impl HealthGrader {
             cache: Mutex::default(),
             staged: Some(Arc::default()),
             staged_runs: Default::default(),
+            runners: Some(runner::Runners::default()),
+            runner_runs: Default::default(),
             bare: false,
         }
     }
 
-    /// Every run cold: no staged runs ([`scratch`]), for comparisons.
+    /// Every run cold: no runners, no staged runs ([`scratch`]), for
+    /// comparisons.
     pub fn without_staging(mut self) -> Self {
         self.staged = None;
+        self.runners = None;
+        self
+    }
+
+    /// Staged or cold runs only, no runners ([`runner`]), for comparisons.
+    pub fn without_runners(mut self) -> Self {
+        self.runners = None;
         self
     }
 
@@ -282,6 +298,49 @@ impl HealthGrader {
         if expected.total == 0 || expected.names.is_empty() {
             return fail("empty test manifest".into());
         }
+        // A runner that fails once it has the copy gets no second chance:
+        // the grade starts over from a fresh copy, without runners.
+        let mut retried = None;
+        for with_runner in [true, false] {
+            match self
+                .grade_once(workspace, pristine_dir, template, expected, with_runner)
+                .await
+            {
+                Ok(graded) => return graded,
+                Err(why) => retried = Some(why),
+            }
+        }
+        fail(format!(
+            "the health run failed twice ({})",
+            retried.unwrap_or_default()
+        ))
+    }
+
+    /// One attempt of [`HealthGrader::grade_inner`]; `Err` only when a
+    /// runner took the copy and failed (the reason).
+    async fn grade_once(
+        &self,
+        workspace: &Path,
+        pristine_dir: &Path,
+        template: &Path,
+        expected: &ExpectedTests,
+        with_runner: bool,
+    ) -> Result<TimedGrade, String> {
+        let total = expected.total;
+        let fail = |error: String| {
+            Ok(TimedGrade {
+                summary: HealthSummary {
+                    passed: 0,
+                    failed: total,
+                    errors: 0,
+                    total,
+                    score: 0.0,
+                    cached: false,
+                    error: Some(error),
+                },
+                in_pytest: None,
+            })
+        };
         let prepared = match self.prepare(workspace, pristine_dir).await {
             Ok(p) => p,
             Err(e) => return fail(e),
@@ -302,16 +361,34 @@ impl HealthGrader {
         let key = cache_key(&prepared.hash, expected);
         if let Some(mut hit) = self.cache.lock().expect("health cache poisoned").get(&key) {
             hit.cached = true;
-            return TimedGrade {
+            return Ok(TimedGrade {
                 summary: hit,
                 in_pytest: None,
-            };
+            });
         }
-        let (run, canary) = match self.run_pytest(prepared).await {
-            Ok(r) => r,
-            // The sandbox could not start: an infrastructure error, not a
-            // property of the tree, so it is not cached.
-            Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
+        let runners = self
+            .runners
+            .as_ref()
+            .filter(|r| with_runner && !self.bare && r.usable());
+        let prepared = match runners {
+            Some(r) => match self.run_in_runner(r, prepared).await {
+                runner::Outcome::Ran(run, canary) => Err((run, canary)),
+                runner::Outcome::NotStarted(p) => Ok(p),
+                runner::Outcome::Retry(why) => {
+                    tracing::warn!(reason = %why, "a health runner failed; grading again cold");
+                    return Err(why);
+                }
+            },
+            None => Ok(prepared),
+        };
+        let (run, canary) = match prepared {
+            Err(ran) => ran,
+            Ok(p) => match self.run_pytest(p).await {
+                Ok(r) => r,
+                // The sandbox could not start: an infrastructure error, not
+                // a property of the tree, so it is not cached.
+                Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
+            },
         };
         let scored = score(&run, expected, self.limits.wall, &canary);
         let graded = TimedGrade {
@@ -322,7 +399,7 @@ impl HealthGrader {
             .lock()
             .expect("health cache poisoned")
             .put(key, graded.summary.clone());
-        graded
+        Ok(graded)
     }
 
     /// Copies, cleans and restores the tree in a scratch directory

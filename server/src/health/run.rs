@@ -157,11 +157,7 @@ impl HealthGrader {
             pool.refill(&self.sandbox, &self.limits, Self::pytest_request);
         }
         let (scratch, canary) = armed?;
-        let key = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
+        let key = run_key();
         let mut req = Self::request_for(&self.sandbox, &self.limits, &scratch, self.bare);
         req.owned_by = owner;
         req.stdin = Some(key.clone().into_bytes());
@@ -174,27 +170,60 @@ impl HealthGrader {
             self.staged_runs
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        // The bootstrap locks the output directory (0500) against code
-        // under test; give it back so the scratch can be removed.
-        let _ = std::fs::set_permissions(&scratch.out, std::fs::Permissions::from_mode(0o700));
-        let report = read_report(&scratch.out.join("report.xml"), out.exit_code);
-        let verdicts = read_bounded(&scratch.out.join("verdicts"), MAX_VERDICT_BYTES)
-            .map_err(|e| format!("the grader bootstrap wrote no verdicts ({e})"));
-        let tamper = read_bounded(&scratch.out.join("tamper"), 4096)
-            .ok()
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-            .filter(|t| !t.is_empty());
-        let run = RunResult {
-            staged: out.warm,
-            duration: out.duration,
-            exit_code: out.exit_code,
-            timed_out: out.timed_out,
-            report,
-            verdicts,
-            tamper,
+        let run = read_back(
+            &scratch,
+            Ended {
+                staged: out.warm,
+                duration: out.duration,
+                exit_code: out.exit_code,
+                timed_out: out.timed_out,
+            },
             key,
-        };
+        );
         Ok((run, canary))
+    }
+}
+
+/// How a run ended, whoever ran it.
+pub(super) struct Ended {
+    /// Its start-up was paid before the key (a staged run, a runner's).
+    pub staged: bool,
+    pub duration: std::time::Duration,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+}
+
+/// A fresh per-run key: 64 hex digits.
+pub(super) fn run_key() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Reads back what a run wrote into its `out/`: the report, the verdicts
+/// and the tamper note, each bounded and never through a link.
+pub(super) fn read_back(scratch: &Scratch, ended: Ended, key: String) -> RunResult {
+    // Code under test may have taken the output directory's permissions
+    // away; give them back so it can be read and removed.
+    let _ = std::fs::set_permissions(&scratch.out, std::fs::Permissions::from_mode(0o700));
+    let report = read_report(&scratch.out.join("report.xml"), ended.exit_code);
+    let verdicts = read_bounded(&scratch.out.join("verdicts"), MAX_VERDICT_BYTES)
+        .map_err(|e| format!("the grader bootstrap wrote no verdicts ({e})"));
+    let tamper = read_bounded(&scratch.out.join("tamper"), 4096)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .filter(|t| !t.is_empty());
+    RunResult {
+        staged: ended.staged,
+        duration: ended.duration,
+        exit_code: ended.exit_code,
+        timed_out: ended.timed_out,
+        report,
+        verdicts,
+        tamper,
+        key,
     }
 }
 

@@ -38,6 +38,9 @@ pub(super) struct Scratch {
     pub out: PathBuf,
     /// The bootstrap and its suite list, bound read-only.
     pub boot: PathBuf,
+    /// A runner's own `/tmp` (with `home/`), bound read-write and emptied
+    /// between its runs; None for a one-run scratch (bwrap's tmpfs).
+    pub tmp: Option<PathBuf>,
 }
 
 impl Scratch {
@@ -60,6 +63,7 @@ impl Scratch {
             tree,
             out,
             boot,
+            tmp: None,
         };
         if let Some((uid, gid)) = owner {
             s.hand_to(uid, gid)?;
@@ -67,9 +71,53 @@ impl Scratch {
         Ok(s)
     }
 
-    /// Gives `ws/` and `out/`, with everything in them, to `uid`.
+    /// A runner's scratch: [`Scratch::new`] plus its own `tmp/`.
+    pub fn for_runner(owner: Option<(u32, u32)>) -> io::Result<Scratch> {
+        let mut s = Scratch::new(None)?;
+        let tmp = s.dir.path().join("tmp");
+        std::fs::create_dir(&tmp)?;
+        std::fs::create_dir(tmp.join("home"))?;
+        s.tmp = Some(tmp);
+        if let Some((uid, gid)) = owner {
+            s.hand_to(uid, gid)?;
+        }
+        Ok(s)
+    }
+
+    /// Empties `ws/`, `out/` and `tmp/` (recreating `tmp/home`) for the
+    /// next run, and gives the three directories back their modes: a run
+    /// may have changed both. The directories themselves stay (they are
+    /// bound into a running sandbox).
+    pub fn empty_for_next(&self) -> io::Result<()> {
+        for d in [Some(&self.tree), Some(&self.out), self.tmp.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+            for e in std::fs::read_dir(d)? {
+                let e = e?;
+                let p = e.path();
+                if e.file_type()?.is_dir() {
+                    let _ = make_removable(&p);
+                    std::fs::remove_dir_all(&p)?;
+                } else {
+                    std::fs::remove_file(&p)?;
+                }
+            }
+        }
+        if let Some(tmp) = &self.tmp {
+            std::fs::create_dir(tmp.join("home"))?;
+        }
+        Ok(())
+    }
+
+    /// Gives `ws/` and `out/` (and a runner's `tmp/`), with everything in
+    /// them, to `uid`.
     pub fn hand_to(&self, uid: u32, gid: u32) -> io::Result<()> {
-        for d in [&self.tree, &self.out] {
+        for d in [Some(&self.tree), Some(&self.out), self.tmp.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             prepare_workspace_owner(d, uid, gid)?;
         }
         std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o711))
@@ -84,6 +132,23 @@ impl Scratch {
         }
         Ok(())
     }
+}
+
+/// Makes every directory under `dir` writable and searchable by its
+/// owner, so that a tree a run left with `chmod 000` directories can be
+/// removed by a server that is not root.
+fn make_removable(dir: &Path) -> io::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700))?;
+        for e in std::fs::read_dir(&d)? {
+            let e = e?;
+            if e.file_type()?.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes a root-owned, world-readable file (bound read-only).

@@ -132,7 +132,9 @@ async fn passing_suite_scores_one() {
 /// have none.
 #[tokio::test]
 async fn staged_runs_grade_like_cold_runs() {
-    let Some(g) = grader(30) else { return };
+    let Some(g) = grader(30).map(HealthGrader::without_runners) else {
+        return;
+    };
     let cold = grader(30).unwrap().without_staging();
     let (_d, ws, pristine) = fixture();
     let exp = manifest(&g, &ws, &pristine).await;
@@ -174,6 +176,230 @@ async fn staged_runs_grade_like_cold_runs() {
     // run, the first, started cold.
     let want = if bwrap { trees.len() as u64 } else { 0 };
     assert_eq!(g.staged_runs(), want);
+}
+
+/// The trees of [`staged_runs_grade_like_cold_runs`]: passing, failing,
+/// broken at import, tampering, edited.
+fn graded_trees() -> [String; 6] {
+    [
+        APP.to_string(),
+        APP.replace("a * b", "a * b + 1"),
+        format!("{APP}\nraise ImportError('broken at import')\n"),
+        format!("import sys\nsys._getframe(0)\n{APP}"),
+        format!("{APP}\n# edited\n"),
+        APP.replace("a + b", "a - b"),
+    ]
+}
+
+/// Asserts that `g` and a cold grader grade the workspace alike.
+async fn same_as_cold(
+    g: &HealthGrader,
+    cold: &HealthGrader,
+    ws: &Path,
+    pristine: &Path,
+    exp: &ExpectedTests,
+    what: &str,
+) {
+    let a = grade(g, ws, pristine, exp).await;
+    let b = grade(cold, ws, pristine, exp).await;
+    assert!(!a.cached && !b.cached, "{what}");
+    let tampered = |s: &HealthSummary| s.error.as_deref().is_some_and(|e| e.contains("tamper"));
+    assert_eq!(
+        (a.passed, a.failed, a.errors, a.score, tampered(&a)),
+        (b.passed, b.failed, b.errors, b.score, tampered(&b)),
+        "{what}: {a:?} vs cold {b:?}"
+    );
+}
+
+/// Runs forked from a runner grade every tree exactly as a cold run
+/// does, and under bwrap (with Landlock signal scoping, which CI's kernel
+/// has) a runner serves every one of them.
+#[tokio::test]
+async fn runner_runs_grade_like_cold_runs() {
+    let Some(g) = grader(30) else { return };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let before = g.runner_runs();
+    let trees = graded_trees();
+    for (i, app) in trees.iter().enumerate() {
+        write(&ws, "app.py", app);
+        same_as_cold(&g, &cold, &ws, &pristine, &exp, &format!("tree {i}")).await;
+    }
+    assert_eq!(cold.runner_runs(), 0);
+    if g.sandbox.tier() == crate::sandbox::Tier::Bwrap {
+        assert_eq!(g.runner_runs() - before, trees.len() as u64);
+    }
+}
+
+/// Processes of this host running the bootstrap in runner mode as one of
+/// `uids`: (pid, parent pid). A runner's forked runs look the same; the
+/// runner is the one whose parent is not one of them.
+fn runner_processes(uids: &[u32]) -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let has = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        if !has(&cmd, b"/grader-boot/boot.py") || !has(&env, b"SECAUDIT_RUNNER=1") {
+            continue;
+        }
+        let uid = std::fs::metadata(format!("/proc/{pid}")).map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid()
+        });
+        if !uid.is_ok_and(|u| uids.contains(&u)) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        out.push((pid, ppid));
+    }
+    out
+}
+
+/// Kills the runners running as `uids` (not their runs): what a runner
+/// crash does.
+fn kill_runners(uids: &[u32]) -> usize {
+    let procs = runner_processes(uids);
+    let pids: Vec<i32> = procs.iter().map(|p| p.0).collect();
+    let mut n = 0;
+    for (pid, ppid) in &procs {
+        if !pids.contains(ppid) {
+            let killed = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            n += usize::from(killed);
+        }
+    }
+    n
+}
+
+/// A run that tries everything it can against the runner and the runs
+/// after it gets nothing: its signals to every process it can name are
+/// refused outside its own, what it writes is gone, the process it leaves
+/// to edit the next run's copy is killed, and the runner serves the next
+/// run, which grades as a cold run does.
+#[tokio::test]
+async fn a_hostile_run_reaches_neither_its_runner_nor_the_next_run() {
+    let Some(g) = grader(30) else { return };
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let hostile = format!(
+        "import os, signal, subprocess\n\
+         refused = 0\n\
+         for p in range(1, 4096):\n\
+         \x20   if p != os.getpid():\n\
+         \x20       try:\n\
+         \x20           os.kill(p, signal.SIGKILL)\n\
+         \x20       except PermissionError:\n\
+         \x20           refused += 1\n\
+         \x20       except OSError:\n\
+         \x20           pass\n\
+         assert refused >= 2, refused\n\
+         open('/tmp/planted', 'w').write('x')\n\
+         open('/tmp/home/planted', 'w').write('x')\n\
+         open('/grader-out/planted', 'w').write('x')\n\
+         subprocess.Popen(['/usr/bin/bash', '-c', 'sleep 1; touch /workspace/planted /tmp/late'], start_new_session=True)\n\
+         {APP}"
+    );
+    write(&ws, "app.py", &hostile);
+    let first = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(
+        first.score, 1.0,
+        "the hostile run's own checks held: {first:?}"
+    );
+    let served = g.runner_runs();
+    // The next run waits past the leftover's second, then looks.
+    let observer = format!(
+        "import os, time\n\
+         time.sleep(1.5)\n\
+         SEEN = [p for p in ('/tmp/planted', '/tmp/home/planted', '/grader-out/planted', '/workspace/planted', '/tmp/late') if os.path.exists(p)]\n\
+         {}",
+        APP.replace("return a + b", "return a + b + len(SEEN)")
+    );
+    write(&ws, "app.py", &observer);
+    same_as_cold(
+        &g,
+        &cold,
+        &ws,
+        &pristine,
+        &exp,
+        "the run after a hostile one",
+    )
+    .await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert!(s.cached && s.score == 1.0, "{s:?}");
+    assert_eq!(
+        g.runner_runs(),
+        served + 1,
+        "the runner served the next run"
+    );
+}
+
+/// A runner that dies, idle or in the middle of a run, is replaced: the
+/// run it had is graded again cold, exactly as a cold run grades it, and
+/// the next run gets a new runner.
+#[tokio::test]
+async fn a_runner_that_dies_is_replaced_and_its_run_graded_cold() {
+    let Some(g) = grader(30) else { return };
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    write(&ws, "app.py", &format!("{APP}\n# one\n"));
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "first").await;
+    let uids = g.idle_runner_uids();
+    assert!(kill_runners(&uids) >= 1, "no runner was up");
+    // The next run finds it dead (or, if the death is not seen yet, is
+    // graded again cold); the one after gets a new runner.
+    write(&ws, "app.py", &format!("{APP}\n# two\n"));
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "after an idle runner died").await;
+    write(&ws, "app.py", &format!("{APP}\n# three\n"));
+    let served = g.runner_runs();
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "later").await;
+    assert_eq!(g.runner_runs(), served + 1, "a new runner served it");
+    // Killed while its run sleeps at import.
+    write(&ws, "app.py", &format!("import time\ntime.sleep(2)\n{APP}"));
+    let served = g.runner_runs();
+    let uids = g.idle_runner_uids();
+    let killer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        kill_runners(&uids)
+    });
+    let a = grade(&g, &ws, &pristine, &exp).await;
+    assert!(killer.await.unwrap() >= 1, "no runner was up to kill");
+    assert_eq!(
+        g.runner_runs(),
+        served,
+        "the killed runner's run was not counted"
+    );
+    write(
+        &ws,
+        "app.py",
+        &format!("import time\ntime.sleep(2)\n{APP}\n# again\n"),
+    );
+    let b = grade(&cold, &ws, &pristine, &exp).await;
+    assert_eq!(
+        (a.passed, a.score, a.error.is_some()),
+        (b.passed, b.score, b.error.is_some()),
+        "{a:?} vs {b:?}"
+    );
 }
 
 /// A staged run dropped before its start signal runs nothing: its

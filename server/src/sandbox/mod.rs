@@ -47,6 +47,7 @@ mod exec;
 mod probe;
 mod procs;
 mod run;
+mod service;
 mod sys;
 mod tree;
 mod uids;
@@ -77,6 +78,7 @@ pub use config::*;
 pub use exec::*;
 pub use probe::*;
 use run::*;
+pub use service::*;
 pub use warm::*;
 
 /// uid that runs commands (and owns workspaces) when the server is root:
