@@ -72,6 +72,18 @@ const NOT_SECRET_SUFFIX: &[&str] = &[
     "_timeout",
     "_version",
     "_kind",
+    // UI text about a credential (`secret_question`, `password_hint`):
+    // i18n catalogues hold sentences under such keys.
+    "_question",
+    "_label",
+    "_hint",
+    "_message",
+    "_text",
+    "_prompt",
+    "_title",
+    "_description",
+    "_placeholder",
+    "_tooltip",
     "-file",
     "-path",
     "-url",
