@@ -443,8 +443,18 @@ pub(crate) fn find(
                 seg_end = e;
             }
             // The key the segment is the value of: before the token, or
-            // inside it for `KEY=value` written without spaces.
-            let key = value_key(&text[from..ts + s], &tok[s..]);
+            // inside it for `KEY=value` written without spaces. Read from
+            // at most LOOKBACK bytes back, so a long token of many
+            // segments costs linear time.
+            let key = if s == 0 || tb[s - 1] == b'=' {
+                let mut kf = (ts + s).saturating_sub(LOOKBACK).max(from);
+                while !text.is_char_boundary(kf) {
+                    kf += 1;
+                }
+                value_key(&text[kf..ts + s], &tok[s..])
+            } else {
+                ""
+            };
             if e - s >= MIN_PART
                 && e - s <= MAX_SEGMENT
                 && !is_id_key(key)
