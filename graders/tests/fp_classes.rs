@@ -583,6 +583,19 @@ fn hashes_ciphertext_public_ids_and_parameters() {
             "{\"secret_question\": \"What was the name of your first school?\"}\n",
         ),
         (
+            "App.xcodeproj/project.pbxproj",
+            "\t\tB344F66EED0B7EE380F807FA /* AppDelegate.swift in Sources */ = {isa = PBXBuildFile; fileRef = B325BDD311480DABD96809BF; };\n",
+        ),
+        (
+            "Assets/Player.cs.meta",
+            "fileFormatVersion: 2\nguid: 3a0fce48ee5b155a3298b58f5e667406\n",
+        ),
+        (
+            "docs/ssh.md",
+            "ED25519 key fingerprint is SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ.\n",
+        ),
+        ("mysql.md", "mysql -h db -u admin -p orders < dump.sql\n"),
+        (
             "terraform/.terraform.lock.hcl",
             "  hashes = [\n    \"h1:LXEWQrcmsEQBYnyp+6wy9chTD7GQPMTbAiWHF5IaSIE=\",\n    \"zh:6b1140bc204f1fed3acc6fb2221e80689bfe0a9ba8c846ecdf3a374bc5dd8ddf\",\n  ]\n",
         ),
@@ -602,6 +615,16 @@ fn hashes_ciphertext_public_ids_and_parameters() {
             "public/jwks.json",
             "{\"kty\": \"RSA\", \"d\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4vMzocp0VIpZ6u\"}\n",
             "djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4vMzocp0VIpZ6u",
+        ),
+        (
+            "src/main/resources/hibernate.cfg.xml",
+            "<property name=\"connection.password\">p-zDtYs4SQNSBNy</property>\n",
+            "p-zDtYs4SQNSBNy",
+        ),
+        (
+            "docs/runbook.md",
+            "mysql -h db.prod -u admin -p'evCmx1z6rT*%Nd5rF-GS*g' orders < dump.sql\n",
+            "evCmx1z6rT*%Nd5rF-GS*g",
         ),
         (
             "config/twilio.rb",

@@ -623,6 +623,69 @@ def encoded_config():
                     "html_b64": base64.b64encode(html.encode()).decode()}, indent=2))
 
 
+def round_two():
+    """Second pass of the adversary, after the first round's classes were
+    closed: build-tool ids, encoded public certificates, fingerprints,
+    CI credential references."""
+    # Xcode project: 24-hex uppercase object ids.
+    objs = [rs(24, "0123456789ABCDEF") for _ in range(4)]
+    neg("build-tool-id", "App.xcodeproj/project.pbxproj",
+        "// !$*UTF8*$!\n{\n\tarchiveVersion = 1;\n\tobjects = {\n"
+        f"\t\t{objs[0]} /* AppDelegate.swift in Sources */ = {{isa = PBXBuildFile; fileRef = {objs[1]} /* AppDelegate.swift */; }};\n"
+        f"\t\t{objs[2]} /* Foundation.framework */ = {{isa = PBXFileReference; lastKnownFileType = wrapper.framework; }};\n"
+        f"\t}};\n\trootObject = {objs[3]} /* Project object */;\n}}\n")
+    # Unity asset metadata.
+    neg("build-tool-id", "Assets/Scripts/Player.cs.meta",
+        f"fileFormatVersion: 2\nguid: {hexs(32)}\nMonoImporter:\n  externalObjects: {{}}\n  serializedVersion: 2\n")
+    # kubeconfig CA data and a webhook caBundle: base64 of a public PEM.
+    ca = base64.b64encode(("-----BEGIN CERTIFICATE-----\n" + wrap(cert_der()) + "\n-----END CERTIFICATE-----\n").encode()).decode()
+    neg("encoded-certificate", "k8s/webhook.yaml",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: policy\n"
+        f"webhooks:\n  - name: policy.acme.io\n    clientConfig:\n      service:\n        name: policy\n        namespace: system\n      caBundle: {ca}\n")
+    neg("encoded-certificate", "deploy/kubeconfig-ci.yaml",
+        "apiVersion: v1\nkind: Config\nclusters:\n  - name: prod\n    cluster:\n"
+        f"      certificate-authority-data: {ca}\n      server: https://k8s.prod.acme.io:6443\n"
+        "users:\n  - name: ci\n    user:\n      exec:\n        apiVersion: client.authentication.k8s.io/v1beta1\n"
+        "        command: aws\n        args: [eks, get-token, --cluster-name, prod]\n")
+    key = base64.b64encode(("-----BEGIN RSA PRIVATE KEY-----\n" + wrap(b64_bytes(600)) + "\n-----END RSA PRIVATE KEY-----\n").encode()).decode()
+    pos("encoded-private-key", "deploy/kubeconfig-admin.yaml",
+        f"apiVersion: v1\nkind: Config\nusers:\n  - name: admin\n    user:\n      client-certificate-data: {ca}\n"
+        f"      client-key-data: {key}\n")
+    # SSH and TLS fingerprints in docs.
+    neg("fingerprint", "docs/ssh.md",
+        "Verify the host key before the first connection:\n\n```\n"
+        f"ED25519 key fingerprint is SHA256:{base64.b64encode(hashlib.sha256(rs(8).encode()).digest()).decode().rstrip('=')}.\n"
+        f"RSA key fingerprint is SHA256:{base64.b64encode(hashlib.sha256(rs(8).encode()).digest()).decode().rstrip('=')}.\n```\n")
+    neg("fingerprint", ".sops.yaml",
+        "creation_rules:\n  - path_regex: secrets/prod/.*\n"
+        f"    pgp: '{rs(40, '0123456789ABCDEF')},{rs(40, '0123456789ABCDEF')}'\n"
+        f"    kms: 'arn:aws:kms:eu-west-1:{R.randint(10**11, 10**12-1)}:key/{uid()}'\n")
+    # CI credential references.
+    neg("reference", "Jenkinsfile",
+        "pipeline {\n  agent any\n  environment {\n    AWS_CREDS = credentials('aws-prod-deployer')\n  }\n  stages {\n"
+        "    stage('notify') {\n      steps {\n        withCredentials([string(credentialsId: 'slack-bot-token', variable: 'SLACK_TOKEN')]) {\n"
+        "          sh 'curl -H \"Authorization: Bearer $SLACK_TOKEN\" https://slack.com/api/chat.postMessage'\n"
+        "        }\n      }\n    }\n  }\n}\n")
+    neg("reference", ".gitlab-ci.yml",
+        "deploy:\n  image: alpine\n  script:\n    - echo \"$CI_REGISTRY_PASSWORD\" | docker login -u \"$CI_REGISTRY_USER\" --password-stdin $CI_REGISTRY\n"
+        "    - curl --header \"JOB-TOKEN: $CI_JOB_TOKEN\" $CI_API_V4_URL/projects\n  variables:\n    VAULT_AUTH_ROLE: deploy\n")
+    # npm metadata, GraphQL persisted queries, Dockerfile checksums.
+    neg("commit-ref", "node_modules/@acme/ui/package.json", json.dumps({
+        "name": "@acme/ui", "version": ver(), "gitHead": sha("sha1"),
+        "_resolved": f"https://npm.acme.io/@acme/ui/-/ui-{ver()}.tgz", "_integrity": sri()}, indent=2))
+    neg("hash", "src/graphql/persisted.json", json.dumps({
+        "GetOrders": {"version": 1, "sha256Hash": sha()},
+        "GetProfile": {"version": 1, "sha256Hash": sha()}}, indent=2))
+    neg("checksum", "docker/tools.Dockerfile",
+        f"FROM debian:12-slim\nADD --checksum=sha256:{sha()} https://github.com/acme/tool/releases/download/v1.2.0/tool.tgz /tmp/\n"
+        "RUN tar -xzf /tmp/tool.tgz -C /usr/local/bin\n")
+    # Postman collection with variables.
+    neg("reference", "postman/orders.postman_collection.json", json.dumps({
+        "info": {"_postman_id": uid(), "name": "Orders"},
+        "auth": {"type": "bearer", "bearer": [{"key": "token", "value": "{{access_token}}", "type": "string"}]},
+        "item": [{"name": "List", "request": {"method": "GET", "url": "{{base_url}}/orders"}}]}, indent=2))
+
+
 # ---------------------------------------------------------------- positives
 
 def akia():
@@ -765,7 +828,7 @@ def positives():
 
 def main():
     for gen in (lockfiles, digests_and_hashes, ids, public_material, encrypted,
-                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives):
+                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two):
         gen()
     path = os.path.join(HERE, "generator3.jsonl")
     with open(path, "w", encoding="utf-8") as f:

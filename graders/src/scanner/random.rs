@@ -63,6 +63,9 @@ const SHA_CONTEXT: &[&str] = &[
     "head",
     "tag",
     "reference",
+    "fingerprint",
+    "pgp",
+    "gpg",
 ];
 
 /// Words that mark a hex value of *any* length as a content hash when they
@@ -316,7 +319,8 @@ fn is_vcs_id(prefix: &str, after: &str, path: &str, whole_line: bool) -> bool {
     false
 }
 
-/// Lockfiles whose hex values are checksums.
+/// Lockfiles and generated project files whose hex values are checksums
+/// or object ids (Xcode's `project.pbxproj` names every object by 24 hex).
 fn is_lockfile(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     name == "go.sum"
@@ -327,6 +331,7 @@ fn is_lockfile(path: &str) -> bool {
         || name.ends_with(".lock.hcl")
         || name == "packed-refs"
         || name == ".git-blame-ignore-revs"
+        || name == "project.pbxproj"
 }
 
 fn is_token_byte(c: u8) -> bool {
@@ -413,6 +418,7 @@ pub(crate) fn find(
         let prefix = &text[from..ts];
         if (tok.bytes().all(|c| c.is_ascii_hexdigit()) && is_app_id_head(prefix))
             || is_arn_tail(prefix)
+            || is_digest_fingerprint(prefix, tok)
             || is_known_hosts_salt(&text[line_start..ts])
             || ltok.starts_with("nonce-")
         {
@@ -541,7 +547,8 @@ fn is_jose_part(seg: &str, dotted: bool) -> bool {
 /// and outputs of a cipher or hash (`iv`, `nonce`, `salt`, `tag`,
 /// `ciphertext`, `digest`, `txHash`), content validators (`etag`,
 /// `checksum`, `fingerprint`, `thumbprint`, `x5t`), key ids (`kid`) and
-/// domain-verification values, which are published in DNS by design.
+/// domain-verification values, which are published in DNS by design, and
+/// object ids (`guid`, `uuid`: Unity `.meta` files, .NET projects).
 const NON_SECRET_LAST_WORDS: &[&str] = &[
     "iv",
     "nonce",
@@ -559,6 +566,8 @@ const NON_SECRET_LAST_WORDS: &[&str] = &[
     "x5t",
     "kid",
     "verification",
+    "guid",
+    "uuid",
 ];
 
 /// Public members of a JSON Web Key (RFC 7517/7518): the modulus and
@@ -609,6 +618,26 @@ fn is_arn_tail(prefix: &str) -> bool {
         .next()
         .unwrap_or("");
     piece.starts_with("arn:")
+}
+
+/// True for a digest written as `SHA256:<base64>` (OpenSSH and TLS
+/// fingerprints, `ssh-keygen -l`): the prefix ends with the algorithm and
+/// a colon, and the base64 decodes to exactly that digest's length.
+fn is_digest_fingerprint(prefix: &str, tok: &str) -> bool {
+    let lp = prefix.to_ascii_lowercase();
+    let want = [
+        ("sha256:", 32),
+        ("sha1:", 20),
+        ("sha384:", 48),
+        ("sha512:", 64),
+        ("md5:", 16),
+    ]
+    .iter()
+    .find(|(p, _)| lp.ends_with(p))
+    .map(|&(_, n)| n);
+    // A sentence may end right after it (`… is SHA256:<b64>.`).
+    let tok = tok.trim_end_matches('.');
+    want.is_some_and(|n| b64_decode(tok).is_some_and(|b| b.len() == n))
 }
 
 /// True for the salt or the hashed host name of a hashed `known_hosts`
@@ -732,11 +761,12 @@ fn text_like(b: &[u8]) -> bool {
     printable && spaces * 24 >= b.len()
 }
 
-/// Lenient base64 decoding (standard or URL-safe alphabet, padding optional).
+/// Lenient base64 decoding (standard or URL-safe alphabet, padding
+/// optional; a dangling last character, which encodes no byte, is dropped).
 fn b64_decode(seg: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     let body = seg.trim_end_matches('=');
-    let whole = &body[..body.len() - body.len() % 4];
+    let whole = &body[..body.len() - usize::from(body.len() % 4 == 1)];
     let engine = base64::engine::general_purpose::GeneralPurpose::new(
         if body.contains(['-', '_']) {
             &base64::alphabet::URL_SAFE
@@ -1026,6 +1056,11 @@ mod tests {
                     "value sg-9f2c4e7a1b3d5f608e2a4c6b",
                     "sg-9f2c4e7a1b3d5f608e2a4c6b",
                 ),
+                // A digest-prefixed value of the wrong length is judged.
+                (
+                    "SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
+                    "uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
+                ),
                 // Hex of random bytes, not of text.
                 (
                     "blob 3ad77bb40d7a3660a89ecaf32466ef97 end",
@@ -1104,6 +1139,15 @@ mod tests {
                 (
                     "google-site-verification=-7COMvWJGf82KU84Giut5pI3y7-XpnW1C1by_Nl8X7M",
                     "dns verification",
+                ),
+                ("guid: 3a0fce48ee5b155a3298b58f5e667406", "unity guid"),
+                (
+                    "ED25519 key fingerprint is SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ.",
+                    "ssh fingerprint",
+                ),
+                (
+                    "    pgp: '0F1ACF4E76BAC9631AC371404B806B52D9A319B3,17EA75D2F2BD9D75B569F640F924B04C8FDCC30E'",
+                    "pgp fingerprints",
                 ),
             ],
         );
