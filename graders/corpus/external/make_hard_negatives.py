@@ -686,6 +686,53 @@ def round_two():
         "item": [{"name": "List", "request": {"method": "GET", "url": "{{base_url}}/orders"}}]}, indent=2))
 
 
+def nix32(n):
+    return rs(n, "0123456789abcdfghijklmnpqrsvwxyz")
+
+
+def round_three():
+    """Third pass: ids and hashes under other names, and committed
+    ciphertext of other tools (Rails, Pulumi, Travis, Chef)."""
+    oids = [f"{R.randint(0x5a000000, 0x67000000):08x}{hexs(16)}" for _ in range(4)]
+    neg("object-id", "tests/fixtures/orders.json", json.dumps([
+        {"_id": {"$oid": oids[0]}, "customer": {"$oid": oids[1]}, "total": 1299},
+        {"_id": {"$oid": oids[2]}, "customer": {"$oid": oids[3]}, "total": 450}], indent=2))
+    neg("object-id", "scripts/migrate.js",
+        f'db.orders.updateOne({{ _id: ObjectId("{oids[0]}") }}, {{ $set: {{ owner: ObjectId("{oids[1]}") }} }});\n')
+    neg("commit-ref", "deploy/release.env",
+        f"SENTRY_RELEASE={sha('sha1')}\nAPP_VERSION={sha('sha1')}\nBUILD_NUMBER=4812\n")
+    neg("ciphertext", "config/credentials.yml.enc",
+        f"{b64_bytes(180)}--{b64_bytes(12)}--{b64_bytes(16)}")
+    pos("rails-master-key", "config/master.key", hexs(32) + "\n")
+    neg("checksum", "nix/default.nix",
+        "{ pkgs ? import <nixpkgs> {} }:\npkgs.buildGoModule {\n  pname = \"acmectl\";\n  version = \"1.2.0\";\n"
+        f"  src = pkgs.fetchFromGitHub {{\n    owner = \"acme\";\n    repo = \"acmectl\";\n    rev = \"{sha('sha1')}\";\n"
+        f"    sha256 = \"{nix32(52)}\";\n  }};\n  vendorHash = \"{sri('sha256')}\";\n}}\n")
+    neg("checksum", "WORKSPACE",
+        'load("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n\nhttp_archive(\n    name = "rules_go",\n'
+        f'    sha256 = "{sha()}",\n    urls = ["https://github.com/bazelbuild/rules_go/releases/download/v0.46.0/rules_go-v0.46.0.zip"],\n)\n')
+    neg("reference", "infra/azuredeploy.json", json.dumps({
+        "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+        "parameters": {"adminPassword": {"type": "securestring"}},
+        "resources": [{"type": "Microsoft.Sql/servers", "properties": {
+            "administratorLogin": "sqladmin", "administratorLoginPassword": "[parameters('adminPassword')]",
+            "storageKey": "[listKeys(resourceId('Microsoft.Storage/storageAccounts', variables('storageName')), '2022-09-01').keys[0].value]"}}]},
+        indent=2))
+    neg("ciphertext", "Pulumi.prod.yaml",
+        "config:\n  aws:region: eu-west-1\n  app:dbPassword:\n"
+        f"    secure: AAABA{b64_bytes(48)}\n  app:stripeKey:\n    secure: v1:{b64_bytes(12)}:{b64_bytes(40)}\n")
+    neg("ciphertext", ".travis.yml",
+        "language: node_js\nnode_js: [20]\nenv:\n  global:\n"
+        f"    - secure: \"{b64_bytes(256)}\"\ndeploy:\n  provider: npm\n  api_key:\n    secure: {b64_bytes(256)}\n")
+    neg("ciphertext", "data_bags/prod/db.json", json.dumps({
+        "id": "db", "password": {"encrypted_data": b64_bytes(48), "iv": b64_bytes(12), "auth_tag": b64_bytes(16),
+                                 "version": 3, "cipher": "aes-256-gcm"}}, indent=2))
+    neg("reference", "web/.npmrc",
+        "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=${NPM_TOKEN}\nengine-strict=true\n")
+    pos("pulumi-plaintext", "Pulumi.dev.yaml",
+        f"config:\n  aws:region: eu-west-1\n  aws:secretKey: {aws_secret()}\n  aws:accessKey: {akia()}\n")
+
+
 # ---------------------------------------------------------------- positives
 
 def akia():
@@ -828,7 +875,7 @@ def positives():
 
 def main():
     for gen in (lockfiles, digests_and_hashes, ids, public_material, encrypted,
-                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two):
+                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two, round_three):
         gen()
     path = os.path.join(HERE, "generator3.jsonl")
     with open(path, "w", encoding="utf-8") as f:

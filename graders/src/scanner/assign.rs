@@ -652,6 +652,10 @@ mod tests {
                     "names a header",
                 ),
                 (
+                    "\"administratorLoginPassword\": \"[parameters('adminPassword')]\"",
+                    "ARM template expression",
+                ),
+                (
                     "<param name=\"password\" type=\"string\"/>",
                     "no value attribute",
                 ),

@@ -4,8 +4,10 @@
 //!   (`$2b$12$…`, `$6$salt$…`, `$argon2id$v=19$…`, `pbkdf2_sha256$600000$…`):
 //!   a hash is not the password (gitleaks and detect-secrets report none);
 //! - ciphertext of tools built to be committed: SOPS `ENC[AES256_GCM,…]`
-//!   values, ansible-vault payloads, SealedSecret `encryptedData` (the key
-//!   that opens them is not in the repository);
+//!   values, ansible-vault payloads, SealedSecret `encryptedData`, Pulumi
+//!   and Travis CI `secure:` values, Rails encrypted credentials
+//!   (`data--iv--tag` on a line of its own) (the key that opens them is not
+//!   in the repository);
 //! - public identifiers with an issuer's structure: Stripe object ids
 //!   (`cus_…`, `price_…`, `evt_…`; the secret `sk_`/`rk_` keys and `whsec_`
 //!   are not object types), Twilio resource SIDs (two capitals and 32
@@ -39,6 +41,22 @@ static PASSWORD_HASH: LazyLock<regex::Regex> = LazyLock::new(|| {
 static SOPS: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"ENC\[(?:AES256_GCM|AES256_CBC),data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]")
         .expect("sops regex")
+});
+
+/// Pulumi stack config and Travis CI encrypted values: the value of a YAML
+/// key named exactly `secure`.
+static SECURE_VALUE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#"(?m)^[ \t]*(?:-[ \t]*)?secure:[ \t]*"?([A-Za-z0-9+/=:]{16,})"?[ \t]*$"#)
+        .expect("secure value regex")
+});
+
+/// Rails `MessageEncryptor` output (`credentials.yml.enc`): base64 data,
+/// IV and auth tag joined by `--`, alone on its line.
+static RAILS_ENCRYPTED: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?m)^[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16}={0,2}--[A-Za-z0-9+/]{22}={0,2}[ \t]*$",
+    )
+    .expect("rails encrypted regex")
 });
 
 /// Stripe object ids: a documented object-type prefix, `_`, 14+ alphanumerics.
@@ -82,6 +100,17 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     }
     if text.contains("ENC[") {
         spans(&SOPS, out);
+    }
+    if text.contains("secure:") {
+        out.extend(
+            SECURE_VALUE
+                .captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| (m.start(), m.end())),
+        );
+    }
+    if text.contains("--") {
+        spans(&RAILS_ENCRYPTED, out);
     }
     if text.contains('_') {
         spans(&STRIPE_OBJECT, out);
@@ -248,6 +277,23 @@ mod tests {
         let sealed = "kind: SealedSecret\nspec:\n  encryptedData:\n    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq\n  template:\n    x: AgQq\n";
         assert!(covered(sealed, "AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq"));
         assert!(!covered(sealed, "x: AgQq"));
+        let pulumi = "config:\n  app:dbPassword:\n    secure: AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz\n  app:apiKey: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        assert!(covered(
+            pulumi,
+            "AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz"
+        ));
+        assert!(!covered(pulumi, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        let travis =
+            "env:\n  global:\n    - secure: \"rYtCCLoVFgYFWwAjpaqSipXFZayol+29ksCri68Bf6nC\"\n";
+        assert!(covered(
+            travis,
+            "rYtCCLoVFgYFWwAjpaqSipXFZayol+29ksCri68Bf6nC"
+        ));
+        let rails = "GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==\n";
+        assert!(covered(rails, "GsbQlUh3HMVAWMfzUT4FaV8j0"));
+        // `--` inside a longer line (a command's flags) is not that format.
+        let cli = "run --token GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==\n";
+        assert!(!covered(cli, "GsbQlUh3HMVAWMfzUT4FaV8j0"));
         // An encryptedData key outside a SealedSecret is not trusted.
         let plain = "encryptedData:\n    password: Zk3mQ8pL2xN7vR4tW9yB\n";
         assert!(!covered(plain, "Zk3mQ8pL2xN7vR4tW9yB"));

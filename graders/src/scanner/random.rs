@@ -66,6 +66,8 @@ const SHA_CONTEXT: &[&str] = &[
     "fingerprint",
     "pgp",
     "gpg",
+    "release",
+    "version",
 ];
 
 /// Words that mark a hex value of *any* length as a content hash when they
@@ -419,6 +421,7 @@ pub(crate) fn find(
         if (tok.bytes().all(|c| c.is_ascii_hexdigit()) && is_app_id_head(prefix))
             || is_arn_tail(prefix)
             || is_digest_fingerprint(prefix, tok)
+            || is_id_call_argument(prefix)
             || is_known_hosts_salt(&text[line_start..ts])
             || ltok.starts_with("nonce-")
         {
@@ -548,7 +551,9 @@ fn is_jose_part(seg: &str, dotted: bool) -> bool {
 /// `ciphertext`, `digest`, `txHash`), content validators (`etag`,
 /// `checksum`, `fingerprint`, `thumbprint`, `x5t`), key ids (`kid`) and
 /// domain-verification values, which are published in DNS by design, and
-/// object ids (`guid`, `uuid`: Unity `.meta` files, .NET projects).
+/// object ids (`guid`, `uuid`, `oid`: Unity `.meta` files, .NET projects,
+/// MongoDB extended JSON, git LFS) and digests named by their algorithm
+/// (Nix and Bazel `sha256 = "…"`).
 const NON_SECRET_LAST_WORDS: &[&str] = &[
     "iv",
     "nonce",
@@ -568,6 +573,14 @@ const NON_SECRET_LAST_WORDS: &[&str] = &[
     "verification",
     "guid",
     "uuid",
+    "oid",
+    "sha1",
+    "sha256",
+    "sha384",
+    "sha512",
+    "md5",
+    "blake2b",
+    "blake3",
 ];
 
 /// Public members of a JSON Web Key (RFC 7517/7518): the modulus and
@@ -601,6 +614,10 @@ fn names_non_secret(key: &str, jwks: bool) -> bool {
     if lk.contains("public") || lk.contains("publishable") || lk.contains("pubkey") {
         return true;
     }
+    // Ciphertext fields (Chef data bags' `encrypted_data`, `encryptedValue`).
+    if lk.contains("encrypted") {
+        return true;
+    }
     if jwks && JWK_PUBLIC_MEMBERS.contains(&lk.as_str()) {
         return true;
     }
@@ -618,6 +635,26 @@ fn is_arn_tail(prefix: &str) -> bool {
         .next()
         .unwrap_or("");
     piece.starts_with("arn:")
+}
+
+/// True when the token is the quoted argument of a call whose name ends in
+/// an id word: `ObjectId("…")`, `Guid.Parse("…")`, `UUID.fromString("…")`.
+fn is_id_call_argument(prefix: &str) -> bool {
+    let Some(p) = prefix
+        .strip_suffix(['"', '\''])
+        .and_then(|p| p.trim_end().strip_suffix('('))
+    else {
+        return false;
+    };
+    let name = key_name(p);
+    let dotted_last = name.rsplit('.').next().unwrap_or(name);
+    let head = name.split('.').next().unwrap_or(name);
+    [dotted_last, head].iter().any(|n| {
+        matches!(
+            last_word(n).as_str(),
+            "id" | "guid" | "uuid" | "oid" | "objectid"
+        )
+    })
 }
 
 /// True for a digest written as `SHA256:<base64>` (OpenSSH and TLS
@@ -1056,9 +1093,14 @@ mod tests {
                     "value sg-9f2c4e7a1b3d5f608e2a4c6b",
                     "sg-9f2c4e7a1b3d5f608e2a4c6b",
                 ),
-                // A digest-prefixed value of the wrong length is judged.
+                // A call whose name is not an id word.
                 (
-                    "SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
+                    "login(\"65590ce26fa48f4ccf7d8680\")",
+                    "65590ce26fa48f4ccf7d8680",
+                ),
+                // The same base64 after a name that is not a digest's.
+                (
+                    "session:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
                     "uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
                 ),
                 // Hex of random bytes, not of text.
@@ -1141,6 +1183,26 @@ mod tests {
                     "dns verification",
                 ),
                 ("guid: 3a0fce48ee5b155a3298b58f5e667406", "unity guid"),
+                (
+                    "{\"$oid\": \"65590ce26fa48f4ccf7d8680\"}",
+                    "mongo extended json",
+                ),
+                (
+                    "db.x.find({ _id: ObjectId(\"65590ce26fa48f4ccf7d8680\") })",
+                    "ObjectId call",
+                ),
+                (
+                    "SENTRY_RELEASE=d43b8c55c2a58b0ead6376aef89c528f7025268e",
+                    "release commit",
+                ),
+                (
+                    "    sha256 = \"500arhc2ibjxdiyd79p7ayly63i9a9rbv4cz69il7v8vlk5d7877\";",
+                    "nix base32 digest",
+                ),
+                (
+                    "\"encrypted_data\": \"dNUpdxX5GcbF3sxl9IT7mrsySS7/eJH9FWyb0JwNKLjP2VhL9Zr5\"",
+                    "ciphertext field",
+                ),
                 (
                     "ED25519 key fingerprint is SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ.",
                     "ssh fingerprint",
