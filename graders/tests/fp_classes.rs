@@ -596,6 +596,38 @@ fn hashes_ciphertext_public_ids_and_parameters() {
         ),
         ("mysql.md", "mysql -h db -u admin -p orders < dump.sql\n"),
         (
+            "tests/fixtures/orders.json",
+            "{\"_id\": {\"$oid\": \"65590ce26fa48f4ccf7d8680\"}}\n",
+        ),
+        (
+            "scripts/migrate.js",
+            "db.orders.find({ _id: ObjectId(\"65590ce26fa48f4ccf7d8680\") });\n",
+        ),
+        (
+            "deploy/release.env",
+            "SENTRY_RELEASE=d43b8c55c2a58b0ead6376aef89c528f7025268e\n",
+        ),
+        (
+            "nix/default.nix",
+            "    sha256 = \"500arhc2ibjxdiyd79p7ayly63i9a9rbv4cz69il7v8vlk5d7877\";\n",
+        ),
+        (
+            "infra/azuredeploy.json",
+            "\"administratorLoginPassword\": \"[parameters('adminPassword')]\"\n",
+        ),
+        (
+            "Pulumi.prod.yaml",
+            "config:\n  app:dbPassword:\n    secure: AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz/leALYpILQC\n",
+        ),
+        (
+            "config/credentials.yml.enc",
+            "GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8dog3IIE5Ta0+z5pA--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==",
+        ),
+        (
+            "data_bags/prod/db.json",
+            "{\"encrypted_data\": \"dNUpdxX5GcbF3sxl9IT7mrsySS7/eJH9FWyb0JwNKLjP2VhL9Zr5\", \"iv\": \"Yqfws1SQWhE/Sj+v\"}\n",
+        ),
+        (
             "terraform/.terraform.lock.hcl",
             "  hashes = [\n    \"h1:LXEWQrcmsEQBYnyp+6wy9chTD7GQPMTbAiWHF5IaSIE=\",\n    \"zh:6b1140bc204f1fed3acc6fb2221e80689bfe0a9ba8c846ecdf3a374bc5dd8ddf\",\n  ]\n",
         ),
@@ -625,6 +657,16 @@ fn hashes_ciphertext_public_ids_and_parameters() {
             "docs/runbook.md",
             "mysql -h db.prod -u admin -p'evCmx1z6rT*%Nd5rF-GS*g' orders < dump.sql\n",
             "evCmx1z6rT*%Nd5rF-GS*g",
+        ),
+        (
+            "Pulumi.dev.yaml",
+            "config:\n  app:apiKey: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n",
+            "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+        ),
+        (
+            "config/master.key",
+            "9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a\n",
+            "9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a",
         ),
         (
             "config/twilio.rb",
