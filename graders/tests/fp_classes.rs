@@ -525,3 +525,153 @@ fn encoded_jose_headers_and_encoded_configs() {
         f.iter().map(|f| (&f.rule, &f.value)).collect::<Vec<_>>()
     );
 }
+
+/// Classes of the third generator (graders/corpus/external/
+/// make_hard_negatives.py): hashes of passwords, committed ciphertext,
+/// structured public ids, public DER, JWKS and key names that say a value
+/// is public or a cipher parameter. Controls: a password, a provider key
+/// inside a ciphertext-looking file and a private JWK member still fire.
+#[test]
+fn hashes_ciphertext_public_ids_and_parameters() {
+    clean(&[
+        (
+            "tests/fixtures/users.json",
+            "[{\"email\": \"ops@acme.io\", \"password_hash\": \"$2b$12$WCzaqFzvxiREySuOl1d3NDQHrV2ftN9YtMzHnNpzTObvBzH/bkDmd\"}]\n",
+        ),
+        (
+            "app/fixtures/auth.json",
+            "{\"password\": \"pbkdf2_sha256$600000$MagrxwcKcnsz9JV3rIgyb0$kuh+k478YTPnAsPFYu1z3JlkDZYNcMI4d7BrCDf96Xc=\"}\n",
+        ),
+        (
+            "secrets/prod.enc.yaml",
+            "db:\n    password: ENC[AES256_GCM,data:l9pOMnLDEcwq+a/f7KA1QkvF,iv:Yqfws1SQWhE/Sj+vEwdta9Nxcp9T3AjpWCbh5TQV88E=,tag:lJ/38gLtUiJj41r07fXQ6w==,type:str]\n",
+        ),
+        (
+            "group_vars/all/vault.yml",
+            "db_password: !vault |\n    $ANSIBLE_VAULT;1.1;AES256\n    105faa15e573ba3ab15ee96f3f59edc5f350b2ce856ec31af894831830824b193aca0d68cf66d93d\n",
+        ),
+        (
+            "fixtures/stripe_event.json",
+            "{\"id\": \"evt_r9SrdbhE8ISMaTb3jgpcOJCy\", \"customer\": \"cus_NffrFeUfNV2Hib\", \"price\": \"price_6XTYZScK98AUaLwzsFlIjE24\"}\n",
+        ),
+        (
+            "src/sms.ts",
+            "export const SERVICE_SID = \"MGe3edc8349ec0934d0c5796dcc19eb20f\";\n",
+        ),
+        (
+            "deployments.json",
+            "{\"address\": \"0xA0Dc3F1A773C250552F016e9A7b7C2e0fD1bfd09\", \"txHash\": \"0xefd0903194fbbc4639a58c4801972759c225b6f3e8c31af1d3b2157ab40a5854\"}\n",
+        ),
+        (
+            "dns/records.tf",
+            "  records = [\"v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQDouA/7bHVTUbAYSUU3iK8bZAC+e16Sna1oNpNZ48NUVLVEFqExCTxGkOfDJyzbs8X6IKw0Ul\"]\n",
+        ),
+        (
+            "public/jwks.json",
+            "{\"keys\": [{\"kty\": \"RSA\", \"kid\": \"QYsd7_tdTnUf9rUV74OyVxM1uka\", \"n\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4vMzocp0VIpZ6uhz9TfB9dFczgozGCBjWRXkqRcp75ii32\", \"e\": \"AQAB\"}]}\n",
+        ),
+        (
+            "tests/test_cipher.py",
+            "VECTOR = {\"iv\": \"ce5631faeef20487e34701c7\", \"salt\": \"f71efe5590bb2e715f6a667541e63515\", \"tag\": \"77ab3c5fc265f107363af01b62b796e1\"}\n",
+        ),
+        (
+            "web/.env.production",
+            "NEXT_PUBLIC_AUTH0_CLIENT_ID=UNJKowfzC7GgoE1kvbjIss80gdHJBj1n\nNEXT_PUBLIC_SENTRY_DSN=https://f477c7bf613f56808390de9dedf89ba3@o1.ingest.sentry.io/2\n",
+        ),
+        (
+            "locales/en.json",
+            "{\"secret_question\": \"What was the name of your first school?\"}\n",
+        ),
+        (
+            "App.xcodeproj/project.pbxproj",
+            "\t\tB344F66EED0B7EE380F807FA /* AppDelegate.swift in Sources */ = {isa = PBXBuildFile; fileRef = B325BDD311480DABD96809BF; };\n",
+        ),
+        (
+            "Assets/Player.cs.meta",
+            "fileFormatVersion: 2\nguid: 3a0fce48ee5b155a3298b58f5e667406\n",
+        ),
+        (
+            "docs/ssh.md",
+            "ED25519 key fingerprint is SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ.\n",
+        ),
+        ("mysql.md", "mysql -h db -u admin -p orders < dump.sql\n"),
+        (
+            "tests/fixtures/orders.json",
+            "{\"_id\": {\"$oid\": \"65590ce26fa48f4ccf7d8680\"}}\n",
+        ),
+        (
+            "scripts/migrate.js",
+            "db.orders.find({ _id: ObjectId(\"65590ce26fa48f4ccf7d8680\") });\n",
+        ),
+        (
+            "deploy/release.env",
+            "SENTRY_RELEASE=d43b8c55c2a58b0ead6376aef89c528f7025268e\n",
+        ),
+        (
+            "nix/default.nix",
+            "    sha256 = \"500arhc2ibjxdiyd79p7ayly63i9a9rbv4cz69il7v8vlk5d7877\";\n",
+        ),
+        (
+            "infra/azuredeploy.json",
+            "\"administratorLoginPassword\": \"[parameters('adminPassword')]\"\n",
+        ),
+        (
+            "Pulumi.prod.yaml",
+            "config:\n  app:dbPassword:\n    secure: AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz/leALYpILQC\n",
+        ),
+        (
+            "config/credentials.yml.enc",
+            "GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8dog3IIE5Ta0+z5pA--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==",
+        ),
+        (
+            "data_bags/prod/db.json",
+            "{\"encrypted_data\": \"dNUpdxX5GcbF3sxl9IT7mrsySS7/eJH9FWyb0JwNKLjP2VhL9Zr5\", \"iv\": \"Yqfws1SQWhE/Sj+v\"}\n",
+        ),
+        (
+            "terraform/.terraform.lock.hcl",
+            "  hashes = [\n    \"h1:LXEWQrcmsEQBYnyp+6wy9chTD7GQPMTbAiWHF5IaSIE=\",\n    \"zh:6b1140bc204f1fed3acc6fb2221e80689bfe0a9ba8c846ecdf3a374bc5dd8ddf\",\n  ]\n",
+        ),
+    ]);
+    found(&[
+        (
+            "config/app.yaml",
+            "password: \"Zk3$mQ8pL2xN$7vR4tW9yB\"\n",
+            "Zk3$mQ8pL2xN$7vR4tW9yB",
+        ),
+        (
+            "secrets/prod.enc.yaml",
+            &format!("github: ENC[AES256_GCM,data:{GHP},iv:Yqfws1SQWhE=,tag:lJ/38gLt,type:str]\n"),
+            GHP,
+        ),
+        (
+            "public/jwks.json",
+            "{\"kty\": \"RSA\", \"d\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4vMzocp0VIpZ6u\"}\n",
+            "djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4vMzocp0VIpZ6u",
+        ),
+        (
+            "src/main/resources/hibernate.cfg.xml",
+            "<property name=\"connection.password\">p-zDtYs4SQNSBNy</property>\n",
+            "p-zDtYs4SQNSBNy",
+        ),
+        (
+            "docs/runbook.md",
+            "mysql -h db.prod -u admin -p'evCmx1z6rT*%Nd5rF-GS*g' orders < dump.sql\n",
+            "evCmx1z6rT*%Nd5rF-GS*g",
+        ),
+        (
+            "Pulumi.dev.yaml",
+            "config:\n  app:apiKey: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n",
+            "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+        ),
+        (
+            "config/master.key",
+            "9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a\n",
+            "9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a",
+        ),
+        (
+            "config/twilio.rb",
+            "c.auth_token = 'e3edc8349ec0934d0c5796dcc19eb20f'\n",
+            "e3edc8349ec0934d0c5796dcc19eb20f",
+        ),
+    ]);
+}

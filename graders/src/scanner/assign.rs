@@ -72,6 +72,18 @@ const NOT_SECRET_SUFFIX: &[&str] = &[
     "_timeout",
     "_version",
     "_kind",
+    // UI text about a credential (`secret_question`, `password_hint`):
+    // i18n catalogues hold sentences under such keys.
+    "_question",
+    "_label",
+    "_hint",
+    "_message",
+    "_text",
+    "_prompt",
+    "_title",
+    "_description",
+    "_placeholder",
+    "_tooltip",
     "-file",
     "-path",
     "-url",
@@ -193,12 +205,23 @@ enum KeyForm {
     /// An XML element named for the key: `<password>…</password>`
     /// (Maven settings.xml, .NET config), value in its text content.
     XmlElement,
+    /// An XML element whose `name`/`key` attribute is the key, value in
+    /// its text content: `<property name="connection.password">…</property>`
+    /// (Hibernate, log4j, Ant).
+    XmlNamedText,
+    /// The same attribute followed by a `value` attribute: `<add
+    /// key="ApiKey" value="…"/>` (.NET appSettings), `<property
+    /// name="password" value="…"/>` (Spring).
+    XmlValueAttr,
 }
 
 impl KeyForm {
     fn of(b: &[u8], start: usize, end: usize) -> KeyForm {
         if start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>') {
             return KeyForm::XmlElement;
+        }
+        if let Some(form) = Self::xml_named(b, start, end) {
+            return form;
         }
         if start > 0 && matches!(b[start - 1], b'"' | b'\'') && b.get(end) == Some(&b[start - 1]) {
             let mut i = start - 1;
@@ -210,6 +233,34 @@ impl KeyForm {
             }
         }
         KeyForm::Plain
+    }
+}
+
+impl KeyForm {
+    /// `name="KEY">` or `key="KEY" value=`: the key is a quoted `name` or
+    /// `key` attribute of an XML element.
+    fn xml_named(b: &[u8], start: usize, end: usize) -> Option<KeyForm> {
+        let q = *b.get(start.checked_sub(1)?)?;
+        if !matches!(q, b'"' | b'\'') || b.get(end) != Some(&q) {
+            return None;
+        }
+        let before = &b[start.saturating_sub(7)..start - 1];
+        let lower: Vec<u8> = before.iter().map(u8::to_ascii_lowercase).collect();
+        if !(lower.ends_with(b" name=") || lower.ends_with(b" key=")) {
+            return None;
+        }
+        if b.get(end + 1) == Some(&b'>') {
+            return Some(KeyForm::XmlNamedText);
+        }
+        let mut j = end + 1;
+        while j < b.len() && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let rest = &b[j..(j + 7).min(b.len())];
+        (rest.len() == 7
+            && rest[..6].eq_ignore_ascii_case(b"value=")
+            && matches!(rest[6], b'"' | b'\''))
+        .then_some(KeyForm::XmlValueAttr)
     }
 }
 
@@ -253,11 +304,35 @@ fn value_after(
     let mut scanned = p;
     let r = if form == KeyForm::XmlElement {
         xml_text(b, p, &mut scanned)
+    } else if form == KeyForm::XmlNamedText {
+        // `p` is on the closing quote of the attribute, `>` follows.
+        xml_text(b, p + 1, &mut scanned)
+    } else if form == KeyForm::XmlValueAttr {
+        xml_value_attr(b, p, &mut scanned)
     } else {
         value_after_inner(b, lb, p, code_file, form, &mut scanned)
     };
     r.and_then(|(vs, ve)| judge(b, lb, vs, ve, password, &mut scanned))
         .ok_or(scanned)
+}
+
+/// The content of the `value="…"` attribute after the key's attribute
+/// (the key ends at `p`, on its closing quote).
+fn xml_value_attr(b: &[u8], p: usize, scanned: &mut usize) -> Option<(usize, usize)> {
+    let n = b.len();
+    let mut j = p + 1;
+    while j < n && b[j] != b'=' {
+        j += 1;
+    }
+    let q = *b.get(j + 1)?;
+    let vs = j + 2;
+    let limit = (vs + MAX_XML_TEXT).min(n);
+    let mut ve = vs;
+    while ve < limit && b[ve] != q && b[ve] != b'\n' {
+        ve += 1;
+    }
+    *scanned = ve;
+    (ve < limit && b[ve] == q && ve > vs).then_some((vs, ve))
 }
 
 /// Longest XML text content judged as a value.
@@ -555,6 +630,9 @@ mod tests {
             "props.put( 'api_token', '{v}' );",
             "<airtableToken>\n    {v}\n</airtableToken>",
             "<password>{v}</password>",
+            "<property name=\"connection.password\">{v}</property>",
+            "<add key=\"ApiToken\" value=\"{v}\" />",
+            "<property name='db.password' value='{v}'/>",
         ]
         .iter()
         .map(|t| (t.replace("{v}", v), v))
@@ -565,6 +643,22 @@ mod tests {
             &tps,
             &[
                 ("<password>${env.DB_PASSWORD}</password>", "interpolated"),
+                (
+                    "<property name=\"connection.password\">${DB_PASSWORD}</property>",
+                    "named element, interpolated",
+                ),
+                (
+                    "<add key=\"ApiTokenHeader\" value=\"X-Api-Token\" />",
+                    "names a header",
+                ),
+                (
+                    "\"administratorLoginPassword\": \"[parameters('adminPassword')]\"",
+                    "ARM template expression",
+                ),
+                (
+                    "<param name=\"password\" type=\"string\"/>",
+                    "no value attribute",
+                ),
                 (
                     "<UserSecretsId>79a3edd0-2092-40a2-a04d-dcb46d5ca9ed</UserSecretsId>",
                     "an id",

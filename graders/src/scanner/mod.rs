@@ -21,6 +21,7 @@ mod allowlist;
 mod assign;
 mod decode;
 mod history;
+mod inert;
 mod leak_grade;
 mod linehash;
 mod mask;
@@ -517,6 +518,15 @@ impl Scanner {
         // Public key material is never a secret, whichever detector saw it.
         if !public.is_empty() {
             c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
+        }
+        // Hashes, ciphertext and structured public ids: not judged by the
+        // generic detectors (a provider key inside one still is).
+        let mut inert = Vec::new();
+        inert::find(text, &mut inert);
+        if !inert.is_empty() {
+            c.retain(|x| {
+                !inert::GENERIC_RULES.contains(&x.rule) || !public::overlaps(&inert, x.start, x.end)
+            });
         }
         dedupe(c)
     }

@@ -10,9 +10,17 @@
 //! of the line mark a git SHA or checksum (or the file is a lockfile /
 //! go.sum). Anywhere else such a value is treated as a key. Hex of any
 //! length is also a hash when a checksum/bundler word ([`HASH_WORDS`]) is
-//! within 256 bytes on its line, before *or after* it; hex values of `*_id`
+//! within 256 bytes on its line, before *or after* it; values of `*_id`
 //! keys and of Firebase app ids are public identifiers; base64 tokens that
-//! open with a binary file signature are embedded files. Each skip has a
+//! open with a binary file signature are embedded files. Issue 18's third
+//! generator added: values of keys named public (`public_key`,
+//! `NEXT_PUBLIC_*`) or after a cipher/hash parameter (`iv`, `nonce`,
+//! `salt`, `txHash`, `etag`), public JWK members in a JWK set, ARN tails,
+//! hashed `known_hosts` salts, CSP nonces, asset content hashes
+//! (`main.<hex>.js`), AWS resource ids (`sg-` + 17 hex), submodule-status
+//! lines, hex or base64 that decodes to text (the decoder judges the text),
+//! base64 DER of a public key or certificate, and hex in test files that
+//! say they hold published test vectors. Each skip has a
 //! false-positive row, and a true-positive row showing where it stops, in
 //! the tests below. Over-redaction is accepted; under-redaction is not.
 
@@ -54,6 +62,12 @@ const SHA_CONTEXT: &[&str] = &[
     "merge",
     "head",
     "tag",
+    "reference",
+    "fingerprint",
+    "pgp",
+    "gpg",
+    "release",
+    "version",
 ];
 
 /// Words that mark a hex value of *any* length as a content hash when they
@@ -76,6 +90,9 @@ const HASH_WORDS: &[&str] = &[
     "integrity",
     "contenthash",
     "chunk",
+    "etag",
+    "if-none-match",
+    "if-match",
 ];
 
 /// Base64 openings of binary file signatures (PNG, JPEG, GIF, WebP/RIFF,
@@ -118,10 +135,25 @@ pub(crate) fn key_name(prefix: &str) -> &str {
     &p[start..]
 }
 
+/// [`key_name`] of a value that may be a URL: for `KEY=https://…` the
+/// token starts at `//` after the scheme, and the key is the name before
+/// `scheme:`, not the scheme.
+fn value_key<'a>(prefix: &'a str, value: &str) -> &'a str {
+    let k = key_name(prefix);
+    match prefix.strip_suffix(':') {
+        Some(p) if value.starts_with("//") && !k.is_empty() && p.ends_with(k) => {
+            key_name(&p[..p.len() - k.len()])
+        }
+        _ => k,
+    }
+}
+
 /// True for identifier names ending in an `id` word (`private_key_id`,
-/// `keyId`, `client-id`) that do not name a secret: hex values of such
-/// keys are public identifiers (a service account's `private_key_id`
-/// names the key, it does not contain it).
+/// `keyId`, `client-id`) that do not name a secret: values of such keys,
+/// hex or not, are public identifiers (an OAuth client id is public, RFC
+/// 6749 §2.2; the random-token rule skips them since issue 18's third
+/// generator, at no recall cost on the external sources); a service
+/// account's `private_key_id` names the key, it does not contain it.
 fn is_id_key(name: &str) -> bool {
     let lname = name.to_ascii_lowercase();
     let id_word = lname.ends_with("_id")
@@ -213,6 +245,9 @@ const VCS_URL: &[&str] = &[
     "/revision/",
     "/raw/",
     "/src/",
+    "/zipball/",
+    "/tarball/",
+    "/archive/",
     "...",
     "..",
 ];
@@ -286,7 +321,8 @@ fn is_vcs_id(prefix: &str, after: &str, path: &str, whole_line: bool) -> bool {
     false
 }
 
-/// Lockfiles whose hex values are checksums.
+/// Lockfiles and generated project files whose hex values are checksums
+/// or object ids (Xcode's `project.pbxproj` names every object by 24 hex).
 fn is_lockfile(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     name == "go.sum"
@@ -294,7 +330,10 @@ fn is_lockfile(path: &str) -> bool {
         || name.ends_with("-lock.json")
         || name.ends_with("-lock.yaml")
         || name.ends_with(".sum")
+        || name.ends_with(".lock.hcl")
         || name == "packed-refs"
+        || name == ".git-blame-ignore-revs"
+        || name == "project.pbxproj"
 }
 
 fn is_token_byte(c: u8) -> bool {
@@ -331,6 +370,9 @@ pub(crate) fn find(
     if lockfile {
         return;
     }
+    // A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
+    let jwks = lower.contains("\"kty\"");
+    let vectors = is_test_vector_file(path, lower);
     // Start of the current line and end of the line of the last token:
     // tracked as the scan moves forward, so a megabyte-long line costs one
     // pass, not a search per token.
@@ -376,15 +418,21 @@ pub(crate) fn find(
             from += 1;
         }
         let prefix = &text[from..ts];
-        if tok.bytes().all(|c| c.is_ascii_hexdigit())
-            && (is_id_key(key_name(prefix)) || is_app_id_head(prefix))
+        if (tok.bytes().all(|c| c.is_ascii_hexdigit()) && is_app_id_head(prefix))
+            || is_arn_tail(prefix)
+            || is_digest_fingerprint(prefix, tok)
+            || is_id_call_argument(prefix)
+            || is_known_hosts_salt(&text[line_start..ts])
+            || ltok.starts_with("nonce-")
         {
             continue;
         }
         if line_end < te {
             line_end = text[te..].find('\n').map_or(n, |p| te + p);
         }
-        if is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end]) {
+        if is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
+            || is_submodule_status(tok, &text[line_start..ts], &text[te..line_end])
+        {
             continue;
         }
         // Segments: split on '.', '@' and '=' (keeping trailing '=' padding).
@@ -403,9 +451,26 @@ pub(crate) fn find(
             if seg_end > e && seg_end < tb.len() && !matches!(tb[seg_end], b'.' | b'@') {
                 seg_end = e;
             }
+            // The key the segment is the value of: before the token, or
+            // inside it for `KEY=value` written without spaces. Read from
+            // at most LOOKBACK bytes back, so a long token of many
+            // segments costs linear time.
+            let key = if s == 0 || tb[s - 1] == b'=' {
+                let mut kf = (ts + s).saturating_sub(LOOKBACK).max(from);
+                while !text.is_char_boundary(kf) {
+                    kf += 1;
+                }
+                value_key(&text[kf..ts + s], &tok[s..])
+            } else {
+                ""
+            };
             if e - s >= MIN_PART
                 && e - s <= MAX_SEGMENT
+                && !is_id_key(key)
+                && !names_non_secret(key, jwks)
                 && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
+                && !is_public_der(&tok[s..e])
+                && !is_encoded_text(&tok[s..e])
             {
                 let seg = &tok[s..e];
                 if segment_is_random(seg, |part_off, part_len| {
@@ -418,6 +483,13 @@ pub(crate) fn find(
                         return true;
                     }
                     if (part_len == 40 || part_len == 64) && SHA_RE.is_match(ctx) {
+                        return true;
+                    }
+                    if vectors
+                        || is_asset_hash(after)
+                        || is_aws_resource_id(&lower.as_bytes()[line_start..abs], part_len)
+                        || hex_of_text(&text[abs..abs + part_len])
+                    {
                         return true;
                     }
                     // `from` may fall inside a multi-byte character.
@@ -472,6 +544,347 @@ fn is_jose_part(seg: &str, dotted: bool) -> bool {
                 && (dotted || t.contains("\"alg\"") || t.contains("\"typ\""))
         })
     })
+}
+
+/// Last words of key names whose values are not credentials: parameters
+/// and outputs of a cipher or hash (`iv`, `nonce`, `salt`, `tag`,
+/// `ciphertext`, `digest`, `txHash`), content validators (`etag`,
+/// `checksum`, `fingerprint`, `thumbprint`, `x5t`), key ids (`kid`) and
+/// domain-verification values, which are published in DNS by design, and
+/// object ids (`guid`, `uuid`, `oid`: Unity `.meta` files, .NET projects,
+/// MongoDB extended JSON, git LFS) and digests named by their algorithm
+/// (Nix and Bazel `sha256 = "…"`).
+const NON_SECRET_LAST_WORDS: &[&str] = &[
+    "iv",
+    "nonce",
+    "salt",
+    "tag",
+    "aad",
+    "digest",
+    "hash",
+    "etag",
+    "ciphertext",
+    "plaintext",
+    "checksum",
+    "fingerprint",
+    "thumbprint",
+    "x5t",
+    "kid",
+    "verification",
+    "guid",
+    "uuid",
+    "oid",
+    "sha1",
+    "sha256",
+    "sha384",
+    "sha512",
+    "md5",
+    "blake2b",
+    "blake3",
+];
+
+/// Public members of a JSON Web Key (RFC 7517/7518): the modulus and
+/// exponent, curve coordinates, key id, certificate chain and thumbprints.
+/// The private members (`d`, `p`, `q`, `dp`, `dq`, `qi`, `k`) are not here.
+const JWK_PUBLIC_MEMBERS: &[&str] = &["n", "e", "x", "y", "kid", "x5c", "x5t", "x5t#s256", "crv"];
+
+/// The last word of an identifier (`txHash` → `hash`, `aes_gcm_iv` → `iv`).
+fn last_word(name: &str) -> String {
+    let b = name.as_bytes();
+    let mut start = 0;
+    for i in 1..b.len() {
+        if matches!(b[i], b'_' | b'-' | b'.') {
+            start = i + 1;
+        } else if b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase() {
+            start = i;
+        }
+    }
+    name[start.min(name.len())..].to_ascii_lowercase()
+}
+
+/// True when a key's name says its value is not a secret: public key
+/// material (`public_key`, `NEXT_PUBLIC_*`, `publishableKey`, `pubkey`),
+/// a cipher/hash parameter or content validator ([`NON_SECRET_LAST_WORDS`]),
+/// or a public JWK member in a file holding JWKs (`jwks`).
+fn names_non_secret(key: &str, jwks: bool) -> bool {
+    let lk = key.to_ascii_lowercase();
+    if key.is_empty() {
+        return false;
+    }
+    if lk.contains("public") || lk.contains("publishable") || lk.contains("pubkey") {
+        return true;
+    }
+    // Ciphertext fields (Chef data bags' `encrypted_data`, `encryptedValue`).
+    if lk.contains("encrypted") {
+        return true;
+    }
+    if jwks && JWK_PUBLIC_MEMBERS.contains(&lk.as_str()) {
+        return true;
+    }
+    NON_SECRET_LAST_WORDS.contains(&last_word(key).as_str())
+}
+
+/// True when the token continues an AWS ARN (`arn:aws:kms:…:key/<id>`):
+/// the text since the last space or quote opens with `arn:`. ARNs name
+/// resources; they carry no credential.
+fn is_arn_tail(prefix: &str) -> bool {
+    let piece = prefix
+        .rsplit(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | '[' | ',' | '=')
+        })
+        .next()
+        .unwrap_or("");
+    piece.starts_with("arn:")
+}
+
+/// True when the token is the quoted argument of a call whose name ends in
+/// an id word: `ObjectId("…")`, `Guid.Parse("…")`, `UUID.fromString("…")`.
+fn is_id_call_argument(prefix: &str) -> bool {
+    let Some(p) = prefix
+        .strip_suffix(['"', '\''])
+        .and_then(|p| p.trim_end().strip_suffix('('))
+    else {
+        return false;
+    };
+    let name = key_name(p);
+    let dotted_last = name.rsplit('.').next().unwrap_or(name);
+    let head = name.split('.').next().unwrap_or(name);
+    [dotted_last, head].iter().any(|n| {
+        matches!(
+            last_word(n).as_str(),
+            "id" | "guid" | "uuid" | "oid" | "objectid"
+        )
+    })
+}
+
+/// True for a digest written as `SHA256:<base64>` (OpenSSH and TLS
+/// fingerprints, `ssh-keygen -l`): the prefix ends with the algorithm and
+/// a colon, and the base64 decodes to exactly that digest's length.
+fn is_digest_fingerprint(prefix: &str, tok: &str) -> bool {
+    let lp = prefix.to_ascii_lowercase();
+    let want = [
+        ("sha256:", 32),
+        ("sha1:", 20),
+        ("sha384:", 48),
+        ("sha512:", 64),
+        ("md5:", 16),
+    ]
+    .iter()
+    .find(|(p, _)| lp.ends_with(p))
+    .map(|&(_, n)| n);
+    // A sentence may end right after it (`… is SHA256:<b64>.`).
+    let tok = tok.trim_end_matches('.');
+    want.is_some_and(|n| b64_decode(tok).is_some_and(|b| b.len() == n))
+}
+
+/// True for the salt or the hashed host name of a hashed `known_hosts`
+/// entry (`|1|<salt>|<hmac> ssh-ed25519 AAAA…`): the line so far is `|1|`
+/// or `|1|<base64>|`.
+fn is_known_hosts_salt(line_before: &str) -> bool {
+    let Some(rest) = line_before.trim_start().strip_prefix("|1|") else {
+        return false;
+    };
+    rest.is_empty()
+        || rest.strip_suffix('|').is_some_and(|salt| {
+            !salt.is_empty()
+                && salt
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+        })
+}
+
+/// Words by which a test file says it holds published test vectors.
+const VECTOR_WORDS: &[&str] = &[
+    "test vector",
+    "vectors",
+    "wycheproof",
+    "known answer",
+    "rfc 4231",
+    "rfc4231",
+    "nist",
+    "fips",
+];
+
+/// A test file that holds published cryptographic test vectors: its hex
+/// values are the standard's inputs and outputs, not keys of this project.
+fn is_test_vector_file(path: &str, lower: &str) -> bool {
+    let lp = path.to_ascii_lowercase();
+    let name = lp.rsplit('/').next().unwrap_or(&lp);
+    let test_path = lp.contains("/test/")
+        || lp.contains("/tests/")
+        || lp.starts_with("test/")
+        || lp.starts_with("tests/")
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.");
+    test_path && VECTOR_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// A line of `git submodule status` / `git ls-tree`-like output: a status
+/// character or nothing, a 40-hex commit, one space and a path with a `/`,
+/// then optionally `(describe)`.
+fn is_submodule_status(tok: &str, before: &str, after: &str) -> bool {
+    if tok.len() != 40 || !tok.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return false;
+    }
+    if !matches!(before, "" | " " | "+" | "-" | "U") {
+        return false;
+    }
+    let Some(rest) = after.strip_prefix(' ') else {
+        return false;
+    };
+    let mut words = rest.split_whitespace();
+    let path_ok = words.next().is_some_and(|p| p.contains('/'));
+    let describe = words.collect::<Vec<_>>().join(" ");
+    path_ok && (describe.is_empty() || (describe.starts_with('(') && describe.ends_with(')')))
+}
+
+/// File extensions after a content hash in a built asset's name.
+const ASSET_EXTS: &[&str] = &[
+    "js", "mjs", "cjs", "css", "map", "html", "png", "jpg", "jpeg", "gif", "svg", "webp", "woff",
+    "woff2", "ttf", "eot", "ico", "wasm", "chunk", "bundle", "min",
+];
+
+/// True when `after` (the text after a hex part) opens with `.<asset
+/// extension>` and a non-word character: `main.3f2a…9c.js`, `webpack-<hex>.js`.
+fn is_asset_hash(after: &[u8]) -> bool {
+    let Some(rest) = after.strip_prefix(b".") else {
+        return false;
+    };
+    let ext_len = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    ASSET_EXTS.iter().any(|e| e.as_bytes() == &rest[..ext_len])
+}
+
+/// True for the hex of an AWS resource id (`sg-`, `vpc-`, `i-`, `ami-`,
+/// `subnet-` + 17 hex): a 17-hex part right after a short lowercase type
+/// word and `-`. No digest or key has 17 hex digits.
+fn is_aws_resource_id(line_before: &[u8], part_len: usize) -> bool {
+    if part_len != 17 || line_before.last() != Some(&b'-') {
+        return false;
+    }
+    let word = line_before[..line_before.len() - 1]
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_lowercase())
+        .count();
+    (1..=12).contains(&word)
+}
+
+/// True for hex that decodes to text (`7768617420646f…` is `what do…`):
+/// an encoding of words, judged by the decoder, not random bytes.
+fn hex_of_text(part: &str) -> bool {
+    let even = &part[..part.len() & !1];
+    hex::decode(even).is_ok_and(|b| text_like(&b))
+}
+
+/// Printable ASCII with at least one space or newline in every 24 bytes:
+/// prose, markup or config text. Random bytes are printable with
+/// probability (95/256)^n; base64 or hex of a key holds no spaces.
+fn text_like(b: &[u8]) -> bool {
+    if b.len() < 8 {
+        return false;
+    }
+    let printable = b
+        .iter()
+        .all(|&c| (0x20..0x7f).contains(&c) || matches!(c, b'\n' | b'\r' | b'\t'));
+    let spaces = b
+        .iter()
+        .filter(|&&c| matches!(c, b' ' | b'\n' | b'\t'))
+        .count();
+    printable && spaces * 24 >= b.len()
+}
+
+/// Lenient base64 decoding (standard or URL-safe alphabet, padding
+/// optional; a dangling last character, which encodes no byte, is dropped).
+fn b64_decode(seg: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let body = seg.trim_end_matches('=');
+    let whole = &body[..body.len() - usize::from(body.len() % 4 == 1)];
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        if body.contains(['-', '_']) {
+            &base64::alphabet::URL_SAFE
+        } else {
+            &base64::alphabet::STANDARD
+        },
+        base64::engine::general_purpose::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    engine.decode(whole).ok()
+}
+
+/// True for base64 of text (`PHN2Zy…` is `<svg …`, a ConfigMap-like
+/// `config.yaml` in a Secret's `data:`): the decoder rescans the text and
+/// reports any secret written in it, so the encoding is not judged as
+/// random. A compact JSON blob (`.dockerconfigjson`) has no spaces and is
+/// still judged.
+fn is_encoded_text(seg: &str) -> bool {
+    seg.len() >= 24 && b64_decode(seg).is_some_and(|b| text_like(&b))
+}
+
+/// Reads a DER length at `b[i..]`: (length, bytes used).
+fn der_len(b: &[u8], i: usize) -> Option<(usize, usize)> {
+    let first = *b.get(i)?;
+    if first < 0x80 {
+        return Some((usize::from(first), 1));
+    }
+    let n = usize::from(first & 0x7f);
+    if n == 0 || n > 3 {
+        return None;
+    }
+    let mut len = 0usize;
+    for k in 0..n {
+        len = (len << 8) | usize::from(*b.get(i + 1 + k)?);
+    }
+    Some((len, 1 + n))
+}
+
+/// True for base64 DER of public material: a SubjectPublicKeyInfo
+/// (`SEQUENCE { SEQUENCE { OID … }, BIT STRING }`, the `MIIBIjANBgkq…` of
+/// PEM public keys, DKIM `p=` records) or a certificate / CSR (`SEQUENCE {
+/// SEQUENCE { [0] version | INTEGER … } … }`, JWKS `x5c`, SAML metadata).
+/// Private keys open with an INTEGER version (PKCS#1, PKCS#8, SEC1), and an
+/// encrypted PKCS#8 key's algorithm is followed by an OCTET STRING: both
+/// stay judged.
+fn is_public_der(seg: &str) -> bool {
+    if !seg.starts_with('M') || seg.len() < 64 {
+        return false;
+    }
+    // 48 base64 characters are 36 bytes: enough for the headers read here.
+    let Some(b) = b64_decode(&seg[..48]) else {
+        return false;
+    };
+    if b.first() != Some(&0x30) {
+        return false;
+    }
+    let Some((_, l0)) = der_len(&b, 1) else {
+        return false;
+    };
+    let i = 1 + l0;
+    if b.get(i) != Some(&0x30) {
+        return false;
+    }
+    let Some((inner_len, l1)) = der_len(&b, i + 1) else {
+        return false;
+    };
+    let body = i + 1 + l1;
+    match b.get(body) {
+        // AlgorithmIdentifier, then the key: BIT STRING is a public key.
+        Some(0x06) => {
+            let next = body + inner_len;
+            // The algorithm may run past the decoded head: decode more.
+            let full = b64_decode(&seg[..seg.len().min(((next + 4) / 3 + 1) * 4)]);
+            full.is_some_and(|f| f.get(next) == Some(&0x03))
+        }
+        // tbsCertificate's explicit version, or a CSR's INTEGER version.
+        Some(0xA0) => true,
+        Some(0x02) => b.get(body + 1) == Some(&1) && b.get(body + 2) == Some(&0),
+        _ => false,
+    }
 }
 
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
@@ -652,6 +1065,180 @@ mod tests {
         );
     }
 
+    /// Issue 18, third generator: values whose key, position or structure
+    /// says they are not credentials; beside each, the same shape where it
+    /// is one.
+    #[test]
+    fn non_secret_keys_positions_and_structures() {
+        check(
+            "generic_secret",
+            &[
+                // A cipher's key next to its public parameters.
+                (
+                    "\"key\": \"5844ff22d323f3e10b4f77f04aa428e8\"",
+                    "5844ff22d323f3e10b4f77f04aa428e8",
+                ),
+                // `_id` and `public` stop at the key they name.
+                (
+                    "AUTH0_CLIENT_SECRET=UNJKowfzC7GgoE1kvbjIss80gdHJBj1n",
+                    "UNJKowfzC7GgoE1kvbjIss80gdHJBj1n",
+                ),
+                // A private JWK member stays a secret in a JWKS file.
+                (
+                    "{\"kty\": \"RSA\", \"d\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4v\"}",
+                    "djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4v",
+                ),
+                // 24 hex after a type word is not an AWS resource id (17).
+                (
+                    "value sg-9f2c4e7a1b3d5f608e2a4c6b",
+                    "sg-9f2c4e7a1b3d5f608e2a4c6b",
+                ),
+                // A call whose name is not an id word.
+                (
+                    "login(\"65590ce26fa48f4ccf7d8680\")",
+                    "65590ce26fa48f4ccf7d8680",
+                ),
+                // The same base64 after a name that is not a digest's.
+                (
+                    "session:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
+                    "uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ9x3Lq",
+                ),
+                // Hex of random bytes, not of text.
+                (
+                    "blob 3ad77bb40d7a3660a89ecaf32466ef97 end",
+                    "3ad77bb40d7a3660a89ecaf32466ef97",
+                ),
+            ],
+            &[
+                ("\"iv\": \"ce5631faeef20487e34701c7\"", "cipher parameter"),
+                (
+                    "\"txHash\": \"0xefd0903194fbbc4639a58c4801972759c225b6f3e8c31af1d3b2157ab40a5854\"",
+                    "hash key",
+                ),
+                ("ETag: \"9dd4e461268c8034f5c8564e155c67a6\"", "etag"),
+                (
+                    "If-None-Match: \"9dd4e461268c8034f5c8564e155c67a6\"",
+                    "etag header",
+                ),
+                (
+                    "NEXT_PUBLIC_AUTH0_CLIENT_ID=UNJKowfzC7GgoE1kvbjIss80gdHJBj1n",
+                    "public client id",
+                ),
+                // An OAuth client id is public (RFC 6749 section 2.2), hex or not.
+                ("client_id = \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\"", "id key"),
+                (
+                    "NEXT_PUBLIC_SENTRY_DSN=https://f477c7bf613f56808390de9dedf89ba3@o1.ingest.sentry.io/2",
+                    "public key after a URL scheme",
+                ),
+                (
+                    "verification_public_key: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                    "public key name",
+                ),
+                (
+                    "{\"kty\": \"RSA\", \"n\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4v\", \"e\": \"AQAB\"}",
+                    "jwk modulus",
+                ),
+                (
+                    "resources = [\"arn:aws:kms:us-east-1:123456789012:key/mrk-687d69d77c00ca1a02ce9ceb26a1aa38\"]",
+                    "arn",
+                ),
+                (
+                    "\"id\": \"sg-0f1e2d3c4b5a69788\", \"vpc\": \"vpc-e52aa53c8007395ea\"",
+                    "aws resource ids",
+                ),
+                (
+                    "|1|WifEkcyGU/o8ljPIAZe0phzUlos=|IXyi4xzaenne+1JJNd1+p83MjYk= ssh-ed25519 AAAAC3",
+                    "known_hosts",
+                ),
+                (
+                    "<script nonce=\"oPxEA0IsPURtmzAQ4Wl4+A==\"></script> 'nonce-oPxEA0IsPURtmzAQ4Wl4+A=='",
+                    "csp nonce",
+                ),
+                (
+                    "\"main.js\": \"/static/js/main.06aa0903d45b6cf741b6.js\"",
+                    "asset content hash",
+                ),
+                (
+                    " a1ca1ea441473d6adb0d4bff07398357fb1482b1 vendor/profile (v3.3.8)",
+                    "submodule status",
+                ),
+                (
+                    "\"data\": \"7768617420646f2079612077616e7420666f72206e6f7468696e673f\"",
+                    "hex of text",
+                ),
+                (
+                    "  config.yaml: bG9nX2xldmVsOiBpbmZvCmZlYXR1cmVfZmxhZ3M6CiAgbmV3X2NoZWNrb3V0OiB0cnVlCnJlZ2lvbjogZXUtd2VzdC0xCg==",
+                    "base64 of yaml",
+                ),
+                (
+                    "url(\"data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAyNCAyNCI+PHBhdGggZD0iTTEyIDJMNyA3djEweiIvPjwvc3ZnPg==\")",
+                    "base64 of svg",
+                ),
+                (
+                    "\"url\": \"https://api.github.com/repos/acme/x/zipball/29e082af461a187f6769be2fecb9a206952a8ec5\"",
+                    "zipball url",
+                ),
+                (
+                    "google-site-verification=-7COMvWJGf82KU84Giut5pI3y7-XpnW1C1by_Nl8X7M",
+                    "dns verification",
+                ),
+                ("guid: 3a0fce48ee5b155a3298b58f5e667406", "unity guid"),
+                (
+                    "{\"$oid\": \"65590ce26fa48f4ccf7d8680\"}",
+                    "mongo extended json",
+                ),
+                (
+                    "db.x.find({ _id: ObjectId(\"65590ce26fa48f4ccf7d8680\") })",
+                    "ObjectId call",
+                ),
+                (
+                    "SENTRY_RELEASE=d43b8c55c2a58b0ead6376aef89c528f7025268e",
+                    "release commit",
+                ),
+                (
+                    "    sha256 = \"500arhc2ibjxdiyd79p7ayly63i9a9rbv4cz69il7v8vlk5d7877\";",
+                    "nix base32 digest",
+                ),
+                (
+                    "\"encrypted_data\": \"dNUpdxX5GcbF3sxl9IT7mrsySS7/eJH9FWyb0JwNKLjP2VhL9Zr5\"",
+                    "ciphertext field",
+                ),
+                (
+                    "ED25519 key fingerprint is SHA256:uxfwQ0+fdEybjlNXqbdYPkYbGIfdk3Gl2dqbZOWvQgQ.",
+                    "ssh fingerprint",
+                ),
+                (
+                    "    pgp: '0F1ACF4E76BAC9631AC371404B806B52D9A319B3,17EA75D2F2BD9D75B569F640F924B04C8FDCC30E'",
+                    "pgp fingerprints",
+                ),
+            ],
+        );
+    }
+
+    /// DER structure decides: a SubjectPublicKeyInfo or a certificate is
+    /// public; a PKCS#8 private key (INTEGER version first) is not.
+    #[test]
+    fn der_public_structures() {
+        let spki = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA3c6eIPk7MQKNCRRX8ng3jaJ7rduBLcMMk+/FfYZEX3o+5e5haOn6RYfpnlUbnBW7oN";
+        let cert = "MIICajCCAVKgAwIBAgIQ4GoWKUwfIGilckTIiJZURDANBgkqhkiG9w0BAQsFAIuhlp3TdcgYEvz90+S8Fc5eTCgIXB/kumEovL+MYuapy48sx8";
+        let ec = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDBUx/i88kgCm9SPnOwd7sJGViVU3hMtG/JZ0XSLsAKpIcnAoJI9gr80KXbf086V5ULcUm8zNC0";
+        let pkcs8 = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7k9q2Lm4Kp7RtZk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7zA1c";
+        let enc = "MIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQIZk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0rT3vX7zA1cE4gI8kL2oQ5uY9w";
+        assert!(super::is_public_der(spki));
+        assert!(super::is_public_der(cert));
+        assert!(super::is_public_der(ec));
+        assert!(!super::is_public_der(pkcs8));
+        assert!(!super::is_public_der(enc));
+        check(
+            "generic_secret",
+            &[(&format!("blob {pkcs8}"), pkcs8)],
+            &[(
+                &format!("records = [\"v=DKIM1; k=rsa; p={spki}\"]"),
+                "dkim spki",
+            )],
+        );
+    }
+
     #[test]
     fn random_tokens() {
         check(
@@ -688,9 +1275,9 @@ mod tests {
                     "\"secret_id\": \"66ecc4a4a35ab8ebbfa7b2a136fbe3cbf2efe5cf\"",
                     "66ecc4a4a35ab8ebbfa7b2a136fbe3cbf2efe5cf",
                 ),
-                // Non-hex values of an id key are still judged.
+                // Values of an id key naming a secret are still judged.
                 (
-                    "client_id = \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\"",
+                    "client_secret_id = \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\"",
                     "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
                 ),
                 // A magic-like opening on a short token is not an image.

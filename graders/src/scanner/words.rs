@@ -402,6 +402,20 @@ pub(crate) fn is_reference(v: &str) -> bool {
     {
         return true;
     }
+    // ARM template expressions: `[parameters('adminPassword')]`,
+    // `[listKeys(resourceId(…), '2022-09-01').keys[0].value]`.
+    if let Some(inner) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']'))
+        && let Some(open) = inner.find('(')
+        && inner
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+        && inner[..open]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+    {
+        return true;
+    }
     // `os.environ["X"]`, `config.get("x")`, `ENV.fetch("X")`, `Secret(...)`:
     // a call or index on a dotted name.
     if let Some(open) = l.find(['(', '[']) {

@@ -1,24 +1,40 @@
-//! Basic-auth credentials on a curl command line: `curl -u user:password`
-//! or `--user user:password` (shell scripts, Dockerfiles, CI steps, READMEs).
+//! Passwords on a command line: curl's basic auth (`curl -u user:password`
+//! or `--user user:password`) and the MySQL clients' `-p<password>` /
+//! `--password=<password>` (shell scripts, Dockerfiles, CI steps, runbooks).
+//! `mysql -p` followed by a space prompts for the password: the next word
+//! is the database, not a password, and is not matched.
 //! The password is the value; shell references (`$PASS`, `${{ secrets.X }}`,
 //! `$(cat pw)`), template placeholders and word-like passwords
 //! (`user:pass`, `username:password`) are not credentials.
 use super::RuleDef;
 use crate::scanner::words;
 
-pub(super) const RULES: &[RuleDef] = &[RuleDef {
-    name: "curl-basic-auth",
-    secret_type: "basic_auth_password",
-    description: "Password in a curl -u/--user user:password argument",
-    keywords: &["curl"],
-    // The command may continue over `\`-ended lines; the user part may be
-    // empty, either part quoted.
-    pattern: r#"\bcurl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)\s+['"]?[^\s'":]*['"]?:['"]?([^\s'"]{6,256})"#,
-    group: 1,
-    check_group: 0,
-    context_type: None,
-    validate: Some(is_literal_password),
-}];
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef {
+        name: "curl-basic-auth",
+        secret_type: "basic_auth_password",
+        description: "Password in a curl -u/--user user:password argument",
+        keywords: &["curl"],
+        // The command may continue over `\`-ended lines; the user part may be
+        // empty, either part quoted.
+        pattern: r#"\bcurl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)\s+['"]?[^\s'":]*['"]?:['"]?([^\s'"]{6,256})"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "mysql-cli-password",
+        secret_type: "sql_password",
+        description: "Password in a mysql/mysqldump -p<password> or --password= argument",
+        keywords: &["mysql"],
+        pattern: r#"\bmysql(?:dump|admin|import|sh|binlog|pump|check)?\b(?:[^\n]|\\\n)*?\s(?:-p|--password=)['"]?([^\s'"]{4,256})"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+];
 
 /// A literal password: no shell or template reference in it, and not a
 /// word (`password`, `changeme`) — a digit or symbol, or random letters.
@@ -87,6 +103,42 @@ mod tests {
                 (
                     "curl -X POST --user \"$(cat ./login.txt):$(cat ./pw.txt)\"",
                     "command substitution",
+                ),
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod mysql_tests {
+    use super::super::testutil::check;
+
+    #[test]
+    fn mysql_client_passwords() {
+        check(
+            "sql_password",
+            &[
+                (
+                    "mysql -h db.prod -u admin -p'evCmx1z6rT*%Nd5rF-GS*g' orders < dump.sql",
+                    "evCmx1z6rT*%Nd5rF-GS*g",
+                ),
+                (
+                    "mysqldump --user=backup --password=Kq7vN2xLp9 --all-databases",
+                    "Kq7vN2xLp9",
+                ),
+                ("mysql -uroot -pW8m3Zr5Qy shop", "W8m3Zr5Qy"),
+            ],
+            &[
+                (
+                    "mysql -h db -u admin -p orders < dump.sql",
+                    "prompts: next word is the database",
+                ),
+                ("mysql -u app -p\"$DB_PASSWORD\" app", "shell reference"),
+                ("mysql -u root -proot", "word-like"),
+                ("mysql --port=3306 -P 3306 -h db", "no password"),
+                (
+                    "mysqladmin -p${MYSQL_ROOT_PASSWORD} ping",
+                    "shell reference",
                 ),
             ],
         );

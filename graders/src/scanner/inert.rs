@@ -1,0 +1,355 @@
+//! Values that look random but are not the secret they sit next to, in
+//! formats whose structure says so (issue 18, third generator's classes):
+//! - password hashes in Modular Crypt Format and Django's format
+//!   (`$2b$12$…`, `$6$salt$…`, `$argon2id$v=19$…`, `pbkdf2_sha256$600000$…`):
+//!   a hash is not the password (gitleaks and detect-secrets report none);
+//! - ciphertext of tools built to be committed: SOPS `ENC[AES256_GCM,…]`
+//!   values, ansible-vault payloads, SealedSecret `encryptedData`, Pulumi
+//!   and Travis CI `secure:` values, Rails encrypted credentials
+//!   (`data--iv--tag` on a line of its own) (the key that opens them is not
+//!   in the repository);
+//! - public identifiers with an issuer's structure: Stripe object ids
+//!   (`cus_…`, `price_…`, `evt_…`; the secret `sk_`/`rk_` keys and `whsec_`
+//!   are not object types), Twilio resource SIDs (two capitals and 32
+//!   lowercase hex), Mapbox public tokens (`pk.` + a JWT-like body),
+//!   Ethereum addresses (`0x` + 40 hex: 20 bytes, no key is that long) and
+//!   Bitcoin addresses whose bech32 or base58check checksum holds.
+//!
+//! Unlike [`super::public`] spans, these silence only the generic detectors
+//! (`credential-assignment`, `random-token`): a provider-format key placed
+//! inside one of these shapes is still reported by its provider rule.
+
+use sha2::{Digest, Sha256};
+use std::sync::LazyLock;
+
+/// Detectors these spans silence.
+pub(crate) const GENERIC_RULES: &[&str] = &["credential-assignment", "random-token"];
+
+/// Password hashes: MCF (`$id$[params$]salt$hash`, bcrypt's `$2b$NN$` +
+/// 53 chars, Apache's `$apr1$`) and Django/passlib (`algo$iter$salt$hash`).
+static PASSWORD_HASH: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}",
+        r"|\$(?:1|5|6|apr1|md5|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{16,}",
+        r"|\$(?:argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[^\s$]*\$(?:[^\s$]*\$)*[A-Za-z0-9+/.=_-]{16,}",
+        r"|\b(?:pbkdf2_sha\d+|pbkdf2_sha1|bcrypt_sha256|argon2|scrypt|sha1|md5)\$\d*\$?[A-Za-z0-9./+=]{4,}\$[A-Za-z0-9./+=]{16,}",
+    ))
+    .expect("password hash regex")
+});
+
+/// SOPS-encrypted values.
+static SOPS: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"ENC\[(?:AES256_GCM|AES256_CBC),data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]")
+        .expect("sops regex")
+});
+
+/// Pulumi stack config and Travis CI encrypted values: the value of a YAML
+/// key named exactly `secure`.
+static SECURE_VALUE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#"(?m)^[ \t]*(?:-[ \t]*)?secure:[ \t]*"?([A-Za-z0-9+/=:]{16,})"?[ \t]*$"#)
+        .expect("secure value regex")
+});
+
+/// Rails `MessageEncryptor` output (`credentials.yml.enc`): base64 data,
+/// IV and auth tag joined by `--`, alone on its line.
+static RAILS_ENCRYPTED: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?m)^[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16}={0,2}--[A-Za-z0-9+/]{22}={0,2}[ \t]*$",
+    )
+    .expect("rails encrypted regex")
+});
+
+/// Stripe object ids: a documented object-type prefix, `_`, 14+ alphanumerics.
+static STRIPE_OBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"\b(?:acct|ba|card|ch|cn|cs_live|cs_test|cus|dp|du|evt|file|ii|il|in|ipi|link|mbur|pi|pm|po|",
+        r"price|prod|promo|py|re|seti|si|sli|src|sub|sub_sched|tok|tr|txn|trr|we)_[A-Za-z0-9]{14,34}\b"
+    ))
+    .expect("stripe object regex")
+});
+
+/// Twilio resource SIDs (`AC`, `MG`, `PN`, `SK`, … + 32 lowercase hex):
+/// identifiers; the auth token is a separate 32-hex value with no prefix.
+static TWILIO_SID: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\b[A-Z]{2}[0-9a-f]{32}\b").expect("twilio sid regex"));
+
+/// Mapbox public tokens; secret ones start `sk.`.
+static MAPBOX_PUBLIC: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\bpk\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}").expect("mapbox regex")
+});
+
+/// Ethereum addresses; a private key is 32 bytes (64 hex), not 20.
+static ETH_ADDRESS: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\b0x[0-9a-fA-F]{40}\b").expect("eth address regex"));
+
+/// Bitcoin-style address candidates, confirmed by their checksum.
+static BTC_CANDIDATE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"\b(?:(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|[13mn2][1-9A-HJ-NP-Za-km-z]{25,34})\b",
+    )
+    .expect("btc address regex")
+});
+
+/// Pushes spans of inert values in `text`.
+pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
+    let spans = |re: &regex::Regex, out: &mut Vec<(usize, usize)>| {
+        out.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
+    };
+    if text.contains('$') {
+        spans(&PASSWORD_HASH, out);
+    }
+    if text.contains("ENC[") {
+        spans(&SOPS, out);
+    }
+    if text.contains("secure:") {
+        out.extend(
+            SECURE_VALUE
+                .captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| (m.start(), m.end())),
+        );
+    }
+    if text.contains("--") {
+        spans(&RAILS_ENCRYPTED, out);
+    }
+    if text.contains('_') {
+        spans(&STRIPE_OBJECT, out);
+    }
+    spans(&TWILIO_SID, out);
+    if text.contains("pk.eyJ") {
+        spans(&MAPBOX_PUBLIC, out);
+    }
+    if text.contains("0x") {
+        spans(&ETH_ADDRESS, out);
+    }
+    out.extend(
+        BTC_CANDIDATE
+            .find_iter(text)
+            .filter(|m| bech32_ok(m.as_str()) || base58check_ok(m.as_str()))
+            .map(|m| (m.start(), m.end())),
+    );
+    if text.contains("$ANSIBLE_VAULT;") {
+        ansible_vault(text, out);
+    }
+    if text.contains("SealedSecret") {
+        sealed_secret(text, out);
+    }
+}
+
+/// The hex lines after each `$ANSIBLE_VAULT;` header.
+fn ansible_vault(text: &str, out: &mut Vec<(usize, usize)>) {
+    let mut from = 0;
+    while let Some(p) = text[from..].find("$ANSIBLE_VAULT;") {
+        let head = from + p;
+        let start = text[head..].find('\n').map_or(text.len(), |q| head + q + 1);
+        let mut end = start;
+        for line in text[start..].split_inclusive('\n') {
+            let t = line.trim();
+            if t.is_empty() || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
+                break;
+            }
+            end += line.len();
+        }
+        out.push((head, end));
+        from = end.max(head + 1);
+    }
+}
+
+/// Lines indented under an `encryptedData:` key of a SealedSecret.
+fn sealed_secret(text: &str, out: &mut Vec<(usize, usize)>) {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut off = 0;
+    let mut block: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        match block {
+            Some(ind) if !t.is_empty() && indent(line) > ind => out.push((off, off + line.len())),
+            _ => block = None,
+        }
+        if t == "encryptedData:" {
+            block = Some(indent(line));
+        }
+        off += line.len();
+    }
+}
+
+/// Bech32/bech32m checksum (BIP 173/350) of a lowercase string.
+fn bech32_ok(s: &str) -> bool {
+    const CHARSET: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+    const GEN: [u32; 5] = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+    let Some(sep) = s.rfind('1') else {
+        return false;
+    };
+    let (hrp, data) = (&s[..sep], &s[sep + 1..]);
+    if hrp.is_empty() || data.len() < 6 {
+        return false;
+    }
+    let mut vals = Vec::with_capacity(hrp.len() * 2 + 1 + data.len());
+    vals.extend(hrp.bytes().map(|c| u32::from(c >> 5)));
+    vals.push(0);
+    vals.extend(hrp.bytes().map(|c| u32::from(c & 31)));
+    for c in data.bytes() {
+        match CHARSET.iter().position(|&x| x == c) {
+            Some(v) => vals.push(v as u32),
+            None => return false,
+        }
+    }
+    let mut chk: u32 = 1;
+    for v in vals {
+        let top = chk >> 25;
+        chk = ((chk & 0x1ff_ffff) << 5) ^ v;
+        for (i, g) in GEN.iter().enumerate() {
+            if (top >> i) & 1 == 1 {
+                chk ^= g;
+            }
+        }
+    }
+    chk == 1 || chk == 0x2bc8_30a3
+}
+
+/// Base58check: the decoded bytes end with the first four bytes of the
+/// double SHA-256 of the rest (legacy Bitcoin/Litecoin addresses).
+fn base58check_ok(s: &str) -> bool {
+    const ALPHA: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    let mut bytes: Vec<u8> = Vec::new();
+    for c in s.bytes() {
+        let Some(mut carry) = ALPHA.iter().position(|&x| x == c) else {
+            return false;
+        };
+        for b in bytes.iter_mut().rev() {
+            carry += usize::from(*b) * 58;
+            *b = (carry & 0xff) as u8;
+            carry >>= 8;
+        }
+        while carry > 0 {
+            bytes.insert(0, (carry & 0xff) as u8);
+            carry >>= 8;
+        }
+    }
+    let zeros = s.bytes().take_while(|&c| c == b'1').count();
+    let mut full = vec![0u8; zeros];
+    full.extend(bytes);
+    if full.len() < 5 {
+        return false;
+    }
+    let (body, check) = full.split_at(full.len() - 4);
+    let d = Sha256::digest(Sha256::digest(body));
+    &d[..4] == check
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covered(text: &str, value: &str) -> bool {
+        let mut spans = Vec::new();
+        find(text, &mut spans);
+        let s = text.find(value).expect("value in text");
+        spans.iter().any(|&(a, b)| a <= s && s + value.len() <= b)
+    }
+
+    #[test]
+    fn password_hashes_are_inert_passwords_are_not() {
+        let bcrypt = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW";
+        assert!(covered(&format!("\"password_hash\": \"{bcrypt}\""), bcrypt));
+        let sha512 = "$6$uv39QkD/pSbeShWW$7fwUBFpmZsGSNnoYqQgaET4ajY0hKSu4K5R4zaCvlLmH";
+        assert!(covered(&format!("root:{sha512}:19700:0"), sha512));
+        let django = "pbkdf2_sha256$600000$MagrxwcKcnsz9JV3rIgyb0$kuh+k478YTPnAsPFYu1z3JlkDZYN=";
+        assert!(covered(&format!("\"password\": \"{django}\""), django));
+        let argon = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG";
+        assert!(covered(argon, argon));
+        // A password with a dollar sign is not a hash.
+        assert!(!covered(
+            "password = \"Zk3$mQ8pL2xN$7vR4tW9yB\"",
+            "Zk3$mQ8pL2xN$7vR4tW9yB"
+        ));
+    }
+
+    #[test]
+    fn ciphertext_blocks() {
+        let sops = "ENC[AES256_GCM,data:l9pOMnLDEcwq+a/f7KA1QkvF,iv:Yqfws1SQWhE/Sj+vEwdta9Nxcp9T3AjpWCbh5TQV88E=,tag:lJ/38gLtUiJj41r07fXQ6w==,type:str]";
+        assert!(covered(&format!("password: {sops}\n"), sops));
+        let hex = "105faa15e573ba3ab15ee96f3f59edc5f350b2ce856ec31af894831830824b19";
+        let vault =
+            format!("db: !vault |\n    $ANSIBLE_VAULT;1.1;AES256\n    {hex}\n    {hex}\nuser: x\n");
+        assert!(covered(&vault, hex));
+        assert!(!covered(&vault, "user: x"));
+        let sealed = "kind: SealedSecret\nspec:\n  encryptedData:\n    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq\n  template:\n    x: AgQq\n";
+        assert!(covered(sealed, "AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq"));
+        assert!(!covered(sealed, "x: AgQq"));
+        let pulumi = "config:\n  app:dbPassword:\n    secure: AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz\n  app:apiKey: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        assert!(covered(
+            pulumi,
+            "AAABAvxsZh3sbTYcHSCVfIbOrhqNpFbkNChtL2d+oJ9Qz"
+        ));
+        assert!(!covered(pulumi, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        let travis =
+            "env:\n  global:\n    - secure: \"rYtCCLoVFgYFWwAjpaqSipXFZayol+29ksCri68Bf6nC\"\n";
+        assert!(covered(
+            travis,
+            "rYtCCLoVFgYFWwAjpaqSipXFZayol+29ksCri68Bf6nC"
+        ));
+        let rails = "GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==\n";
+        assert!(covered(rails, "GsbQlUh3HMVAWMfzUT4FaV8j0"));
+        // `--` inside a longer line (a command's flags) is not that format.
+        let cli = "run --token GsbQlUh3HMVAWMfzUT4FaV8j0/l2TdMoegb4daJ4EMb8--Zk3mQ8pL2xN7vR4t--W9yB1cHq5sD8fJ2kM6nP0r==\n";
+        assert!(!covered(cli, "GsbQlUh3HMVAWMfzUT4FaV8j0"));
+        // An encryptedData key outside a SealedSecret is not trusted.
+        let plain = "encryptedData:\n    password: Zk3mQ8pL2xN7vR4tW9yB\n";
+        assert!(!covered(plain, "Zk3mQ8pL2xN7vR4tW9yB"));
+    }
+
+    #[test]
+    fn public_identifiers_with_issuer_structure() {
+        assert!(covered(
+            "\"customer\": \"cus_NffrFeUfNV2Hib\"",
+            "cus_NffrFeUfNV2Hib"
+        ));
+        assert!(covered(
+            "price: price_1MoBy5LkdIwHu7ixZhnattbh",
+            "price_1MoBy5LkdIwHu7ixZhnattbh"
+        ));
+        assert!(!covered(
+            "key: sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+        ));
+        assert!(!covered(
+            "s: whsec_Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+            "whsec_Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"
+        ));
+        let sid = "MGe3edc8349ec0934d0c5796dcc19eb20f";
+        assert!(covered(&format!("SID = \"{sid}\""), sid));
+        assert!(!covered(
+            "auth = \"e3edc8349ec0934d0c5796dcc19eb20f\"",
+            "e3edc8349ec0934d0c5796dcc19eb20f"
+        ));
+        let eth = "0xA0Dc3F1A773C250552F016e9A7b7C2e0fD1bfd09";
+        assert!(covered(eth, eth));
+        let eth_key = "0xefd0903194fbbc4639a58c4801972759c225b6f3e8c31af1d3b2157ab40a5854";
+        assert!(!covered(eth_key, eth_key));
+        // BIP 173 test vectors: valid, then one character changed.
+        assert!(covered(
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+        ));
+        assert!(!covered(
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5",
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5"
+        ));
+        // The genesis address; then a random base58 string of that shape.
+        assert!(covered(
+            "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa",
+            "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"
+        ));
+        assert!(!covered(
+            "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb",
+            "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb"
+        ));
+        let mapbox = "pk.eyJ1IjoiYWNtZSIsImEiOiJjbDB4In0.1V0cYRcvpcTs_ZLVn2OHoy";
+        assert!(covered(mapbox, mapbox));
+        assert!(!covered(
+            "sk.eyJ1IjoiYWNtZSIsImEiOiJjbDB4In0.1V0cYRcvpcTs_ZLVn2OHoy",
+            "sk.eyJ1"
+        ));
+    }
+}
