@@ -62,6 +62,13 @@ pub struct Args {
           action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub prewarm: bool,
+    /// With prewarming, grade health in runners that fork each run from an
+    /// interpreter started once (`--health-runners false` or
+    /// `SECAUDIT_HEALTH_RUNNERS=0`: staged runs, one interpreter each).
+    #[arg(long, env = env_vars::SECAUDIT_HEALTH_RUNNERS, default_value_t = true,
+          action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub health_runners: bool,
     /// Containment tier: auto (bwrap where it can create namespaces, else
     /// Landlock + seccomp), bwrap, or landlock.
     #[arg(long, env = env_vars::SECAUDIT_SANDBOX, default_value = "auto")]
@@ -186,6 +193,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         venv: args.venv,
         command_limits: Default::default(),
         prewarm: args.prewarm,
+        health_runners: args.health_runners,
         sandbox: args.sandbox,
         allow_uncontained: args.allow_uncontained,
         trajectories: server::env::trajectory::Retention {

@@ -195,6 +195,7 @@ fn breakdown(profiles: &[StepProfile]) -> Vec<(String, Vec<Duration>)> {
 async fn environment(
     venv: &Path,
     prewarm: bool,
+    runners: bool,
     tier: TierChoice,
 ) -> (Environment, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
@@ -203,6 +204,7 @@ async fn environment(
     cfg.max_sessions = 8;
     cfg.venv = venv.to_path_buf();
     cfg.prewarm = prewarm;
+    cfg.health_runners = runners;
     cfg.sandbox = tier;
     let t = Instant::now();
     let env = Environment::new(cfg).await.expect("environment");
@@ -238,7 +240,7 @@ async fn bench_edit(
     n_slow: usize,
     how: &str,
     tier: TierChoice,
-    staged: bool,
+    (staged, runners): (bool, bool),
 ) -> Vec<(String, &'static str, Vec<Duration>)> {
     let mut rows = Vec::new();
     let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
@@ -250,10 +252,10 @@ async fn bench_edit(
     }));
     // Like the environment's: staged health runs with prewarming on.
     let grader = HealthGrader::new(sb);
-    let grader = if staged {
-        grader
-    } else {
-        grader.without_staging()
+    let grader = match (staged, runners) {
+        (true, true) => grader,
+        (true, false) => grader.without_runners(),
+        (false, _) => grader.without_staging(),
     };
     let gen_dir = data.join("tasks").join(format!("task_{HARD_TASK:02}"));
     let pristine = gen_dir.join("pristine");
@@ -298,14 +300,14 @@ async fn bench_edit(
         health.push(dh);
     }
     r.close().await;
-    let staged_runs = grader.staged_runs();
+    let staged_runs = grader.staged_runs() + grader.runner_runs();
     push(
         format!("step edit file (task {HARD_TASK}{how})"),
         "pytest + < 10",
         steps,
     );
     push(
-        format!("  of which: health grade (pytest; {staged_runs} of {n_slow} staged)"),
+        format!("  of which: health grade (pytest; {staged_runs} of {n_slow} staged or forked)"),
         "",
         health,
     );
@@ -344,10 +346,12 @@ async fn main() {
     // The server's default (each session's next sandbox prewarmed), and
     // the same with every command started cold, for the rows that show
     // what prewarming buys, measured in this same run.
-    let (env, data) = environment(&venv, true, TierChoice::Auto).await;
-    let (env_cold, data_cold) = environment(&venv, false, TierChoice::Auto).await;
+    let (env, data) = environment(&venv, true, true, TierChoice::Auto).await;
+    // Health staged (an interpreter per run) instead of the runners.
+    let (env_staged, data_staged) = environment(&venv, true, false, TierChoice::Auto).await;
+    let (env_cold, data_cold) = environment(&venv, false, false, TierChoice::Auto).await;
     // The namespace-free tier (what containers get), in the same run.
-    let (env_ll, data_ll) = environment(&venv, false, TierChoice::Landlock).await;
+    let (env_ll, data_ll) = environment(&venv, false, false, TierChoice::Landlock).await;
 
     let mut rows: Vec<Row> = Vec::new();
     let mut push = |name: String, target: &'static str, samples: Vec<Duration>| {
@@ -527,9 +531,28 @@ async fn main() {
     // behind, with a separate grader (cold cache) and the same pristine
     // suite, so step − health is the environment's own overhead.
     for (env, data, how, tier, staged) in [
-        (&env, &data, "", TierChoice::Auto, true),
-        (&env_cold, &data_cold, ", cold", TierChoice::Auto, false),
-        (&env_ll, &data_ll, ", landlock", TierChoice::Landlock, false),
+        (&env, &data, ", runners", TierChoice::Auto, (true, true)),
+        (
+            &env_staged,
+            &data_staged,
+            ", staged",
+            TierChoice::Auto,
+            (true, false),
+        ),
+        (
+            &env_cold,
+            &data_cold,
+            ", cold",
+            TierChoice::Auto,
+            (false, false),
+        ),
+        (
+            &env_ll,
+            &data_ll,
+            ", landlock",
+            TierChoice::Landlock,
+            (false, false),
+        ),
     ] {
         if want("edit") {
             let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how, tier, staged).await;

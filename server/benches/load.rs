@@ -10,7 +10,7 @@
 //! before staged health runs) and with the default. Prints steps per
 //! second, step and reset latency percentiles, and peak memory of the
 //! server process and of the sandboxes' processes. A measurement, never
-//! asserted (the machines are shared and noisy: compare the two rows).
+//! asserted (the machines are shared and noisy: compare the rows).
 //!
 //! `LOAD_SESSIONS` (default 64) and `LOAD_EPISODES` (default 2) scale it.
 
@@ -94,13 +94,19 @@ struct Measured {
     sandbox_peak_kb: u64,
 }
 
-async fn run(name: &'static str, prewarm: bool, sessions: usize, episodes: usize) -> Measured {
+async fn run(
+    name: &'static str,
+    (prewarm, runners): (bool, bool),
+    sessions: usize,
+    episodes: usize,
+) -> Measured {
     let data = tempfile::tempdir().expect("tempdir");
     let mut cfg = EnvConfig::with_root(&common::root());
     cfg.data_dir = data.path().to_path_buf();
     cfg.max_sessions = sessions + 4;
     cfg.venv = common::venv();
     cfg.prewarm = prewarm;
+    cfg.health_runners = runners;
     let env = Environment::new(cfg).await.expect("environment");
     let plan = plan(sessions);
     // Every task's first reset (its pristine manifest) before the clock.
@@ -221,11 +227,12 @@ async fn main() {
         MIX.len()
     );
     let mut rows = Vec::new();
-    for (name, prewarm) in [
-        ("everything cold (prewarm off)", false),
-        ("default (prewarmed, staged health)", true),
+    for (name, how) in [
+        ("everything cold (prewarm off)", (false, false)),
+        ("prewarmed, staged health (runners off)", (true, false)),
+        ("default (prewarmed, health runners)", (true, true)),
     ] {
-        let m = run(name, prewarm, sessions, episodes).await;
+        let m = run(name, how, sessions, episodes).await;
         eprintln!("{name}: done in {:.1} s", m.steps_wall.as_secs_f64());
         rows.push(m);
     }

@@ -55,6 +55,10 @@ pub struct EnvConfig {
     /// command, not for namespaces, mounts and Python start-up. Off, every
     /// command and every health run starts cold.
     pub prewarm: bool,
+    /// With `prewarm`, grade health in runners that fork each run from an
+    /// interpreter started once (`crate::health`, the runner): bwrap tier
+    /// with Landlock signal scoping only; elsewhere, or off, staged runs.
+    pub health_runners: bool,
     /// Which containment tier to use (`SECAUDIT_SANDBOX`, default auto).
     pub sandbox: crate::sandbox::TierChoice,
     /// Serve episodes even when no containment tier works (agent commands
@@ -78,6 +82,7 @@ impl EnvConfig {
             venv: root.join(".venv"),
             command_limits: crate::sandbox::Limits::default(),
             prewarm: true,
+            health_runners: true,
             sandbox: crate::sandbox::TierChoice::from_env().unwrap_or_default(),
             allow_uncontained: false,
             trajectories: super::trajectory::Retention::default(),

@@ -89,10 +89,10 @@ impl Runtimes {
             tracing::info!("generated [{i}/{n}] {name}");
         })?;
         let health = HealthGrader::new(sandbox.clone());
-        let health = Arc::new(if cfg.prewarm {
-            health
-        } else {
-            health.without_staging()
+        let health = Arc::new(match (cfg.prewarm, cfg.health_runners) {
+            (true, true) => health,
+            (true, false) => health.without_runners(),
+            (false, _) => health.without_staging(),
         });
         Ok(Self {
             registry,

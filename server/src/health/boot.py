@@ -923,15 +923,50 @@ def _grader_main():
             time.sleep(0.001)
         return False
 
+    import resource
+
+    def ipc_objects(_open=open):
+        """System V IPC objects and keys in the sandbox's namespaces (the
+        seccomp program refuses making them; counted in case it did not)."""
+        n = 0
+        for f in ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem", "/proc/keys"):
+            try:
+                with _open(f, "rb") as fh:
+                    n += sum(1 for _ in fh)
+            except OSError:
+                pass
+        return n
+
+    def runner_state(_res=resource, _os=os, _ipc=ipc_objects):
+        """What a run could change of the runner from outside it: its
+        limits, priority, scheduling and CPU set, and the sandbox's IPC
+        objects. Compared after every run: a change retires the runner."""
+        return (
+            tuple(_res.getrlimit(getattr(_res, n)) for n in sorted(dir(_res))
+                  if n.startswith("RLIMIT_")),
+            _os.getpriority(_os.PRIO_PROCESS, 0),
+            _os.sched_getscheduler(0),
+            _os.sched_getparam(0).sched_priority,
+            tuple(sorted(_os.sched_getaffinity(0))),
+            _ipc(),
+        )
+
     def serve_runs(confine, fresh, st, _read=o_read, _write=o_write, _fork=os.fork,
                    _wait=os.waitpid, _code=os.waitstatus_to_exitcode, _sweep=sweep,
-                   _open=o_open, _close=o_close, _dup2=os.dup2, _exit=_exit):
+                   _open=o_open, _close=o_close, _dup2=os.dup2, _exit=_exit,
+                   _pipe=os.pipe, _state=runner_state):
         """The runner's loop: one key per line on stdin; for each, a
         forked run confined by Landlock, then every process it left
         killed, then `R <exit code>` (negative: the signal) on stdout. End
         of file: exit. The key is read before the fork and lives only in
-        that run (and, once the run is over, as garbage here)."""
+        that run (and, once the run is over, as garbage here).
+
+        Whether the run was confined comes from a pipe the fork writes
+        and closes before any code under test exists, never from its exit
+        code, which code under test chooses (`NOCONFINE`). A runner whose
+        own state a run changed answers `DIRTY` and exits."""
         me = os.getpid()
+        before = _state()
         buf = b""
         while True:
             while b"\n" not in buf:
@@ -948,21 +983,35 @@ def _grader_main():
             # The hook stays out of the fork and the confinement (its own
             # ctypes events): trusted code only, no code under test exists.
             st[0] = True
+            ok_r, ok_w = _pipe()
             pid = _fork()
             if pid == 0:
+                _close(ok_r)
                 nul = _open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     _dup2(nul, fd)
                 _close(nul)
                 if not confine():
                     _exit(CONFINE_EXIT)
+                _write(ok_w, b"1")
+                _close(ok_w)
+                os.environ.pop("SECAUDIT_RUNNER", None)
                 fresh()
                 st[0] = False
                 return key
             st[0] = False
+            _close(ok_w)
+            confined = _read(ok_r, 1) == b"1"
+            _close(ok_r)
             _pid, status = _wait(pid, 0)
             if not _sweep(me):
-                _write(1, b"DIRTY\n")
+                _write(1, b"DIRTY processes\n")
+                _exit(0)
+            if not confined:
+                _write(1, b"NOCONFINE\n")
+                _exit(0)
+            if _state() != before:
+                _write(1, b"DIRTY state\n")
                 _exit(0)
             _write(1, b"R %d\n" % _code(status))
 

@@ -22,9 +22,16 @@
 //! The runner itself runs only the grader's bootstrap and never imports
 //! the app; the sandbox is a staged one's (same flags, a pool uid for its
 //! life), one run at a time, with the wall limit and the watchdog's
-//! bounds applied to each run. A runner that answers anything but a run's
-//! exit code, dies, or cannot confine a run is dropped and the copy is
-//! graded again, cold ([`Outcome::Retry`]); a kernel without Landlock
+//! bounds applied to each run. Everything in the sandbox shares one uid
+//! and one set of namespaces, so bwrap installs a seccomp program there
+//! ([`crate::sandbox::Service`]): no call that changes another process,
+//! no IPC or keyring object, no extended attribute or inode flag; and the
+//! runner compares its own limits, priority, scheduling, CPU set and the
+//! sandbox's IPC objects after every run (a change retires it: `DIRTY`).
+//! A runner that answers anything but a run's exit code, dies, or cannot
+//! confine a run (it learns that from a pipe the fork closes before any
+//! code under test runs, never from the exit code) is dropped and the copy
+//! is graded again, cold ([`Outcome::Retry`]); a kernel without Landlock
 //! signal scoping gets no runners at all (the bootstrap answers
 //! `NORUNNER`) and grades staged, as before.
 
@@ -41,13 +48,10 @@ use super::scratch::Scratch;
 use crate::sandbox::{Answer, Service, Tier};
 use graders::health_score::{Canary, RunResult};
 
-/// Runners kept per grader (per task): runs beyond this many at once wait
-/// for one. Each is an idle interpreter with pytest imported (about 30
+/// Runners kept per grader (the environment has one, shared by every
+/// task and session): runs beyond this many at once wait for one. Each is an idle interpreter with pytest imported (about 30
 /// MB); on a 2-core machine three already keep both cores busy.
 pub const RUNNERS_PER_GRADER: usize = 3;
-
-/// The exit code of a fork the runner could not confine (boot.py).
-const CONFINE_EXIT: i32 = 124;
 
 /// A runner and the scratch directories bound into it.
 #[derive(Debug)]
@@ -152,14 +156,13 @@ impl HealthGrader {
         let duration = start.elapsed();
         let (exit_code, timed_out) = match answer {
             Ok(Answer::Line(l)) => match l.strip_prefix("R ").and_then(|c| c.parse::<i32>().ok()) {
-                Some(CONFINE_EXIT) => {
-                    runners.off.store(true, Ordering::Relaxed);
-                    return Outcome::Retry("a runner could not confine its run".into());
-                }
                 Some(c) if c >= 0 => (Some(c), false),
                 Some(_) => (None, false),
                 None => {
-                    if l == "NORUNNER" {
+                    // Said by the runner itself, never by a run: no
+                    // confinement here, for good. Anything else (`DIRTY`:
+                    // a run changed the runner) retires this runner only.
+                    if l == "NORUNNER" || l == "NOCONFINE" {
                         runners.off.store(true, Ordering::Relaxed);
                     }
                     return Outcome::Retry(format!("a runner answered {l:?}"));

@@ -350,6 +350,111 @@ async fn a_hostile_run_reaches_neither_its_runner_nor_the_next_run() {
     );
 }
 
+/// What the red team of the runner changed from inside a run, each now
+/// refused: the runner's limits, priority, CPU set and I/O priority
+/// (`prlimit`, `renice`, `taskset`, `ionice` on it), System V IPC and
+/// keyring objects (from a subprocess with ctypes, outside the bootstrap's
+/// hook), extended attributes and POSIX ACLs of the bound directories, and
+/// inode flags. The hostile run fails its own tests if any one succeeds;
+/// the next run checks what it inherited and grades as a cold run does.
+#[tokio::test]
+async fn a_run_changes_nothing_of_the_runner_or_its_directories() {
+    let Some(g) = grader(30) else { return };
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let hostile = format!(
+        r#"import fcntl, os, platform, struct, subprocess, sys
+RUNNER = os.getppid()
+DONE = []
+def tried(cmd):
+    if subprocess.run(cmd, capture_output=True).returncode == 0:
+        DONE.append(" ".join(cmd))
+tried(["prlimit", "--pid", str(RUNNER), "--fsize=1000:1000"])
+tried(["prlimit", "--pid", str(RUNNER), "--nofile=8:8"])
+tried(["renice", "-n", "10", "-p", str(RUNNER)])
+tried(["taskset", "-p", "1", str(RUNNER)])
+tried(["ionice", "-c", "3", "-p", str(RUNNER)])
+ADD_KEY = {{"x86_64": 248, "aarch64": 217}}[platform.machine()]
+PROBE = """import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+made = [libc.shmget(0x5EC0FFEE, 4096, 0o1666) >= 0, libc.msgget(0x5EC0FFEE, 0o1666) >= 0,
+        libc.semget(0x5EC0FFEE, 1, 0o1666) >= 0,
+        libc.syscall(%d, b"user", b"probe", b"x", 1, -4) >= 0]
+raise SystemExit(1 if any(made) else 0)
+""" % ADD_KEY
+if subprocess.run([sys.executable, "-c", PROBE]).returncode != 0:
+    DONE.append("ipc or keyring object")
+ACL = bytes.fromhex("02000000" + "01000000ffffffff" + "04000000ffffffff" + "20000000ffffffff")
+for d in ("/workspace", "/grader-out", "/tmp"):
+    for name, value in (("user.probe", b"x"), ("system.posix_acl_default", ACL)):
+        try:
+            os.setxattr(d, name, value)
+            DONE.append(name + " on " + d)
+        except OSError:
+            pass
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, 0x40086602, struct.pack("i", 0x40))
+        DONE.append("inode flags of " + d)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+if DONE:
+    raise RuntimeError(DONE)
+{APP}"#
+    );
+    write(&ws, "app.py", &hostile);
+    let first = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!(first.score, 1.0, "a change went through: {first:?}");
+    let served = g.runner_runs();
+    let observer = format!(
+        r#"import os, resource
+SEEN = []
+if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY and resource.getrlimit(resource.RLIMIT_FSIZE)[0] < 1 << 20:
+    SEEN.append("fsize")
+if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 64:
+    SEEN.append("nofile")
+if os.getpriority(os.PRIO_PROCESS, 0) > 0 or os.sched_getscheduler(0) != os.SCHED_OTHER:
+    SEEN.append("priority")
+if len(os.sched_getaffinity(0)) < min(2, os.cpu_count()):
+    SEEN.append("cpus")
+for f in ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem"):
+    if len(open(f).readlines()) > 1:
+        SEEN.append(f)
+for d in ("/workspace", "/grader-out", "/tmp"):
+    if os.listxattr(d):
+        SEEN.append("xattrs of " + d)
+{}"#,
+        APP.replace("return a + b", "return a + b + len(SEEN)")
+    );
+    write(&ws, "app.py", &observer);
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "the run after").await;
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert!(s.cached && s.score == 1.0, "{s:?}");
+    assert_eq!(
+        g.runner_runs(),
+        served + 1,
+        "the runner served the next run"
+    );
+    // An exit code is only an exit code: 124 (a fork that could not be
+    // confined, in the bootstrap) switches nothing off.
+    write(&ws, "app.py", &format!("{APP}\nimport os\nos._exit(124)\n"));
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "exit 124").await;
+    write(&ws, "app.py", &format!("{APP}\n# after 124\n"));
+    let served = g.runner_runs();
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "after exit 124").await;
+    assert_eq!(
+        g.runner_runs(),
+        served + 1,
+        "runners still on after exit 124"
+    );
+}
+
 /// A runner that dies, idle or in the middle of a run, is replaced: the
 /// run it had is graded again cold, exactly as a cold run grades it, and
 /// the next run gets a new runner.

@@ -32,6 +32,9 @@ pub const SECAUDIT_VENV: &str = "SECAUDIT_VENV";
 /// instead of prewarming each session's next sandbox and staging health
 /// runs (default `true`).
 pub const SECAUDIT_PREWARM: &str = "SECAUDIT_PREWARM";
+/// `false` grades health in staged runs (an interpreter each) instead of
+/// runners that fork each run (default `true`; only with prewarming).
+pub const SECAUDIT_HEALTH_RUNNERS: &str = "SECAUDIT_HEALTH_RUNNERS";
 /// The containment tier: `auto` (default: bwrap where it can create its
 /// namespaces, else landlock), `bwrap` or `landlock`.
 pub const SECAUDIT_SANDBOX: &str = crate::sandbox::TIER_ENV;

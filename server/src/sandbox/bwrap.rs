@@ -47,6 +47,19 @@ pub(super) fn bwrap_args(
     info_fd: Option<i32>,
     payload: Payload<'_>,
 ) -> Vec<OsString> {
+    bwrap_args_filtered(cfg, req, limits, info_fd, None, payload)
+}
+
+/// [`bwrap_args`] with a seccomp program bwrap reads from `seccomp_fd`
+/// and installs on the command (`--seccomp`).
+pub(super) fn bwrap_args_filtered(
+    cfg: &SandboxConfig,
+    req: &ExecRequest,
+    limits: &Limits,
+    info_fd: Option<i32>,
+    seccomp_fd: Option<i32>,
+    payload: Payload<'_>,
+) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
     push(&[
@@ -120,6 +133,10 @@ pub(super) fn bwrap_args(
     }
     if let Some(fd) = info_fd {
         a.push("--info-fd".into());
+        a.push(fd.to_string().into());
+    }
+    if let Some(fd) = seccomp_fd {
+        a.push("--seccomp".into());
         a.push(fd.to_string().into());
     }
     a.push("--".into());

@@ -84,9 +84,6 @@ const DENIED: &[i64] = &[
     libc::SYS_process_vm_writev,
     libc::SYS_pidfd_getfd,
     libc::SYS_kcmp,
-    libc::SYS_keyctl,
-    libc::SYS_add_key,
-    libc::SYS_request_key,
     libc::SYS_bpf,
     libc::SYS_perf_event_open,
     libc::SYS_userfaultfd,
@@ -128,9 +125,28 @@ const DENIED: &[i64] = &[
     libc::SYS_ioperm,
     libc::SYS_vhangup,
     libc::SYS_lookup_dcookie,
-    // System V IPC: no namespace separates it here, so segments, queues
-    // and semaphores would outlive the command (memory the watchdog never
-    // sees) and be shared with every other session (red team, issue 16).
+    // Every socket: no network of any family (AF_INET/6, NETLINK,
+    // PACKET, VSOCK, ...), and no Unix socket either: a pathname socket
+    // is reached through path resolution, which Landlock does not
+    // restrict before ABI 9, so the server's or the host's sockets would
+    // be in reach. socketpair(2) (asyncio's self-pipe) stays.
+    libc::SYS_socket,
+];
+
+/// Syscalls refused (EPERM) wherever processes of one uid and one set of
+/// namespaces outlive each other's work: this tier (every command shares
+/// the IPC namespace and uid of the server or of its pool) and the health
+/// runner's sandbox (every run shares its namespaces and uid). Objects
+/// they make outlive the process that made them and are reachable by
+/// the next one.
+const SHARED_UID_DENIED: &[i64] = &[
+    // Keyrings: the user keyring lives as long as the uid's namespace.
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    // System V IPC: segments, queues and semaphores outlive the command
+    // (memory the watchdog never sees) and are shared with every later
+    // one (red team, issue 16; again of the health runner, issue 21).
     libc::SYS_shmget,
     libc::SYS_shmat,
     libc::SYS_shmdt,
@@ -146,13 +162,28 @@ const DENIED: &[i64] = &[
     // Acting on another process's memory.
     libc::SYS_process_madvise,
     libc::SYS_process_mrelease,
-    // Every socket: no network of any family (AF_INET/6, NETLINK,
-    // PACKET, VSOCK, ...), and no Unix socket either: a pathname socket
-    // is reached through path resolution, which Landlock does not
-    // restrict before ABI 9, so the server's or the host's sockets would
-    // be in reach. socketpair(2) (asyncio's self-pipe) stays.
-    libc::SYS_socket,
 ];
+
+/// Refused in the health runner's sandbox only: changing the extended
+/// attributes (POSIX ACLs included) or inode flags of a file. The runner's
+/// bound directories are emptied between runs but are the same inodes,
+/// so a default ACL set on `/grader-out` made every later run fail (red
+/// team, issue 21). Agent commands keep them: their workspace is theirs.
+const ATTR_WRITES: &[i64] = &[
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    // setxattrat(2), removexattrat(2) (Linux 6.13; not in libc yet).
+    463,
+    466,
+];
+
+/// `ioctl(2)` requests refused with [`ATTR_WRITES`]: FS_IOC_SETFLAGS
+/// (`chattr`) and FS_IOC_FSSETXATTR, both `_IOW`, as their 64-bit values.
+const ATTR_IOCTLS: &[u64] = &[0x4008_6602, 0x401c_5820];
 
 /// Namespace flags a `clone(2)` may not carry (a new namespace is a new
 /// view of the system, and a user namespace re-grants capabilities).
@@ -268,6 +299,81 @@ impl Landlock {
     }
 }
 
+/// [`SELF_ONLY`]'s rules: each call matches (and is refused) when it
+/// names a process other than the caller.
+fn self_only_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
+    let err = |e: seccompiler::BackendError| format!("seccomp filter: {e}");
+    let mut out = Vec::new();
+    for &(nr, arg) in SELF_ONLY {
+        let mut r = vec![
+            SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                .and_then(|c| SeccompRule::new(vec![c]))
+                .map_err(err)?,
+        ];
+        if let Some(&(_, which)) = ONE_PROCESS_WHICH.iter().find(|(n, _)| *n == nr) {
+            r.push(
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, which)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+                    .map_err(err)?,
+            );
+        }
+        out.push((nr, r));
+    }
+    Ok(out)
+}
+
+/// The health runner's program ([`super::Service`]), built once, as the
+/// raw `sock_filter` array bwrap's `--seccomp` reads: [`SELF_ONLY`],
+/// [`SHARED_UID_DENIED`], [`ATTR_WRITES`] and [`ATTR_IOCTLS`] get EPERM,
+/// everything else is allowed (the rest of a cold bwrap run's freedom,
+/// sockets in its own network namespace included).
+pub(super) fn shared_uid_filter() -> Result<&'static [u8], String> {
+    static PROGRAM: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            let arch = TargetArch::try_from(std::env::consts::ARCH)
+                .map_err(|e| format!("seccomp: unsupported architecture: {e:?}"))?;
+            let err = |e: seccompiler::BackendError| format!("seccomp filter: {e}");
+            let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = SHARED_UID_DENIED
+                .iter()
+                .chain(ATTR_WRITES)
+                .map(|&nr| (nr, Vec::new()))
+                .collect();
+            rules.extend(self_only_rules()?);
+            let ioctls = ATTR_IOCTLS
+                .iter()
+                .map(|&req| {
+                    SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, req)
+                        .and_then(|c| SeccompRule::new(vec![c]))
+                        .map_err(err)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            rules.insert(libc::SYS_ioctl, ioctls);
+            let filter = SeccompFilter::new(
+                rules,
+                SeccompAction::Allow,
+                SeccompAction::Errno(libc::EPERM as u32),
+                arch,
+            )
+            .map_err(err)?;
+            let prog = BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))?;
+            Ok(prog
+                .iter()
+                .flat_map(|i| {
+                    let mut b = Vec::with_capacity(8);
+                    b.extend_from_slice(&i.code.to_ne_bytes());
+                    b.push(i.jt);
+                    b.push(i.jf);
+                    b.extend_from_slice(&i.k.to_ne_bytes());
+                    b
+                })
+                .collect())
+        })
+        .as_ref()
+        .map(Vec::as_slice)
+        .map_err(Clone::clone)
+}
+
 /// The seccomp programs: [`DENIED`] and namespace clones get EPERM;
 /// `clone3` gets ENOSYS (its flags live in memory a filter cannot read,
 /// and ENOSYS makes the C library fall back to `clone`, whose flags it
@@ -276,8 +382,11 @@ fn filters() -> Result<Vec<BpfProgram>, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| format!("seccomp: unsupported architecture: {e:?}"))?;
     let err = |e: seccompiler::BackendError| format!("seccomp filter: {e}");
-    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = DENIED
+        .iter()
+        .chain(SHARED_UID_DENIED)
+        .map(|&nr| (nr, Vec::new()))
+        .collect();
     let clone_rules = CLONE_NAMESPACES
         .iter()
         .map(|&flag| {
@@ -292,21 +401,7 @@ fn filters() -> Result<Vec<BpfProgram>, String> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     rules.insert(libc::SYS_clone, clone_rules);
-    for &(nr, arg) in SELF_ONLY {
-        let mut r = vec![
-            SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
-                .and_then(|c| SeccompRule::new(vec![c]))
-                .map_err(err)?,
-        ];
-        if let Some(&(_, which)) = ONE_PROCESS_WHICH.iter().find(|(n, _)| *n == nr) {
-            r.push(
-                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, which)
-                    .and_then(|c| SeccompRule::new(vec![c]))
-                    .map_err(err)?,
-            );
-        }
-        rules.insert(nr, r);
-    }
+    rules.extend(self_only_rules()?);
     let deny = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

@@ -337,7 +337,7 @@ impl Sandbox {
         if !matches!(self.mode, Mode::Bwrap { .. }) {
             return None;
         }
-        match self.spawn_warm(template, staged) {
+        match self.spawn_warm(template, staged, None) {
             Ok(w) => Some(w),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot prewarm a sandbox; the next command starts cold");
@@ -346,7 +346,14 @@ impl Sandbox {
         }
     }
 
-    fn spawn_warm(&self, template: &ExecRequest, staged: bool) -> io::Result<Warm> {
+    /// `filter`: a seccomp program (raw `sock_filter`s) bwrap installs on
+    /// the command.
+    fn spawn_warm(
+        &self,
+        template: &ExecRequest,
+        staged: bool,
+        filter: Option<&[u8]>,
+    ) -> io::Result<Warm> {
         let limits = template
             .limits
             .clone()
@@ -377,10 +384,20 @@ impl Sandbox {
         }
         let (info_r, info_w) = sys::pipe()?;
         let (cmd_r, cmd_w) = sys::pipe()?;
+        // The program, whole in a pipe bwrap reads to its end (a few KiB,
+        // under a pipe's capacity).
+        let filter_r = match filter {
+            Some(bytes) => {
+                let (r, w) = sys::pipe()?;
+                std::fs::File::from(w).write_all(bytes)?;
+                Some(r)
+            }
+            None => None,
+        };
         let mut cmd = std::process::Command::new(&self.cfg.bwrap);
         // Staged: the command itself, its stdin the pipe. Else the
         // waiting script, reading the command from the pipe's fd.
-        let (payload, stdin, keep) = if staged {
+        let (payload, stdin, mut keep) = if staged {
             (
                 Payload::Command(&template.command),
                 Stdio::from(cmd_r),
@@ -394,11 +411,13 @@ impl Sandbox {
                 vec![info_w.as_raw_fd(), fd],
             )
         };
-        cmd.args(bwrap_args(
+        keep.extend(filter_r.as_ref().map(|r| r.as_raw_fd()));
+        cmd.args(bwrap_args_filtered(
             &self.cfg,
             template,
             &limits,
             Some(info_w.as_raw_fd()),
+            filter_r.as_ref().map(|r| r.as_raw_fd()),
             payload,
         ));
         self.child_setup(&limits, &keep, ids).install(&mut cmd);
@@ -407,6 +426,7 @@ impl Sandbox {
         // stdin) or here, or the pipes never reach EOF.
         let child = spawn(cmd, stdin);
         drop(info_w);
+        drop(filter_r);
         let child = child?;
         let info = tokio::task::spawn_blocking(move || read_info_pid(info_r));
         Ok(Warm {

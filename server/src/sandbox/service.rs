@@ -10,6 +10,15 @@
 //! set, a uid of the pool for its whole life. The wall limit and the
 //! watchdog's bounds apply to each request, counted over every process of
 //! the sandbox; a request past either ends the whole sandbox.
+//!
+//! Everything in it shares one uid and one set of namespaces for the
+//! sandbox's life, so bwrap also installs [`confine::shared_uid_filter`]:
+//! no call that changes another process (rlimits, priority, scheduling,
+//! affinity, I/O priority), no System V IPC or keyring object (they live
+//! as long as the namespace, outside the watchdog's count), no extended
+//! attribute or inode flag (they stay on a bound directory whose contents
+//! are emptied). Red team of the health runner: each of those carried a
+//! run's doing into later runs of other sessions.
 
 use super::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -51,7 +60,23 @@ impl Sandbox {
     /// other tiers or when the spawn fails). Call from a task on the
     /// runtime, like [`Sandbox::prewarm_staged`].
     pub fn spawn_service(&self, template: &ExecRequest) -> Option<Service> {
-        let mut w = self.prewarm_staged(template)?;
+        if !matches!(self.mode, Mode::Bwrap { .. }) {
+            return None;
+        }
+        let filter = match confine::shared_uid_filter() {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %e, "no seccomp program for a service sandbox");
+                return None;
+            }
+        };
+        let mut w = match self.spawn_warm(template, true, Some(filter)) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot start a service sandbox");
+                return None;
+            }
+        };
         let child = w.tree.child();
         let stdout = child.stdout.take()?;
         let stderr = child.stderr.take();
