@@ -189,6 +189,22 @@ pub struct TimedGrade {
     pub in_pytest: Option<Duration>,
 }
 
+/// Health 0 of `total` with the reason: a grade that could not be made.
+fn failed_grade(total: u32, error: String) -> TimedGrade {
+    TimedGrade {
+        summary: HealthSummary {
+            passed: 0,
+            failed: total,
+            errors: 0,
+            total,
+            score: 0.0,
+            cached: false,
+            error: Some(error),
+        },
+        in_pytest: None,
+    }
+}
+
 /// A fresh (never cached) summary of a scored run.
 impl From<HealthScore> for HealthSummary {
     fn from(s: HealthScore) -> Self {
@@ -282,19 +298,7 @@ impl HealthGrader {
         template: &Path,
         expected: &ExpectedTests,
     ) -> TimedGrade {
-        let total = expected.total;
-        let fail = |error: String| TimedGrade {
-            summary: HealthSummary {
-                passed: 0,
-                failed: total,
-                errors: 0,
-                total,
-                score: 0.0,
-                cached: false,
-                error: Some(error),
-            },
-            in_pytest: None,
-        };
+        let fail = |error: String| failed_grade(expected.total, error);
         if expected.total == 0 || expected.names.is_empty() {
             return fail("empty test manifest".into());
         }
@@ -326,21 +330,7 @@ impl HealthGrader {
         expected: &ExpectedTests,
         with_runner: bool,
     ) -> Result<TimedGrade, String> {
-        let total = expected.total;
-        let fail = |error: String| {
-            Ok(TimedGrade {
-                summary: HealthSummary {
-                    passed: 0,
-                    failed: total,
-                    errors: 0,
-                    total,
-                    score: 0.0,
-                    cached: false,
-                    error: Some(error),
-                },
-                in_pytest: None,
-            })
-        };
+        let fail = |error: String| Ok(failed_grade(expected.total, error));
         let prepared = match self.prepare(workspace, pristine_dir).await {
             Ok(p) => p,
             Err(e) => return fail(e),

@@ -80,6 +80,52 @@ pub(super) fn read_info_pid(fd: OwnedFd) -> Option<i32> {
         .and_then(|p| i32::try_from(p).ok())
 }
 
+/// How a watched wait ended.
+pub(super) enum Watched<T> {
+    /// The awaited future finished first.
+    Done(T),
+    /// The wall limit passed.
+    Timeout,
+    /// The processes under `root` (or the writable dirs) broke a bound.
+    Over(watchdog::Breach),
+}
+
+/// Awaits `fut` under `limits`: the wall limit, and the [`watchdog`]'s
+/// bounds checked every tick over the processes under `root` and the
+/// writable `dirs`. Whoever called it kills what it watched on anything
+/// but [`Watched::Done`].
+pub(super) async fn watched<T>(
+    fut: impl std::future::Future<Output = T>,
+    root: i32,
+    dirs: &[PathBuf],
+    limits: &Limits,
+) -> Watched<T> {
+    tokio::pin!(fut);
+    let deadline = tokio::time::sleep(limits.wall);
+    tokio::pin!(deadline);
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + watchdog::TICK, watchdog::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut n: u32 = 0;
+    loop {
+        tokio::select! {
+            r = &mut fut => return Watched::Done(r),
+            _ = &mut deadline => return Watched::Timeout,
+            _ = tick.tick() => {
+                n += 1;
+                let (d, l) = (dirs.to_vec(), limits.clone());
+                let breach = tokio::task::spawn_blocking(move || watchdog::check(root, &d, &l, n))
+                    .await
+                    .ok()
+                    .flatten();
+                if let Some(b) = breach {
+                    return Watched::Over(b);
+                }
+            }
+        }
+    }
+}
+
 /// Waits for the command (killing it at the wall limit, or when the
 /// [`watchdog`] finds it over a bound), collects capped output, and waits
 /// until every process it started is gone: in bwrap mode the sandbox's pid
@@ -105,42 +151,11 @@ pub(super) async fn supervise(
         .take()
         .map(|s| tokio::spawn(capture(s, cap, stop_rx.clone())));
 
-    enum End {
-        Exited(std::process::ExitStatus),
-        Timeout,
-        Over(watchdog::Breach),
-    }
-    let deadline = tokio::time::sleep(limits.wall);
-    tokio::pin!(deadline);
-    let mut tick =
-        tokio::time::interval_at(tokio::time::Instant::now() + watchdog::TICK, watchdog::TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut n: u32 = 0;
-    let end = {
-        let main = tree.wait_main();
-        tokio::pin!(main);
-        loop {
-            tokio::select! {
-                st = &mut main => break End::Exited(st?),
-                _ = &mut deadline => break End::Timeout,
-                _ = tick.tick() => {
-                    n += 1;
-                    let (d, l) = (dirs.clone(), limits.clone());
-                    let breach = tokio::task::spawn_blocking(move || watchdog::check(root, &d, &l, n))
-                        .await
-                        .ok()
-                        .flatten();
-                    if let Some(b) = breach {
-                        break End::Over(b);
-                    }
-                }
-            }
-        }
-    };
+    let end = watched(tree.wait_main(), root, &dirs, limits).await;
     let (status, timed_out, mut breach) = match end {
-        End::Exited(st) => (st, false, None),
-        End::Timeout => (tree.kill().await?, true, None),
-        End::Over(b) => (tree.kill().await?, false, Some(b)),
+        Watched::Done(st) => (st?, false, None),
+        Watched::Timeout => (tree.kill().await?, true, None),
+        Watched::Over(b) => (tree.kill().await?, false, Some(b)),
     };
     // Killed by us: in every tier the sandbox was killed (no exit code,
     // SIGKILL), whatever the supervisor reported for its command.

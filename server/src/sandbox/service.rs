@@ -140,50 +140,18 @@ impl Service {
         let root = self.tree.root_pid();
         let limits = self.limits.clone();
         let dirs = self.dirs.clone();
-        enum End {
-            Read(io::Result<Vec<u8>>),
-            Timeout,
-            Over(String),
-        }
-        let end = {
-            let reply = &mut self.reply;
-            let read = async move {
-                let mut buf = Vec::new();
-                reply
-                    .take(MAX_ANSWER_BYTES)
-                    .read_until(b'\n', &mut buf)
-                    .await
-                    .map(|_| buf)
-            };
-            tokio::pin!(read);
-            let deadline = tokio::time::sleep(limits.wall);
-            tokio::pin!(deadline);
-            let mut tick = tokio::time::interval_at(
-                tokio::time::Instant::now() + watchdog::TICK,
-                watchdog::TICK,
-            );
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut n: u32 = 0;
-            loop {
-                tokio::select! {
-                    r = &mut read => break End::Read(r),
-                    _ = &mut deadline => break End::Timeout,
-                    _ = tick.tick() => {
-                        n += 1;
-                        let (d, l) = (dirs.clone(), limits.clone());
-                        let breach = tokio::task::spawn_blocking(move || watchdog::check(root, &d, &l, n))
-                            .await
-                            .ok()
-                            .flatten();
-                        if let Some(b) = breach {
-                            break End::Over(b.message);
-                        }
-                    }
-                }
-            }
+        let reply = &mut self.reply;
+        let read = async move {
+            let mut buf = Vec::new();
+            reply
+                .take(MAX_ANSWER_BYTES)
+                .read_until(b'\n', &mut buf)
+                .await
+                .map(|_| buf)
         };
+        let end = watched(read, root, &dirs, &limits).await;
         let answer = match end {
-            End::Read(Ok(buf)) if buf.ends_with(b"\n") => {
+            Watched::Done(Ok(buf)) if buf.ends_with(b"\n") => {
                 let line = String::from_utf8_lossy(&buf[..buf.len() - 1]).into_owned();
                 // What the request left on disk, as a cold run's last walk.
                 let (d, l) = (dirs, limits);
@@ -196,9 +164,9 @@ impl Service {
                     None => return Ok(Answer::Line(line)),
                 }
             }
-            End::Read(_) => Answer::Closed,
-            End::Timeout => Answer::Timeout,
-            End::Over(m) => Answer::Over(m),
+            Watched::Done(_) => Answer::Closed,
+            Watched::Timeout => Answer::Timeout,
+            Watched::Over(b) => Answer::Over(b.message),
         };
         self.dead = true;
         self.stdin = None;
