@@ -19,6 +19,7 @@ pub mod readiness;
 pub mod sandbox;
 pub mod tasks;
 pub mod treecopy;
+pub mod treeremove;
 
 /// The workspace root and the project venv, for this crate's tests
 /// (testkit's, the one lookup every crate's tests share).

@@ -39,7 +39,7 @@ impl Environment {
                 Err(_) => {
                     // A session dir without a readable state is debris of a
                     // crash during reset: nothing to resume.
-                    let _ = std::fs::remove_dir_all(&paths.dir);
+                    let _ = crate::treeremove::remove_tree(&paths.dir);
                     continue;
                 }
             };

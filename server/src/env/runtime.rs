@@ -407,7 +407,7 @@ impl WorkspacePool {
     /// A pool in `dir`, emptied of copies left by an earlier process (their
     /// owner or template may have changed since).
     pub fn new(dir: PathBuf) -> Self {
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = crate::treeremove::remove_tree(&dir);
         Self {
             dir,
             state: Mutex::new(PoolState::default()),
@@ -430,7 +430,7 @@ impl WorkspacePool {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!(error = %e, "pool copy could not be moved; copying instead");
-                let _ = std::fs::remove_dir_all(&src);
+                let _ = crate::treeremove::remove_tree(&src);
                 false
             }
         }
@@ -467,7 +467,7 @@ impl WorkspacePool {
                     Ok(()) => st.ready.entry(key).or_default().push(dest),
                     Err(e) => {
                         tracing::warn!(error = %e, "could not prepare a pooled workspace");
-                        let _ = std::fs::remove_dir_all(&dest);
+                        let _ = crate::treeremove::remove_tree(&dest);
                         st.total -= 1;
                         st.filling.remove(&key);
                         return;

@@ -224,7 +224,8 @@ pub fn retire(store: &Store, dir: &Path, id: &str) -> std::io::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    std::fs::remove_dir_all(dir)
+    // The workspace is the agent's: as deep as it made it.
+    crate::treeremove::remove_tree(dir)
 }
 
 impl Environment {

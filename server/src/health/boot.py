@@ -149,7 +149,8 @@ def _grader_main():
         dev = 2 | 16384  # writing existing device files (/dev/null)
         scope = 1 | 2  # ABSTRACT_UNIX_SOCKET, SIGNAL
         attr = struct.pack("=QQQ", write, 0, scope)
-        dirs = ((ws_root, write), (out_dir, write), ("/tmp", write), ("/dev", dev))
+        dirs = ((ws_root, write), (out_dir, write), ("/tmp", write), ("/dev/shm", write),
+                ("/dev", dev))
 
         def confine(_sc=sc, _buf=ct.create_string_buffer, _pack=struct.pack, _u32=u32,
                     _i32=i32, _size=size, _attr=attr, _dirs=dirs, _prctl=libc.prctl,
@@ -937,10 +938,49 @@ def _grader_main():
                 pass
         return n
 
-    def runner_state(_res=resource, _os=os, _ipc=ipc_objects):
-        """What a run could change of the runner from outside it: its
-        limits, priority, scheduling and CPU set, and the sandbox's IPC
-        objects. Compared after every run: a change retires the runner."""
+    # Everything of the sandbox that is not emptied between runs and that
+    # the sandbox's uid could own: the mount points' and device nodes'
+    # modes, and every directory above a bind (the venv's, this file's).
+    def fixed_paths(_os=os):
+        paths = {"/", "/dev", "/dev/pts", "/dev/pts/ptmx", "/dev/shm", "/dev/null",
+                 "/etc", "/tmp", "/proc", ws_root.rstrip("/") or "/", out_dir}
+        for p in (sys.prefix, boot_dir):
+            while p not in ("", "/"):
+                paths.add(p)
+                p = _os.path.dirname(p)
+        return tuple(sorted(paths))
+
+    watched_paths = fixed_paths()
+
+    def path_state(p, _os=os):
+        try:
+            st = _os.lstat(p)
+            xattrs = tuple(sorted(_os.listxattr(p, follow_symlinks=False)))
+        except OSError as e:
+            return (p, e.errno)
+        return (p, st.st_mode, st.st_uid, st.st_gid, xattrs)
+
+    def sockets(_open=open):
+        """Sockets of the sandbox's network namespace (TIME_WAIT ones too):
+        a later run would meet them where a fresh sandbox has none."""
+        n = 0
+        for f in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
+            try:
+                with _open(f, "rb") as fh:
+                    n += sum(1 for _ in fh)
+            except OSError:
+                pass
+        return n
+
+    def runner_state(_res=resource, _os=os, _ipc=ipc_objects, _paths=watched_paths,
+                     _ps=path_state, _socks=sockets):
+        """What a run could change of the runner or the sandbox from
+        outside its own directories: the runner's limits, priority,
+        scheduling and CPU set; the sandbox's IPC objects and sockets; the
+        modes, owners and extended attributes of every path the grader
+        does not empty. Compared after every run: a change retires the
+        runner (the seccomp program and the read-only root refuse each of
+        these; this is the check that they did)."""
         return (
             tuple(_res.getrlimit(getattr(_res, n)) for n in sorted(dir(_res))
                   if n.startswith("RLIMIT_")),
@@ -949,6 +989,8 @@ def _grader_main():
             _os.sched_getparam(0).sched_priority,
             tuple(sorted(_os.sched_getaffinity(0))),
             _ipc(),
+            _socks(),
+            tuple(_ps(p) for p in _paths),
         )
 
     def serve_runs(confine, fresh, st, _read=o_read, _write=o_write, _fork=os.fork,

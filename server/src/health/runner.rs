@@ -59,6 +59,8 @@ struct Runner {
     // Dropped first: the sandbox ends before its directories go.
     service: Service,
     scratch: Scratch,
+    /// Runs it has answered.
+    runs: u32,
 }
 
 /// The runners of one grader.
@@ -127,7 +129,11 @@ impl HealthGrader {
             pristine_files,
             ..
         } = prepared;
-        let Runner { service, scratch } = runner;
+        let Runner {
+            service,
+            scratch,
+            runs,
+        } = runner;
         let armed = tokio::task::spawn_blocking(move || -> std::io::Result<(Scratch, Canary)> {
             scratch.take_tree(&cold.tree)?;
             let canary = Canary::new(&pristine_files);
@@ -149,7 +155,11 @@ impl HealthGrader {
             Ok(Err(e)) => return Outcome::Retry(format!("arming a runner: {e}")),
             Err(e) => return Outcome::Retry(format!("arming a runner: {e}")),
         };
-        runner = Runner { service, scratch };
+        runner = Runner {
+            service,
+            scratch,
+            runs: runs + 1,
+        };
         let key = run_key();
         let start = Instant::now();
         let answer = runner.service.call(&key).await;
@@ -159,10 +169,13 @@ impl HealthGrader {
                 Some(c) if c >= 0 => (Some(c), false),
                 Some(_) => (None, false),
                 None => {
-                    // Said by the runner itself, never by a run: no
-                    // confinement here, for good. Anything else (`DIRTY`:
-                    // a run changed the runner) retires this runner only.
-                    if l == "NORUNNER" || l == "NOCONFINE" {
+                    // Said by the runner itself, never by a run. Before
+                    // any run (`NORUNNER`), or a fresh runner's first fork
+                    // unconfined: this kernel cannot, so no runners, for
+                    // good. After a run (a run may have broken what the
+                    // next fork needs) or `DIRTY` (a run changed the
+                    // runner): this runner only.
+                    if l == "NORUNNER" || (l == "NOCONFINE" && runs == 0) {
                         runners.off.store(true, Ordering::Relaxed);
                     }
                     return Outcome::Retry(format!("a runner answered {l:?}"));
@@ -212,8 +225,14 @@ impl HealthGrader {
         req.env.push(("SECAUDIT_RUNNER".into(), "1".into()));
         let tmp = scratch.tmp.clone()?;
         req.extra_rw_binds.push((tmp, PathBuf::from("/tmp")));
+        let shm = scratch.shm.clone()?;
+        req.extra_rw_binds.push((shm, PathBuf::from("/dev/shm")));
         let service = self.sandbox.spawn_service(&req)?;
-        Some(Runner { service, scratch })
+        Some(Runner {
+            service,
+            scratch,
+            runs: 0,
+        })
     }
 
     /// How many pytest runs so far a runner served.

@@ -28,7 +28,9 @@ use crate::sandbox::{Limits, Sandbox, Warm, prepare_workspace_owner};
 /// one's replacement is still starting; a burst beyond that runs cold.
 pub const STAGED_RUNS: usize = 2;
 
-/// A run's scratch directory; removed when dropped.
+/// A run's scratch directory; removed when dropped (by
+/// [`crate::treeremove`]: a run may leave a tree too deep for the
+/// recursive removal of `TempDir`'s own drop).
 #[derive(Debug)]
 pub(super) struct Scratch {
     dir: tempfile::TempDir,
@@ -41,6 +43,9 @@ pub(super) struct Scratch {
     /// A runner's own `/tmp` (with `home/`), bound read-write and emptied
     /// between its runs; None for a one-run scratch (bwrap's tmpfs).
     pub tmp: Option<PathBuf>,
+    /// A runner's own `/dev/shm` (POSIX semaphores and shared memory, as
+    /// a cold run has them), bound read-write and emptied between runs.
+    pub shm: Option<PathBuf>,
 }
 
 impl Scratch {
@@ -64,6 +69,7 @@ impl Scratch {
             out,
             boot,
             tmp: None,
+            shm: None,
         };
         if let Some((uid, gid)) = owner {
             s.hand_to(uid, gid)?;
@@ -78,32 +84,28 @@ impl Scratch {
         std::fs::create_dir(&tmp)?;
         std::fs::create_dir(tmp.join("home"))?;
         s.tmp = Some(tmp);
+        let shm = s.dir.path().join("shm");
+        std::fs::create_dir(&shm)?;
+        s.shm = Some(shm);
+        // The modes `empty_for_next` restores, whatever the umask: the
+        // runner compares them after every run.
+        for d in s.writable() {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+        }
         if let Some((uid, gid)) = owner {
             s.hand_to(uid, gid)?;
         }
         Ok(s)
     }
 
-    /// Empties `ws/`, `out/` and `tmp/` (recreating `tmp/home`) for the
+    /// Empties `ws/`, `out/`, `tmp/` and `shm/` (recreating `tmp/home`) for the
     /// next run, and gives the three directories back their modes: a run
     /// may have changed both. The directories themselves stay (they are
     /// bound into a running sandbox).
     pub fn empty_for_next(&self) -> io::Result<()> {
-        for d in [Some(&self.tree), Some(&self.out), self.tmp.as_ref()]
-            .into_iter()
-            .flatten()
-        {
+        for d in self.writable() {
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
-            for e in std::fs::read_dir(d)? {
-                let e = e?;
-                let p = e.path();
-                if e.file_type()?.is_dir() {
-                    let _ = make_removable(&p);
-                    std::fs::remove_dir_all(&p)?;
-                } else {
-                    std::fs::remove_file(&p)?;
-                }
-            }
+            crate::treeremove::empty_dir(d)?;
         }
         if let Some(tmp) = &self.tmp {
             std::fs::create_dir(tmp.join("home"))?;
@@ -111,13 +113,23 @@ impl Scratch {
         Ok(())
     }
 
-    /// Gives `ws/` and `out/` (and a runner's `tmp/`), with everything in
-    /// them, to `uid`.
+    /// The directories a run may write: `ws/`, `out/` and a runner's
+    /// `tmp/` and `shm/`.
+    fn writable(&self) -> impl Iterator<Item = &PathBuf> {
+        [
+            Some(&self.tree),
+            Some(&self.out),
+            self.tmp.as_ref(),
+            self.shm.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// Gives `ws/` and `out/` (and a runner's `tmp/` and `shm/`), with
+    /// everything in them, to `uid`.
     pub fn hand_to(&self, uid: u32, gid: u32) -> io::Result<()> {
-        for d in [Some(&self.tree), Some(&self.out), self.tmp.as_ref()]
-            .into_iter()
-            .flatten()
-        {
+        for d in self.writable() {
             prepare_workspace_owner(d, uid, gid)?;
         }
         std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o711))
@@ -134,21 +146,12 @@ impl Scratch {
     }
 }
 
-/// Makes every directory under `dir` writable and searchable by its
-/// owner, so that a tree a run left with `chmod 000` directories can be
-/// removed by a server that is not root.
-fn make_removable(dir: &Path) -> io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700))?;
-        for e in std::fs::read_dir(&d)? {
-            let e = e?;
-            if e.file_type()?.is_dir() {
-                stack.push(e.path());
-            }
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(e) = crate::treeremove::remove_tree(self.dir.path()) {
+            tracing::warn!(error = %e, dir = %self.dir.path().display(), "cannot remove a health run's scratch");
         }
     }
-    Ok(())
 }
 
 /// Writes a root-owned, world-readable file (bound read-only).

@@ -350,13 +350,16 @@ async fn a_hostile_run_reaches_neither_its_runner_nor_the_next_run() {
     );
 }
 
-/// What the red team of the runner changed from inside a run, each now
-/// refused: the runner's limits, priority, CPU set and I/O priority
-/// (`prlimit`, `renice`, `taskset`, `ionice` on it), System V IPC and
-/// keyring objects (from a subprocess with ctypes, outside the bootstrap's
-/// hook), extended attributes and POSIX ACLs of the bound directories, and
-/// inode flags. The hostile run fails its own tests if any one succeeds;
-/// the next run checks what it inherited and grades as a cold run does.
+/// What two red-team rounds of the runner changed from inside a run, each
+/// now refused or undone: the runner's limits, priority, CPU set and I/O
+/// priority (`prlimit`, `renice`, `taskset`, `ionice` on it), System V
+/// IPC, keyring and io_uring (from a subprocess with ctypes, outside the
+/// bootstrap's hook), extended attributes and POSIX ACLs of the bound
+/// directories, inode flags, the modes of `/`, `/dev` and the venv's
+/// parent, and a socket left in TIME_WAIT (the runner retires). The
+/// hostile run fails its own tests if any one succeeds; the next run
+/// checks what it inherited (and that `/dev/shm` works, as in a cold run)
+/// and grades as a cold run does.
 #[tokio::test]
 async fn a_run_changes_nothing_of_the_runner_or_its_directories() {
     let Some(g) = grader(30) else { return };
@@ -383,11 +386,19 @@ PROBE = """import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 made = [libc.shmget(0x5EC0FFEE, 4096, 0o1666) >= 0, libc.msgget(0x5EC0FFEE, 0o1666) >= 0,
         libc.semget(0x5EC0FFEE, 1, 0o1666) >= 0,
-        libc.syscall(%d, b"user", b"probe", b"x", 1, -4) >= 0]
+        libc.syscall(%d, b"user", b"probe", b"x", 1, -4) >= 0,
+        libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0]
 raise SystemExit(1 if any(made) else 0)
 """ % ADD_KEY
 if subprocess.run([sys.executable, "-c", PROBE]).returncode != 0:
-    DONE.append("ipc or keyring object")
+    DONE.append("ipc, keyring or io_uring")
+for p in ("/", "/dev", "/etc", os.path.dirname(sys.prefix)):
+    try:
+        os.chmod(p, 0o700)
+        DONE.append("chmod " + p)
+    except OSError:
+        pass
+
 ACL = bytes.fromhex("02000000" + "01000000ffffffff" + "04000000ffffffff" + "20000000ffffffff")
 for d in ("/workspace", "/grader-out", "/tmp"):
     for name, value in (("user.probe", b"x"), ("system.posix_acl_default", ACL)):
@@ -409,8 +420,30 @@ if DONE:
 {APP}"#
     );
     write(&ws, "app.py", &hostile);
+    let served = g.runner_runs();
     let first = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!(first.score, 1.0, "a change went through: {first:?}");
+    assert_eq!(
+        g.runner_runs(),
+        served + 1,
+        "the runner served the hostile run"
+    );
+    // What stays possible is seen: the devpts mount's mode (a read-only
+    // devpts allocates no pty) and a socket left in TIME_WAIT. The runner
+    // retires (its run is graded again cold) and the next run gets a
+    // fresh one.
+    let detected = [
+        "import os\nos.chmod('/dev/pts', 0o700)\n",
+        "import socket\nsrv = socket.socket()\nsrv.bind(('127.0.0.1', 18080))\nsrv.listen(1)\n\
+         cli = socket.create_connection(('127.0.0.1', 18080))\nconn, _ = srv.accept()\n\
+         conn.close()\nsrv.close()\ncli.close()\n",
+    ];
+    for (i, change) in detected.iter().enumerate() {
+        write(&ws, "app.py", &format!("{change}{APP}"));
+        let served = g.runner_runs();
+        same_as_cold(&g, &cold, &ws, &pristine, &exp, &format!("detected {i}")).await;
+        assert_eq!(g.runner_runs(), served, "a changed runner answered ({i})");
+    }
     let served = g.runner_runs();
     let observer = format!(
         r#"import os, resource
@@ -429,6 +462,17 @@ for f in ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem"):
 for d in ("/workspace", "/grader-out", "/tmp"):
     if os.listxattr(d):
         SEEN.append("xattrs of " + d)
+if os.stat("/dev/pts").st_mode & 0o777 == 0o700:
+    SEEN.append("/dev/pts mode")
+import multiprocessing, socket
+try:
+    multiprocessing.Lock()
+except OSError:
+    SEEN.append("no /dev/shm")
+try:
+    socket.socket().bind(("127.0.0.1", 18080))
+except OSError:
+    SEEN.append("port 18080 still in TIME_WAIT")
 {}"#,
         APP.replace("return a + b", "return a + b + len(SEEN)")
     );
@@ -1155,4 +1199,32 @@ async fn infinite_loop_times_out() {
         s.error.as_deref().unwrap_or("").contains("timed out"),
         "{s:?}"
     );
+}
+
+/// A run that leaves a directory 19,000 levels deep (inside the inode
+/// bound) in its copy and its `/tmp`: removing it overflowed the stack of
+/// the thread that dropped the scratch (`remove_dir_all` recurses per
+/// level) and the server aborted, in cold runs too. Both kinds now grade
+/// it and the next tree, and the runner is reused.
+#[tokio::test]
+async fn a_run_leaving_a_very_deep_tree_is_cleaned_up() {
+    let Some(g) = grader(60) else { return };
+    let cold = grader(60).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let deep = format!(
+        "import os\nfor base in ('/workspace/x', '/tmp/x'):\n    os.makedirs(base, exist_ok=True)\n    os.chdir(base)\n    for i in range(9500):\n        os.mkdir('d')\n        os.chdir('d')\nos.chdir('/workspace')\n{APP}"
+    );
+    write(&ws, "app.py", &deep);
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "deep").await;
+    write(&ws, "app.py", &format!("{APP}\n# next\n"));
+    let served = g.runner_runs();
+    same_as_cold(&g, &cold, &ws, &pristine, &exp, "after deep").await;
+    if g.sandbox.tier() == crate::sandbox::Tier::Bwrap {
+        assert_eq!(
+            g.runner_runs(),
+            served + 1,
+            "the runner was emptied and reused"
+        );
+    }
 }

@@ -138,6 +138,16 @@ pub(super) fn bwrap_args_filtered(
     if let Some(fd) = seccomp_fd {
         a.push("--seccomp".into());
         a.push(fd.to_string().into());
+        // A filtered sandbox is a service, which outlives each request:
+        // the tmpfs root and /dev bwrap made (the directories above every
+        // bind, /etc, /dev itself) are the uid's, and a `chmod 000 /dev`
+        // or on a venv's parent carried into every later request (red
+        // team of the health runner). Read-only, only the binds are
+        // writable, each as bound.
+        for dest in ["/", "/dev"] {
+            a.push("--remount-ro".into());
+            a.push(dest.into());
+        }
     }
     a.push("--".into());
     a.push("/usr/bin/bash".into());

@@ -678,10 +678,30 @@ impl Sandbox {
     }
 }
 
+/// A command's scratch directory, removed when dropped by
+/// [`crate::treeremove`], however deep the command made it (the recursive
+/// removal of `TempDir`'s own drop overflowed a thread's stack).
+#[derive(Debug)]
+struct CmdScratch(tempfile::TempDir);
+
+impl CmdScratch {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for CmdScratch {
+    fn drop(&mut self) {
+        if let Err(e) = crate::treeremove::remove_tree(self.0.path()) {
+            tracing::warn!(error = %e, "cannot remove a command's scratch directory");
+        }
+    }
+}
+
 /// A command's own scratch directory (its TMPDIR, with HOME as `home/`),
 /// handed to the command's uid when it has one; removed when dropped.
-fn scratch_for(prefix: &str, ids: Option<(u32, u32)>) -> io::Result<(tempfile::TempDir, PathBuf)> {
-    let scratch = tempfile::Builder::new().prefix(prefix).tempdir()?;
+fn scratch_for(prefix: &str, ids: Option<(u32, u32)>) -> io::Result<(CmdScratch, PathBuf)> {
+    let scratch = CmdScratch(tempfile::Builder::new().prefix(prefix).tempdir()?);
     let home = scratch.path().join("home");
     std::fs::create_dir(&home)?;
     if let Some((uid, gid)) = ids {
