@@ -1294,6 +1294,32 @@ async fn test_resource_hacks_are_contained() {
         o.grading_errors
     );
     lap("huge file");
+    // A directory 19,000 levels deep (inside the inode bound), then the
+    // session closed: removing it recursed once per level and overflowed
+    // the stack of the server thread that closed the session, aborting
+    // the whole server. The step is graded, the close removes it, and
+    // the environment goes on.
+    let deep = util::reset(&env, DIR_TASK).await;
+    let o = util::step(
+        &env,
+        &deep.session_id,
+        "python3 -c \"import os\nfor i in range(19000):\n    os.mkdir('d')\n    os.chdir('d')\" && echo made",
+    )
+    .await;
+    assert!(
+        o.last_action
+            .as_ref()
+            .is_some_and(|a| a.stdout.contains("made")),
+        "the deep tree was not made: {:?}",
+        o.last_action
+    );
+    let ws = data.path().join("sessions").join(&deep.session_id);
+    env.close(&deep.session_id).await.expect("close");
+    assert!(!ws.exists(), "the deep workspace was not removed");
+    let after = util::reset(&env, DIR_TASK).await;
+    let o = util::step(&env, &after.session_id, "echo alive").await;
+    assert_eq!(o.last_action.map(|a| a.stdout), Some("alive\n".into()));
+    lap("deep tree");
     // Removing the big file leaves a normal, gradable workspace.
     let o = util::step(&env, &a.session_id, "rm -f big.bin && echo ok").await;
     assert_eq!(
