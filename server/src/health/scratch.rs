@@ -103,12 +103,21 @@ impl Scratch {
     /// may have changed both. The directories themselves stay (they are
     /// bound into a running sandbox).
     pub fn empty_for_next(&self) -> io::Result<()> {
+        // Times too: set by a run on a directory it left empty, they would
+        // carry its data to the next (red team, issue 21).
+        let now = std::time::SystemTime::now();
+        let times = std::fs::FileTimes::new()
+            .set_accessed(now)
+            .set_modified(now);
         for d in self.writable() {
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
             crate::treeremove::empty_dir(d)?;
         }
         if let Some(tmp) = &self.tmp {
             std::fs::create_dir(tmp.join("home"))?;
+        }
+        for d in self.writable() {
+            std::fs::File::open(d)?.set_times(times)?;
         }
         Ok(())
     }

@@ -387,11 +387,14 @@ libc = ctypes.CDLL(None, use_errno=True)
 made = [libc.shmget(0x5EC0FFEE, 4096, 0o1666) >= 0, libc.msgget(0x5EC0FFEE, 0o1666) >= 0,
         libc.semget(0x5EC0FFEE, 1, 0o1666) >= 0,
         libc.syscall(%d, b"user", b"probe", b"x", 1, -4) >= 0,
-        libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0]
+        libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0,
+        libc.mq_open(b"/probe", 0o102, 0o600, None) >= 0]
 raise SystemExit(1 if any(made) else 0)
 """ % ADD_KEY
 if subprocess.run([sys.executable, "-c", PROBE]).returncode != 0:
-    DONE.append("ipc, keyring or io_uring")
+    DONE.append("ipc, keyring, io_uring or message queue")
+for d in ("/tmp", "/workspace", "/grader-out", "/dev/shm"):
+    os.utime(d, (1234567890, 1234567890))
 for p in ("/", "/dev", "/etc", os.path.dirname(sys.prefix)):
     try:
         os.chmod(p, 0o700)
@@ -464,6 +467,9 @@ for d in ("/workspace", "/grader-out", "/tmp"):
         SEEN.append("xattrs of " + d)
 if os.stat("/dev/pts").st_mode & 0o777 == 0o700:
     SEEN.append("/dev/pts mode")
+for d in ("/tmp", "/workspace", "/grader-out", "/dev/shm"):
+    if int(os.stat(d).st_mtime) == 1234567890:
+        SEEN.append("times of " + d)
 import multiprocessing, socket
 try:
     multiprocessing.Lock()

@@ -156,6 +156,14 @@ const SHARED_UID_DENIED: &[i64] = &[
     libc::SYS_semop,
     libc::SYS_semtimedop,
     libc::SYS_semctl,
+    // POSIX message queues: the same, in the IPC namespace's own mqueue
+    // file system, which Landlock does not cover (red team, issue 21).
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
     // Acting on another process's memory.
     libc::SYS_process_madvise,
     libc::SYS_process_mrelease,

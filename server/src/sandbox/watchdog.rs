@@ -96,6 +96,14 @@ pub(super) fn check(root: i32, dirs: &[PathBuf], limits: &Limits, tick: u32) -> 
 /// the command's open but nameless files hold on disk.
 pub(super) fn disk_breach(dirs: &[PathBuf], limits: &Limits, unlinked: u64) -> Option<Breach> {
     let mut d = disk_usage(dirs, limits.disk_bytes, limits.inodes);
+    if let Some(why) = d.unmeasured {
+        return Some(Breach {
+            bound: Bound::Disk,
+            message: format!(
+                "the workspace holds {why}: what cannot be measured counts as over the bound"
+            ),
+        });
+    }
     d.bytes += unlinked;
     if d.bytes > limits.disk_bytes {
         return Some(Breach {
@@ -153,6 +161,15 @@ pub(super) fn unlock_tree(dirs: &[PathBuf], max_entries: u64) {
 pub(super) struct DiskUsage {
     pub bytes: u64,
     pub entries: u64,
+    /// A directory the walk could not read (and why): what it holds is
+    /// not counted, so the walk stops and the bound counts as broken.
+    pub unmeasured: Option<&'static str>,
+}
+
+/// Whether a walk may pass over `e`: the entry went away, or stopped being
+/// a directory, while it was walked (the command is still running).
+fn raced(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR)
 }
 
 /// Walks `dirs` without following links, counting allocated bytes
@@ -162,22 +179,53 @@ pub(super) struct DiskUsage {
 pub(super) fn disk_usage(dirs: &[PathBuf], max_bytes: u64, max_entries: u64) -> DiskUsage {
     let mut u = DiskUsage::default();
     let mut stack: Vec<PathBuf> = dirs.to_vec();
+    // Unreadable is not empty: a path past PATH_MAX (17 directories of
+    // 255-byte names) hid every byte below it from this walk, and a
+    // command wrote without bound (red team, issue 21). Such a tree is
+    // over the bound by definition.
+    let unreadable = |e: &std::io::Error| match e.raw_os_error() {
+        Some(libc::ENAMETOOLONG) => "a path longer than the system allows",
+        _ => "a directory the server cannot read",
+    };
     while let Some(p) = stack.pop() {
         let rd = match std::fs::read_dir(&p) {
             Ok(rd) => rd,
+            Err(e) if raced(&e) => continue,
             // A directory the command locked against its owner (commands
             // share a non-root server's uid): unlocked, not skipped.
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
                 let _ = super::sys::add_owner_bits(&p, 0o700);
                 match std::fs::read_dir(&p) {
                     Ok(rd) => rd,
-                    Err(_) => continue,
+                    Err(e) if raced(&e) => continue,
+                    Err(e) => {
+                        u.unmeasured = Some(unreadable(&e));
+                        return u;
+                    }
                 }
             }
-            Err(_) => continue,
+            Err(e) => {
+                u.unmeasured = Some(unreadable(&e));
+                return u;
+            }
         };
-        for e in rd.flatten() {
-            let Ok(m) = e.metadata() else { continue };
+        for e in rd {
+            let e = match e {
+                Ok(e) => e,
+                Err(err) if raced(&err) => continue,
+                Err(err) => {
+                    u.unmeasured = Some(unreadable(&err));
+                    return u;
+                }
+            };
+            let m = match e.metadata() {
+                Ok(m) => m,
+                Err(err) if raced(&err) => continue,
+                Err(err) => {
+                    u.unmeasured = Some(unreadable(&err));
+                    return u;
+                }
+            };
             u.entries += 1;
             u.bytes += m.blocks() * 512;
             if m.is_dir() {
@@ -202,6 +250,31 @@ pub(super) fn writable(workspace: &Path, extra: &[(PathBuf, PathBuf)]) -> Vec<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past PATH_MAX the walk cannot read a directory by its path: that is
+    /// a breach, never an empty directory.
+    #[test]
+    fn a_tree_past_path_max_is_over_the_bound() {
+        let d = tempfile::tempdir().unwrap();
+        let name = "d".repeat(255);
+        // Built from the inside out so that no call needs the long path.
+        let chain = d.path().join("c");
+        std::fs::create_dir(&chain).unwrap();
+        std::fs::write(chain.join("big"), vec![1u8; 64 << 10]).unwrap();
+        for _ in 0..17 {
+            let next = d.path().join("n");
+            std::fs::create_dir(&next).unwrap();
+            std::fs::rename(&chain, next.join(&name)).unwrap();
+            std::fs::rename(&next, &chain).unwrap();
+        }
+        let u = disk_usage(std::slice::from_ref(&chain), u64::MAX, u64::MAX);
+        assert!(u.unmeasured.is_some(), "{u:?}");
+        let lim = Limits::default();
+        let b = disk_breach(std::slice::from_ref(&chain), &lim, 0).expect("a breach");
+        assert_eq!(b.bound, Bound::Disk);
+        assert!(b.message.contains("longer than"), "{}", b.message);
+        crate::treeremove::remove_tree(&chain).unwrap();
+    }
 
     #[test]
     fn disk_walk_counts_and_stops_at_the_bound() {
