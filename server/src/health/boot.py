@@ -926,17 +926,23 @@ def _grader_main():
 
     import resource
 
-    def ipc_objects(_open=open):
-        """System V IPC objects and keys in the sandbox's namespaces (the
-        seccomp program refuses making them; counted in case it did not)."""
+    def lines_of(files, _open=open):
+        """Lines of the kernel's tables in `files` together (unreadable: 0)."""
         n = 0
-        for f in ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem", "/proc/keys"):
+        for f in files:
             try:
                 with _open(f, "rb") as fh:
                     n += sum(1 for _ in fh)
             except OSError:
                 pass
         return n
+
+    # System V IPC objects and keys in the sandbox's namespaces (the
+    # seccomp program refuses making them; counted in case it did not).
+    IPC_TABLES = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem", "/proc/keys")
+    # Sockets of the sandbox's network namespace (TIME_WAIT ones too): a
+    # later run would meet them where a fresh sandbox has none.
+    SOCKET_TABLES = ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6")
 
     # Everything of the sandbox that is not emptied between runs and that
     # the sandbox's uid could own: the mount points' and device nodes'
@@ -960,20 +966,8 @@ def _grader_main():
             return (p, e.errno)
         return (p, st.st_mode, st.st_uid, st.st_gid, xattrs)
 
-    def sockets(_open=open):
-        """Sockets of the sandbox's network namespace (TIME_WAIT ones too):
-        a later run would meet them where a fresh sandbox has none."""
-        n = 0
-        for f in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
-            try:
-                with _open(f, "rb") as fh:
-                    n += sum(1 for _ in fh)
-            except OSError:
-                pass
-        return n
-
-    def runner_state(_res=resource, _os=os, _ipc=ipc_objects, _paths=watched_paths,
-                     _ps=path_state, _socks=sockets):
+    def runner_state(_res=resource, _os=os, _lines=lines_of, _paths=watched_paths,
+                     _ps=path_state, _ipc=IPC_TABLES, _socks=SOCKET_TABLES):
         """What a run could change of the runner or the sandbox from
         outside its own directories: the runner's limits, priority,
         scheduling and CPU set; the sandbox's IPC objects and sockets; the
@@ -988,8 +982,8 @@ def _grader_main():
             _os.sched_getscheduler(0),
             _os.sched_getparam(0).sched_priority,
             tuple(sorted(_os.sched_getaffinity(0))),
-            _ipc(),
-            _socks(),
+            _lines(_ipc),
+            _lines(_socks),
             tuple(_ps(p) for p in _paths),
         )
 

@@ -232,6 +232,36 @@ async fn runner_runs_grade_like_cold_runs() {
     }
 }
 
+/// What the runner tests start from: a grader with runners and a cold one,
+/// the fixture task and its manifest. None outside the bwrap tier, which
+/// has no runners (the Landlock pass of the test command runs these too).
+struct RunnerCase {
+    g: HealthGrader,
+    cold: HealthGrader,
+    _d: tempfile::TempDir,
+    ws: PathBuf,
+    pristine: PathBuf,
+    exp: ExpectedTests,
+}
+
+async fn runner_case() -> Option<RunnerCase> {
+    let g = grader(30)?;
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return None;
+    }
+    let cold = grader(30)?.without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    })
+}
+
 /// Processes of this host running the bootstrap in runner mode as one of
 /// `uids`: (pid, parent pid). A runner's forked runs look the same; the
 /// runner is the one whose parent is not one of them.
@@ -291,13 +321,17 @@ fn kill_runners(uids: &[u32]) -> usize {
 /// run, which grades as a cold run does.
 #[tokio::test]
 async fn a_hostile_run_reaches_neither_its_runner_nor_the_next_run() {
-    let Some(g) = grader(30) else { return };
-    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+    let Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = runner_case().await
+    else {
         return;
-    }
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
+    };
     let hostile = format!(
         "import os, signal, subprocess\n\
          refused = 0\n\
@@ -362,13 +396,17 @@ async fn a_hostile_run_reaches_neither_its_runner_nor_the_next_run() {
 /// and grades as a cold run does.
 #[tokio::test]
 async fn a_run_changes_nothing_of_the_runner_or_its_directories() {
-    let Some(g) = grader(30) else { return };
-    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+    let Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = runner_case().await
+    else {
         return;
-    }
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
+    };
     let hostile = format!(
         r#"import fcntl, os, platform, struct, subprocess, sys
 RUNNER = os.getppid()
@@ -510,13 +548,17 @@ except OSError:
 /// the next run gets a new runner.
 #[tokio::test]
 async fn a_runner_that_dies_is_replaced_and_its_run_graded_cold() {
-    let Some(g) = grader(30) else { return };
-    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+    let Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = runner_case().await
+    else {
         return;
-    }
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
+    };
     write(&ws, "app.py", &format!("{APP}\n# one\n"));
     same_as_cold(&g, &cold, &ws, &pristine, &exp, "first").await;
     let uids = g.idle_runner_uids();
