@@ -144,11 +144,13 @@ pub(crate) fn leftover_processes(data: &Path) -> Vec<String> {
         }
     }
     let data = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
-    // The health grader's staged runs (server/src/health/scratch.rs) are
-    // the server's, not a session's: up to STAGED_RUNS sandboxes whose
-    // bootstrap still waits for its key (stdin a pipe; it is /dev/null
-    // once a run has started). They, and their bwrap ancestors, are not
-    // leftovers; more of them, or a bootstrap past its key, are.
+    // The health grader's staged runs (server/src/health/scratch.rs) and
+    // runners (server/src/health/runner.rs) are the server's, not a
+    // session's: up to STAGED_RUNS + RUNNERS_PER_GRADER sandboxes whose
+    // bootstrap waits for a key on a pipe (a staged run's stdin, an idle
+    // runner's; a forked run's stdin is /dev/null). They, and their bwrap
+    // ancestors, are not leftovers; more of them, or a bootstrap past its
+    // key (a run still going), are.
     let parent: HashMap<u32, u32> = procs.iter().map(|(p, pp, _)| (*p, *pp)).collect();
     let mut staged = std::collections::HashSet::new();
     let mut staged_runs = 0;
@@ -170,7 +172,7 @@ pub(crate) fn leftover_processes(data: &Path) -> Vec<String> {
             }
         }
     }
-    if staged_runs > server::health::STAGED_RUNS {
+    if staged_runs > server::health::STAGED_RUNS + server::health::RUNNERS_PER_GRADER {
         staged.clear();
     }
     procs
