@@ -521,23 +521,12 @@ pub(crate) fn find(
 /// credentials may be nested encodings the decoder does not reach. A cut-off
 /// run (`eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ`) is judged on the bytes it has.
 fn is_jose_part(seg: &str, dotted: bool) -> bool {
-    use base64::Engine as _;
     if !seg.starts_with("eyJ") {
         return false;
     }
+    // Whole quads only: a cut-off run is judged on the bytes it has.
     let body = seg.trim_end_matches('=');
-    let whole = &body[..body.len() - body.len() % 4];
-    let engine = base64::engine::general_purpose::GeneralPurpose::new(
-        if body.contains(['-', '_']) {
-            &base64::alphabet::URL_SAFE
-        } else {
-            &base64::alphabet::STANDARD
-        },
-        base64::engine::general_purpose::GeneralPurposeConfig::new()
-            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
-            .with_decode_allow_trailing_bits(true),
-    );
-    engine.decode(whole).is_ok_and(|b| {
+    b64_decode(&body[..body.len() - body.len() % 4]).is_some_and(|b| {
         std::str::from_utf8(&b).is_ok_and(|t| {
             t.chars()
                 .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))

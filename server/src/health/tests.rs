@@ -216,10 +216,17 @@ async fn same_as_cold(
 /// has) a runner serves every one of them.
 #[tokio::test]
 async fn runner_runs_grade_like_cold_runs() {
-    let Some(g) = grader(30) else { return };
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
+    let Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = case(30).await
+    else {
+        return;
+    };
     let before = g.runner_runs();
     let trees = graded_trees();
     for (i, app) in trees.iter().enumerate() {
@@ -232,9 +239,8 @@ async fn runner_runs_grade_like_cold_runs() {
     }
 }
 
-/// What the runner tests start from: a grader with runners and a cold one,
-/// the fixture task and its manifest. None outside the bwrap tier, which
-/// has no runners (the Landlock pass of the test command runs these too).
+/// What the runner tests start from: a grader with runners (the default)
+/// and a cold one, the fixture task and its manifest.
 struct RunnerCase {
     g: HealthGrader,
     cold: HealthGrader,
@@ -244,12 +250,11 @@ struct RunnerCase {
     exp: ExpectedTests,
 }
 
-async fn runner_case() -> Option<RunnerCase> {
-    let g = grader(30)?;
-    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
-        return None;
-    }
-    let cold = grader(30)?.without_staging();
+/// A [`RunnerCase`] with `wall_secs` per run, in whatever tier this host
+/// gives (None without bubblewrap, as [`grader`]).
+async fn case(wall_secs: u64) -> Option<RunnerCase> {
+    let g = grader(wall_secs)?;
+    let cold = grader(wall_secs)?.without_staging();
     let (_d, ws, pristine) = fixture();
     let exp = manifest(&g, &ws, &pristine).await;
     Some(RunnerCase {
@@ -260,6 +265,14 @@ async fn runner_case() -> Option<RunnerCase> {
         pristine,
         exp,
     })
+}
+
+/// [`case`] where runners exist: None outside the bwrap tier (the
+/// Landlock pass of the test command runs these tests too).
+async fn runner_case() -> Option<RunnerCase> {
+    case(30)
+        .await
+        .filter(|c| c.g.sandbox.tier() == crate::sandbox::Tier::Bwrap)
 }
 
 /// Processes of this host running the bootstrap in runner mode as one of
@@ -1256,10 +1269,17 @@ async fn infinite_loop_times_out() {
 /// it and the next tree, and the runner is reused.
 #[tokio::test]
 async fn a_run_leaving_a_very_deep_tree_is_cleaned_up() {
-    let Some(g) = grader(60) else { return };
-    let cold = grader(60).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
+    let Some(RunnerCase {
+        g,
+        cold,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = case(60).await
+    else {
+        return;
+    };
     let deep = format!(
         "import os\nfor base in ('/workspace/x', '/tmp/x'):\n    os.makedirs(base, exist_ok=True)\n    os.chdir(base)\n    for i in range(9500):\n        os.mkdir('d')\n        os.chdir('d')\nos.chdir('/workspace')\n{APP}"
     );
