@@ -135,17 +135,12 @@ impl HealthGrader {
                 }
                 None => cold,
             };
-            let canary = Canary::new(&pristine_files);
-            plant_canary(&scratch.tree, &canary)?;
             let tree_inside = if host_paths {
                 scratch.tree.clone()
             } else {
                 PathBuf::from(crate::sandbox::WORKSPACE_MOUNT)
             };
-            write_suite_list(&scratch.boot, &tree_inside, &pristine_files, &canary)?;
-            if let Some((uid, gid)) = owner {
-                scratch.hand_to(uid, gid)?;
-            }
+            let canary = arm_copy(&scratch, &pristine_files, &tree_inside, owner)?;
             Ok((scratch, canary))
         };
         let armed = tokio::task::spawn_blocking(arm)
@@ -182,6 +177,24 @@ impl HealthGrader {
         );
         Ok((run, canary))
     }
+}
+
+/// Makes the copy in `scratch` ready to run, whoever runs it: a fresh
+/// canary planted, the suite list written (paths as the run sees the copy,
+/// `tree_inside`), and the writable directories handed to the run's uid.
+pub(super) fn arm_copy(
+    scratch: &Scratch,
+    pristine_files: &[PathBuf],
+    tree_inside: &Path,
+    owner: Option<(u32, u32)>,
+) -> std::io::Result<Canary> {
+    let canary = Canary::new(pristine_files);
+    plant_canary(&scratch.tree, &canary)?;
+    write_suite_list(&scratch.boot, tree_inside, pristine_files, &canary)?;
+    if let Some((uid, gid)) = owner {
+        scratch.hand_to(uid, gid)?;
+    }
+    Ok(canary)
 }
 
 /// How a run ended, whoever ran it.

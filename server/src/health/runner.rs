@@ -41,9 +41,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::HealthGrader;
-use super::canary::plant_canary;
 use super::copy::Prepared;
-use super::run::{Ended, read_back, run_key, write_suite_list};
+use super::run::{Ended, arm_copy, read_back, run_key};
 use super::scratch::Scratch;
 use crate::sandbox::{Answer, Service, Tier};
 use graders::health_score::{Canary, RunResult};
@@ -136,23 +135,15 @@ impl HealthGrader {
         } = runner;
         let armed = tokio::task::spawn_blocking(move || -> std::io::Result<(Scratch, Canary)> {
             scratch.take_tree(&cold.tree)?;
-            let canary = Canary::new(&pristine_files);
-            plant_canary(&scratch.tree, &canary)?;
-            write_suite_list(
-                &scratch.boot,
-                &PathBuf::from(crate::sandbox::WORKSPACE_MOUNT),
-                &pristine_files,
-                &canary,
-            )?;
-            if let Some((uid, gid)) = owner {
-                scratch.hand_to(uid, gid)?;
-            }
+            let inside = PathBuf::from(crate::sandbox::WORKSPACE_MOUNT);
+            let canary = arm_copy(&scratch, &pristine_files, &inside, owner)?;
             Ok((scratch, canary))
         })
-        .await;
+        .await
+        .map_err(std::io::Error::other)
+        .and_then(|r| r);
         let (scratch, canary) = match armed {
-            Ok(Ok(x)) => x,
-            Ok(Err(e)) => return Outcome::Retry(format!("arming a runner: {e}")),
+            Ok(x) => x,
             Err(e) => return Outcome::Retry(format!("arming a runner: {e}")),
         };
         runner = Runner {
