@@ -520,9 +520,13 @@ impl Scanner {
             c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
         }
         // Hashes, ciphertext and structured public ids: not judged by the
-        // generic detectors (a provider key inside one still is).
+        // generic detectors (a provider key inside one still is). Looked
+        // for only when a generic detector found something: most texts
+        // have no such candidate, and the look is a dozen regexes.
         let mut inert = Vec::new();
-        inert::find(text, &mut inert);
+        if c.iter().any(|x| inert::GENERIC_RULES.contains(&x.rule)) {
+            inert::find(text, &mut inert);
+        }
         if !inert.is_empty() {
             c.retain(|x| {
                 !inert::GENERIC_RULES.contains(&x.rule) || !public::overlaps(&inert, x.start, x.end)

@@ -132,6 +132,14 @@ pub(crate) const PEM_KEYWORD: &str = "private key";
 /// set, or a keyword spelled with one would skip its rule.
 const FOLDS_TO_ASCII: [&str; 2] = ["\u{212A}", "\u{17F}"];
 
+/// True when `text` holds one of [`FOLDS_TO_ASCII`]: a search of its ASCII
+/// lowercase would then miss what a `(?i)` regex matches.
+pub(crate) fn has_ascii_folds(text: &str) -> bool {
+    // Their UTF-8 lead bytes, checked first: almost every text has neither.
+    memchr::memchr2(0xE2, 0xC5, text.as_bytes()).is_some()
+        && FOLDS_TO_ASCII.iter().any(|f| text.contains(f))
+}
+
 impl Keywords {
     fn new(mut words: Vec<&'static str>) -> Keywords {
         words.sort_unstable();
@@ -164,10 +172,7 @@ impl Keywords {
     /// Which keywords occur in `text` (case ignored), as a lookup.
     pub fn present(&self, text: &str) -> Present<'_> {
         let mut hit = vec![false; self.words.len()];
-        let b = text.as_bytes();
-        if memchr::memchr2(0xE2, 0xC5, b).is_some()
-            && FOLDS_TO_ASCII.iter().any(|f| text.contains(f))
-        {
+        if has_ascii_folds(text) {
             for i in self.set.matches(text).iter() {
                 hit[i] = true;
             }
