@@ -766,7 +766,7 @@ def _grader_main():
              _always=always, _fa=frame_attrs, _ca=code_attrs, _walk=walkers,
              _meta0=meta0, _hooks0=hooks0, _sealed=sealed_modules,
              _clean=frames_clean, _type=type, _str=str, _safe=safe,
-             _bytes=bytes, _ws=ws_root):
+             _bytes=bytes, _ws=ws_root, _codetype=types.CodeType):
         if _state[0]:
             return
         _state[0] = True
@@ -819,6 +819,20 @@ def _grader_main():
             if ev in ("object.__setattr__", "object.__delattr__"):
                 if app:
                     _die(ev + " " + _safe(args[1]) + " from " + cfn)
+                # A function given code under test during the run, by
+                # anyone: a trusted helper (`unittest.mock.patch.object`)
+                # can do it for code under test, now or later from a
+                # callback on a stack of trusted frames only (a finalizer),
+                # and the function object stays where it was, so no sweep
+                # would see it. (Libraries do rewrite their own functions'
+                # code at import, `types.coroutine`: same file, allowed;
+                # `collections.namedtuple` sets defaults for code under
+                # test: allowed.)
+                if _state[1] and len(args) > 2 and _type(args[1]) is _str and args[1] == "__code__":
+                    v = args[2]
+                    if _type(v) is _codetype and not _t(v.co_filename):
+                        _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
+                             + ") via " + cfn)
                 return
             if ev in ("compile", "exec", "code.__new__", "function.__new__"):
                 if app:
@@ -1178,6 +1192,8 @@ def _grader_main():
                           "_reprcompare", "_assertion_pass", "_config"))
     volatile_at = frozenset(VOLATILE_AT)
 
+    import operator
+    from itertools import repeat as _repeat
     from operator import is_
 
     def entry(name, d, strict, _vol=volatile, _va=volatile_at, _tuple=tuple):
@@ -1370,21 +1386,85 @@ def _grader_main():
     pytest.approx = python_api.approx = suite_approx(python_api.approx)
     rebaseline()  # the wrappers above, before any code under test
 
-    def code_of(v, _ft=types.FunctionType, _mt=types.MethodType, _type=type):
+    def function_of(v, _ft=types.FunctionType, _mt=types.MethodType, _pt=functools.partial,
+                    _type=type):
+        """The plain function a callable runs (through bound methods and
+        `functools.partial`, whose links cannot be rebound), or None."""
         for _ in range(4):
             t = _type(v)
             if t is _ft:
-                return v.__code__
+                return v
             if t is _mt:
                 v = v.__func__
-                continue
-            f = getattr(v, "func", None) if t.__name__ == "partial" else None
-            if f is None:
+            elif t is _pt:
+                v = v.func
+            else:
                 return None
-            v = f
         return None
 
-    def impls_clean(item, _t=trusted, _code=code_of):
+    def code_of(v, _fn=function_of):
+        f = _fn(v)
+        return None if f is None else f.__code__
+
+    # The hook implementations of the last clean check, by identity: the
+    # callables, the plain functions they run and those functions' code
+    # objects. A check that meets the same callables running the same code
+    # objects has nothing new to judge, so it skips the per-implementation
+    # walk (a sixth of a grading's time): a bound method's function cannot
+    # be rebound, and a function's code is compared. A `functools.partial`
+    # can be re-targeted (`__setstate__`): a set holding one is never
+    # remembered.
+    pluggy_caller = sys.modules.get("pluggy._caller")
+    HOOK_CALLERS = tuple(t for t in (getattr(pluggy_caller, "HookCaller", None),
+                                     getattr(pluggy_caller, "_SubsetHookCaller", None))
+                         if type(t) is type)
+    HOOK_IMPL = getattr(pluggy, "HookImpl", None)
+    clean_impls = [(), (), ()]
+
+    def one_is(t, options):
+        for x in options:
+            if t is x:
+                return True
+        return False
+
+    def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_is, _type=type,
+                       _list=list, _all=all, _map=map, _is=is_, _rep=_repeat,
+                       _fo=operator.attrgetter("function")):
+        """Every implementation's callable, in order, or None unless every
+        caller and implementation is of pluggy's own classes (whose slots
+        and properties run no code under test)."""
+        out = []
+        for h in hooks:
+            if not _one(_type(h), _callers):
+                return None
+            impls = h._hookimpls
+            if _type(impls) is not _list or not _all(_map(_is, _map(_type, impls), _rep(_impl))):
+                return None
+            out.extend(_map(_fo, impls))
+        return out
+
+    def impls_known(funcs, _memo=clean_impls, _len=len, _all=all, _map=map, _is=is_,
+                    _co=operator.attrgetter("__code__")):
+        f0, plain, codes = _memo
+        return (funcs is not None and _len(funcs) == _len(f0) and _all(_map(_is, funcs, f0))
+                and _all(_map(_is, _map(_co, plain), codes)))
+
+    def remember_impls(funcs, _memo=clean_impls, _fn=function_of, _type=type,
+                       _mt=types.MethodType, _pt=functools.partial, _tuple=tuple):
+        plain = []
+        for f in funcs:
+            # A partial anywhere on the way (a method of one, too).
+            v = f
+            while _type(v) is _mt:
+                v = v.__func__
+            if _type(v) is _pt:
+                _memo[:] = [(), (), ()]
+                return
+            plain.append(_fn(f))
+        _memo[:] = [_tuple(funcs), _tuple(plain), _tuple(f.__code__ for f in plain)]
+
+    def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
+                    _remember=remember_impls):
         pm = item.config.pluginmanager
         hooks = [getattr(pm.hook, n) for n in vars(pm.hook)]
         ih = item.ihook
@@ -1392,11 +1472,15 @@ def _grader_main():
                   "pytest_runtest_makereport", "pytest_runtest_logreport",
                   "pytest_pyfunc_call", "pytest_runtest_protocol"):
             hooks.append(getattr(ih, n))
-        for h in hooks:
-            for impl in h.get_hookimpls():
-                c = _code(impl.function)
-                if c is None or not _t(c.co_filename):
-                    return "hook implementation from " + (c.co_filename if c else repr(impl.function))
+        funcs = _funcs(hooks)
+        if not _known(funcs):
+            for h in hooks:
+                for impl in h.get_hookimpls():
+                    c = _code(impl.function)
+                    if c is None or not _t(c.co_filename):
+                        return "hook implementation from " + (c.co_filename if c else repr(impl.function))
+            if funcs is not None:
+                _remember(funcs)
         for obj in (item, item.session, item.config, pm):
             for k, v in vars(obj).items():
                 c = _code(v)

@@ -991,6 +991,75 @@ async fn bootstrap_stops_forged_verdicts() {
     assert!(s.error.is_none(), "{s:?}");
 }
 
+/// A function's code swapped by a trusted helper on the run's behalf
+/// (`unittest.mock.patch.object`, with the code object read out by `dis`):
+/// every namespace still holds the same objects, so no sweep sees it, yet
+/// the suite's library call (`json.loads`) or a hook implementation
+/// (`pytest_pyfunc_call`, which runs the test) now runs code under test.
+/// The audit hook refuses the swap itself, whoever performs it, while
+/// code under test is on the stack.
+#[tokio::test]
+async fn code_swapped_by_a_trusted_helper_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef dump():\n    return '{{}}'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let swap = |target: &str, body: &str| {
+        format!(
+            "import dis, unittest.mock\n{target}\ndef _stand_in{body}\nunittest.mock.patch.object(_target, '__code__', dis._get_code_object(_stand_in)).start()\n"
+        )
+    };
+    let payloads = [
+        (
+            "a library function the suite calls",
+            swap(
+                "import json\n_target = json.loads",
+                "(s, **kw):\n    return {'a': 1}",
+            ),
+        ),
+        (
+            "a hook implementation",
+            swap(
+                "import _pytest.python as _pp\n_target = _pp.pytest_pyfunc_call",
+                "(pyfuncitem):\n    return True",
+            ),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in &payloads {
+        write(&ws, "swap.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\nrunpy.run_path('swap.dat')\n{broken}"),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        let err = s.error.as_deref().unwrap_or("");
+        if s.score != 0.0 || !err.contains("tampering detected") || !err.contains("__code__") {
+            failures.push(format!("{name}: {s:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The honest broken app keeps its true partial score.
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 4), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
 /// The suite's checks cannot be lied to (issue 17 item 2): values of
 /// code under test are compared as what they hold, never through their
 /// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
