@@ -307,6 +307,23 @@ def _grader_main():
                     break
         return True
 
+    def foreign_code(t, _mro=mro_of, _td=tdict_of, _fl=flags_of, _heap=HEAP, _ok=impl_trusted,
+                     _type=type, _prop=property, _kinds=(FT, staticmethod, classmethod),
+                     _one=one_of, _list=list):
+        """True when a class of `t`'s MRO holds a method or property
+        accessor of code under test."""
+        for c in _mro(t):
+            if not (_fl(c) & _heap):
+                continue
+            for v in _list(_td(c).values()):
+                k = _type(v)
+                if k is _prop:
+                    if not (_ok(v.fget) and _ok(v.fset) and _ok(v.fdel)):
+                        return True
+                elif _one(k, _kinds) and not _ok(v):
+                    return True
+        return False
+
     class Ident:
         """An object of code under test whose type compares by identity."""
         __slots__ = ("o",)
@@ -766,7 +783,8 @@ def _grader_main():
              _always=always, _fa=frame_attrs, _ca=code_attrs, _walk=walkers,
              _meta0=meta0, _hooks0=hooks0, _sealed=sealed_modules,
              _clean=frames_clean, _type=type, _str=str, _safe=safe,
-             _bytes=bytes, _ws=ws_root, _codetype=types.CodeType):
+             _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
+             _foreign=foreign_code, _issub=issubclass):
         if _state[0]:
             return
         _state[0] = True
@@ -828,11 +846,25 @@ def _grader_main():
                 # code at import, `types.coroutine`: same file, allowed;
                 # `collections.namedtuple` sets defaults for code under
                 # test: allowed.)
-                if _state[1] and len(args) > 2 and _type(args[1]) is _str and args[1] == "__code__":
-                    v = args[2]
-                    if _type(v) is _codetype and not _t(v.co_filename):
-                        _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
-                             + ") via " + cfn)
+                # The same for the other ways a helper can change what a
+                # library object does without rebinding it: a library
+                # function's defaults (`cls=` of `json.loads`), a library
+                # object's class (its methods then come from code under
+                # test).
+                if _state[1] and len(args) > 2 and _type(args[1]) is _str:
+                    name, obj, v = args[1], args[0], args[2]
+                    if name == "__code__":
+                        if _type(v) is _codetype and not _t(v.co_filename):
+                            _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
+                                 + ") via " + cfn)
+                    elif name == "__defaults__" or name == "__kwdefaults__":
+                        if _type(obj) is _ft and _t(obj.__code__.co_filename):
+                            _die(ev + " " + name + " of a library function via " + cfn)
+                    elif name == "__class__":
+                        if (_issub(_type(v), type) and _foreign(v)
+                                and not _foreign(_type(obj))):
+                            _die(ev + " __class__ of a library object to a class of code"
+                                 + " under test via " + cfn)
                 return
             if ev in ("compile", "exec", "code.__new__", "function.__new__"):
                 if app:
@@ -1421,13 +1453,7 @@ def _grader_main():
     HOOK_IMPL = getattr(pluggy, "HookImpl", None)
     clean_impls = [(), (), ()]
 
-    def one_is(t, options):
-        for x in options:
-            if t is x:
-                return True
-        return False
-
-    def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_is, _type=type,
+    def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_of, _type=type,
                        _list=list, _all=all, _map=map, _is=is_, _rep=_repeat,
                        _fo=operator.attrgetter("function")):
         """Every implementation's callable, in order, or None unless every

@@ -92,11 +92,13 @@
 //!   `ctypes`, `compile`/`exec`/`marshal.loads`/`code.__new__` called by
 //!   code under test, a trusted file name compiled for it (`codeop`),
 //!   bytecode loaded from the workspace or a zip, `__code__`/`__class__`/
-//!   `__defaults__` writes and reads from it, a function given code of
-//!   code under test during the run by anyone (a trusted helper such as
-//!   `unittest.mock.patch.object` can swap a library function's code, now
-//!   or later from a callback, and the swapped function stays the object
-//!   every sweep expects), tracing and profiling, extra
+//!   `__defaults__` writes and reads from it; during the run and whoever
+//!   does it (a trusted helper such as `unittest.mock.patch.object` can do
+//!   it for code under test, now or later from a callback, and the changed
+//!   object stays the one every sweep expects): a function given code of
+//!   code under test, a library function's defaults changed, a library
+//!   object's class changed to one with code under test; tracing and
+//!   profiling, extra
 //!   audit hooks, import hooks added to `sys.meta_path`/`sys.path_hooks`,
 //!   and re-imports of `_thread`/`_signal`/`ctypes`. Threads and signal
 //!   handlers are refused outright (they run off the checked stack or hand

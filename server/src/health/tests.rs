@@ -1025,6 +1025,7 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
     let payloads = [
         (
             "a library function the suite calls",
+            "__code__",
             swap(
                 "import json\n_target = json.loads",
                 "(s, **kw):\n    return {'a': 1}",
@@ -1032,14 +1033,27 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
         ),
         (
             "a hook implementation",
+            "__code__",
             swap(
                 "import _pytest.python as _pp\n_target = _pp.pytest_pyfunc_call",
                 "(pyfuncitem):\n    return True",
             ),
         ),
+        // The same class, other attributes: a library object's class and
+        // a library function's keyword defaults.
+        (
+            "a library object's class",
+            "__class__",
+            "import json, unittest.mock\nclass _D(json.JSONDecoder):\n    def decode(self, s, **kw):\n        return {'a': 1}\nunittest.mock.patch.object(json._default_decoder, '__class__', _D).start()\n".to_string(),
+        ),
+        (
+            "a library function's defaults",
+            "__kwdefaults__",
+            "import json, unittest.mock\nclass _D(json.JSONDecoder):\n    def decode(self, s, **kw):\n        return {'a': 1}\nunittest.mock.patch.object(json.loads, '__kwdefaults__', dict(cls=_D, object_hook=None, parse_float=None, parse_int=None, parse_constant=None, object_pairs_hook=None)).start()\n".to_string(),
+        ),
     ];
     let mut failures = Vec::new();
-    for (name, payload) in &payloads {
+    for (name, why, payload) in &payloads {
         write(&ws, "swap.dat", payload);
         write(
             &ws,
@@ -1048,7 +1062,7 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
         );
         let s = grade(&g, &ws, &pristine, &exp).await;
         let err = s.error.as_deref().unwrap_or("");
-        if s.score != 0.0 || !err.contains("tampering detected") || !err.contains("__code__") {
+        if s.score != 0.0 || !err.contains("tampering detected") || !err.contains(why) {
             failures.push(format!("{name}: {s:?}"));
         }
     }
