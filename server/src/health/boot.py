@@ -1241,8 +1241,16 @@ def _grader_main():
 
     from abc import ABCMeta
 
+    def dict_of(v, _ga=obj_getattr, _type=type, _dict=dict):
+        """An object's own attribute dict, or None."""
+        try:
+            d = _ga(v, "__dict__")
+        except AttributeError:
+            return None
+        return d if _type(d) is _dict else None
+
     def watch(snap, name, d, strict=False, _type=type, _take=take, _td=tdict_of,
-              _abc=ABCMeta):
+              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of):
         """Adds namespace `d` and the classes defined in it to the watched
         ones (class attribute writes raise no audit event: only a sweep
         sees them). `strict` (the suite's own modules): any name rebound
@@ -1250,11 +1258,21 @@ def _grader_main():
         a class or a module (behaviour; honest programs set library flags
         and fill lazy caches)."""
         _take(snap, name, d, strict)
+        own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
         for k, v in list(d.items()):
             kind = _type(v)
             mod = _td(v).get("__module__") if kind is type or kind is _abc else None
             if _type(mod) is str and mod == name:
                 _take(snap, name + "." + k, _td(v), strict)
+            elif own_state and _fl(kind) & _heap:
+                # A library's module-level object (`json._default_decoder`):
+                # its own attributes are what its methods run
+                # (`scan_once`), and writing them raises no audit event.
+                # pytest's own objects change during the run by design
+                # (they are left to the core checks).
+                od = _dict_of(v)
+                if od is not None:
+                    _take(snap, name + "." + k, od, False)
 
     baseline = []
     for n, m in watched:
