@@ -892,6 +892,45 @@ def b32(n):
     return rs(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 
 
+def minisign_public():
+    """A minisign public key: base64 of `Ed`, an 8-byte key id and a 32-byte
+    Ed25519 key (42 bytes). Draws 31 bytes from R (as the first version of
+    round 4 did) and derives the rest, so later draws are unchanged."""
+    raw = bytes(R.getrandbits(8) for _ in range(31))
+    return base64.b64encode(b"Ed" + raw + hashlib.sha256(raw).digest()[:9]).decode()
+
+
+def npub():
+    """A nostr public key: bech32 `npub1` of 32 bytes with its checksum.
+    Draws like the first version of round 4 (a 58-character string) and
+    derives the key from it."""
+    key = hashlib.sha256(rs(58, BECH32).encode()).digest()
+    gen = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]
+
+    def polymod(values):
+        chk = 1
+        for v in values:
+            top = chk >> 25
+            chk = (chk & 0x1ffffff) << 5 ^ v
+            for i in range(5):
+                chk ^= gen[i] if (top >> i) & 1 else 0
+        return chk
+    acc, bits, data = 0, 0, []
+    for b in key:
+        acc = (acc << 8) | b
+        bits += 8
+        while bits >= 5:
+            bits -= 5
+            data.append((acc >> bits) & 31)
+    if bits:
+        data.append((acc << (5 - bits)) & 31)
+    hrp = "npub"
+    hrp_exp = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    mod = polymod(hrp_exp + data + [0] * 6) ^ 1
+    data += [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(BECH32[d] for d in data)
+
+
 def round_four():
     # r4-migration-revision: Alembic revision ids name a migration; the
     # chain is public schema history (none).
@@ -1192,8 +1231,8 @@ def round_four():
     # nostr npub keys are published identities (none).
     neg("r4-public-key-format", "INSTALL.md",
         "## Verify the download\n\n```sh\n"
-        f"minisign -Vm acmectl.tar.gz -P RWQ{b64_bytes(31)}\n```\n\n"
-        f"Mirror over Tor: http://{b32(56).lower()}.onion/\n\nFollow releases on nostr: `npub1{rs(58, BECH32)}`\n")
+        f"minisign -Vm acmectl.tar.gz -P {minisign_public()}\n```\n\n"
+        f"Mirror over Tor: http://{b32(56).lower()}.onion/\n\nFollow releases on nostr: `{npub()}`\n")
     # r4-domain-verification: TXT verification tokens are published DNS (none).
     neg("r4-domain-verification", "dns/zones/acme.io.tf",
         'resource "cloudflare_record" "verification" {\n  for_each = toset([\n'
@@ -1206,7 +1245,7 @@ def round_four():
     # fixture: signatures are public outputs (none).
     neg("r4-dkim-signature", "tests/fixtures/mail/receipt.eml",
         f"DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=acme.io; s=mail;\n\th=from:to:subject:date;\n"
-        f"\tbh={base64.b64encode(hashlib.sha256(rs(9).encode()).digest()).decode()};\n\tb={wrap(b64_bytes(256), 70)}\n"
+        f"\tbh={base64.b64encode(hashlib.sha256(rs(9).encode()).digest()).decode()};\n\tb={wrap(b64_bytes(256), 70).replace(chr(10), chr(10) + chr(9))}\n"
         f"Message-ID: <CAF{rs(40, B64URL)}@mail.gmail.com>\nFrom: billing@acme.io\nTo: ops@acme.io\nSubject: Your receipt\n\nThanks!\n")
     # r4-saml-signature: SignatureValue/DigestValue of a signed assertion (none).
     neg("r4-saml-signature", "tests/fixtures/saml/response.xml",
@@ -1390,7 +1429,10 @@ def main():
     path = os.path.join(HERE, "generator3.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for label, cls, p, ext, text in CASES:
-            f.write(json.dumps({"source": "generator-3", "class": cls, "label": label, "text": text,
+            # Round 4 is its own source so its floor is held apart from
+            # rounds 1-3's (its before-fix figure is the held-out evidence).
+            source = "generator-3-r4" if cls.startswith("r4-") else "generator-3"
+            f.write(json.dumps({"source": source, "class": cls, "label": label, "text": text,
                                 "ext": ext, "path": p, "origin": f"make_hard_negatives.py seed {SEED}"},
                                ensure_ascii=False, sort_keys=True) + "\n")
     n_pos = sum(c[0] == "secret" for c in CASES)
