@@ -995,7 +995,7 @@ def round_four():
         f'!function(){{"use strict";var e={{}},t={{}};function n(r){{var o=t[r];if(void 0!==o)return o.exports;var i=t[r]={{exports:{{}}}};'
         f'return e[r](i,i.exports,n),i.exports}}n.u=function(e){{return"static/chunks/"+e+"."+{{{chunks}}}[e]+".js"}},'
         f'n.p="/_next/",n.h=function(){{return"{hexs(20)}"}};var r="@font-face{{font-family:Icons;src:url(data:font/woff2;base64,'
-        f'{b64_bytes(240)}) format(\\"woff2\\")}}";document.head.insertAdjacentHTML("beforeend","<style>"+r+"</style>")}}();\n'
+        f'd09GMgABAAAA{b64_bytes(240)}) format(\\"woff2\\")}}";document.head.insertAdjacentHTML("beforeend","<style>"+r+"</style>")}}();\n'
         f"//# sourceMappingURL=runtime.min.js.map\n")
     # r4-generated-code: serialized protobuf descriptors in generated Go and
     # Python (bytes of a public .proto) (none).

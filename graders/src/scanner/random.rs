@@ -273,6 +273,51 @@ fn column_is_non_secret(name: &str) -> bool {
     names_non_secret(name, false) || is_id_key(name) || HASH_WORDS.contains(&l.as_str())
 }
 
+/// Lines walked back from a bare list element to its list's key.
+const MAX_LIST_LINES: usize = 64;
+
+/// The key of the list a bare element belongs to: the token at `ts` is
+/// alone on its line but for indentation, a quote or a YAML `- `, and the
+/// lines above it are such elements up to one ending in `[` (JSON) or `:`
+/// (YAML): `"hashes": [` then one digest per line. An element's key is its
+/// list's, as a member's is its name.
+fn list_key(text: &str, line_start: usize, ts: usize) -> Option<&str> {
+    let bare = |before: &str| {
+        let t = before.trim_start();
+        matches!(t, "" | "\"" | "'" | "- " | "- \"" | "- '")
+    };
+    if !bare(&text[line_start..ts]) {
+        return None;
+    }
+    let mut end = line_start;
+    for _ in 0..MAX_LIST_LINES {
+        if end == 0 {
+            return None;
+        }
+        // Only the last bytes are searched: a longer line is no element.
+        let mut lo = (end - 1).saturating_sub(LOOKBACK * 4);
+        while !text.is_char_boundary(lo) {
+            lo += 1;
+        }
+        let start = match text[lo..end - 1].rfind('\n') {
+            Some(i) => lo + i + 1,
+            None if lo == 0 => 0,
+            None => return None,
+        };
+        let line = text[start..end - 1].trim_end();
+        if let Some(head) = line.strip_suffix('[').or_else(|| line.strip_suffix(':')) {
+            return Some(key_name(head.trim_end().trim_end_matches(':')));
+        }
+        let t = line.trim_start();
+        let element = t.starts_with('"') || t.starts_with('\'') || t.starts_with("- ");
+        if !element {
+            return None;
+        }
+        end = start;
+    }
+    None
+}
+
 /// True for a header whose values are outputs of a key or ids, never the
 /// key: message signatures and digests (`Signature`, `Content-Digest`,
 /// `X-Hub-Signature-256`, `DKIM-Signature`, `ARC-Seal`) and request/trace
@@ -597,6 +642,11 @@ pub(crate) fn find(
             || is_submodule_status(tok, &text[line_start..ts], &text[te..line_end])
             || *header_skip.get_or_insert_with(line_start, || {
                 header_of_line(text, line_start).is_some_and(header_is_non_secret)
+                    || list_key(text, line_start, ts).is_some_and(|k| {
+                        // A list is named in the plural (`signatures`, `ids`).
+                        let one = k.strip_suffix('s').unwrap_or(k);
+                        names_non_secret(k, jwks) || names_non_secret(one, jwks) || is_id_key(one)
+                    })
             })
             || csv
                 .as_ref()
@@ -641,6 +691,7 @@ pub(crate) fn find(
                 && !names_non_secret(key, jwks)
                 && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
                 && !is_public_der(&tok[s..e])
+                && !is_cbor_map(&tok[s..e])
                 && !is_encoded_text(&tok[s..e])
             {
                 let seg = &tok[s..e];
@@ -658,6 +709,7 @@ pub(crate) fn find(
                     }
                     if vectors
                         || is_asset_hash(after)
+                        || neighbour_hash_context(lower, line_start, line_end, part_len)
                         || is_aws_resource_id(&lower.as_bytes()[line_start..abs], part_len)
                         || hex_of_text(&text[abs..abs + part_len])
                     {
@@ -1089,6 +1141,109 @@ fn is_public_der(seg: &str) -> bool {
         Some(0x02) => b.get(body + 1) == Some(&1) && b.get(body + 2) == Some(&0),
         _ => false,
     }
+}
+
+/// Hash algorithm names, as a value on the line above a digest (CycloneDX
+/// `"alg": "SHA-512",` then `"content": "<hex>"`).
+static ALGO_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(
+        r"\b(?:sha-?(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake(?:2b|2s|3))\b",
+    )
+    .expect("algorithm regex")
+});
+
+/// Words of a shell command that verifies keys or files: release-key
+/// fingerprints listed over `\`-continued lines before `gpg --recv-keys`.
+static VERIFY_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    words_re(&[
+        "gpg",
+        "pgp",
+        "recv-keys",
+        "keyserver",
+        "fingerprint",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "checksum",
+    ])
+});
+
+/// Bytes of a `\`-continued shell command read around a digest.
+const MAX_COMMAND: usize = 4096;
+
+/// True when the lines next to a digest-length hex value say it is a
+/// digest: the line above names a hash algorithm (SBOM hash objects), or
+/// the value is one line of a `\`-continued shell command that verifies
+/// keys or checksums (official-image Dockerfiles list release-key
+/// fingerprints one per line, then `gpg --recv-keys`). Not when its own
+/// line names a credential (`api_key: <hex>`): that key's value is judged.
+fn neighbour_hash_context(
+    lower: &str,
+    line_start: usize,
+    line_end: usize,
+    part_len: usize,
+) -> bool {
+    if !DIGEST_HEX_LENS.contains(&part_len) {
+        return false;
+    }
+    let b = lower.as_bytes();
+    let own = &lower[line_start..line_end];
+    let own_key = key_name(own.split([':', '=']).next().unwrap_or("")).to_ascii_lowercase();
+    if CREDENTIAL_KEY_WORDS
+        .iter()
+        .any(|w| own_key.contains(w) || own.contains(&format!("{w}=")))
+    {
+        return false;
+    }
+    if line_start > 0 {
+        let win = &b[line_start.saturating_sub(LOOKBACK + 1)..line_start - 1];
+        let prev = win
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(win, |i| &win[i + 1..]);
+        if ALGO_RE.is_match(prev) {
+            return true;
+        }
+    }
+    // The `\`-continued command around the line, bounded both ways.
+    let continued = |end: usize| b[..end].trim_ascii_end().ends_with(b"\\");
+    let mut from = line_start;
+    while from > 0 && line_start - from < MAX_COMMAND && continued(from - 1) {
+        from = b[..from - 1]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let mut to = line_end;
+    while to < b.len() && to - line_end < MAX_COMMAND && continued(to) {
+        to = b[to + 1..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |i| to + 1 + i);
+    }
+    (from < line_start || to > line_end) && VERIFY_RE.is_match(&b[from..to])
+}
+
+/// True for base64 of a CBOR map whose first key is a short text string
+/// (WebAuthn `attestationObject`, `o2NmbXRk…` = `{"fmt": …}`): encoded
+/// structured data, not a key. Random bytes open that way with
+/// probability about 10⁻⁴ (map header, text header, then letters).
+fn is_cbor_map(seg: &str) -> bool {
+    if seg.len() < 24 {
+        return false;
+    }
+    let Some(b) = b64_decode(&seg[..24]) else {
+        return false;
+    };
+    let (map, text) = (b[0], b[1]);
+    if !(0xa1..=0xb7).contains(&map) || !(0x62..=0x77).contains(&text) {
+        return false;
+    }
+    let n = usize::from(text - 0x60);
+    b.len() >= 2 + n.min(16)
+        && b[2..2 + n.min(16)]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
@@ -1658,5 +1813,60 @@ mod tests {
         // The same line outside a CSV file has no column names.
         let txt = "1,a.xml,9:b358669da8c1964e1694f495d7975ff8\n";
         assert!(!s.scan_bytes("notes.txt", txt.as_bytes()).is_empty());
+    }
+
+    /// Issue 18, generator-3 round 4: digests named by the line above or
+    /// by the verifying shell command they belong to, and CBOR-encoded
+    /// structures; beside each, a key in the same place.
+    #[test]
+    fn neighbour_lines_and_cbor() {
+        let sha512 = "3d6960c789af0e5801f00d46962ecdf4ecaca5fefc5fbc497ae3be174b0fb1a092253d0ee25a76065ca479ca24269edb7abfc3e1b1ee2312a4b8f093194d1f3b";
+        let fpr = "ABBEDF71FD63C0C1F725D1E36696C4A5163B48A1";
+        let sbom = format!("{{\n  \"alg\": \"SHA-512\",\n  \"content\": \"{sha512}\"\n}}");
+        let docker = format!(
+            "RUN for key in \\\n    {fpr} \\\n  ; do gpg --batch --recv-keys \"$key\" ; done\n"
+        );
+        let keyed = format!("algorithm: sha256\napi_key: {}", &sha512[..64]);
+        let not_verify = format!("RUN deploy \\\n    {fpr} \\\n  --region eu\n");
+        let cbor = "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFjbY88oi43GrTRq_xW4gYQXBp";
+        check(
+            "generic_secret",
+            &[
+                (keyed.as_str(), &sha512[..64]),
+                (not_verify.as_str(), fpr),
+                (
+                    "k: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0r",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0r",
+                ),
+            ],
+            &[
+                (sbom.as_str(), "digest under its algorithm"),
+                (docker.as_str(), "release-key fingerprints"),
+                (&format!("\"attestationObject\": \"{cbor}\""), "CBOR map"),
+            ],
+        );
+    }
+
+    /// A bare list element's key is its list's: digests under `hashes` are
+    /// skipped, keys under `api_keys` are judged.
+    #[test]
+    fn list_elements_take_their_list_key() {
+        check(
+            "generic_secret",
+            &[(
+                "\"api_keys\": [\n  \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\",\n  \"Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv\"\n]",
+                "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+            )],
+            &[
+                (
+                    "\"hashes\": [\n  \"Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv/fAqA=\",\n  \"MxjvGWs9rXSGn7dxhwpqe8qyQVBrUh9X6NCMAp45T2c=\"\n]",
+                    "JSON list of hashes",
+                ),
+                (
+                    "signatures:\n  - Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv/fAqA=\n",
+                    "YAML list of signatures",
+                ),
+            ],
+        );
     }
 }
