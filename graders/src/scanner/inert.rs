@@ -25,6 +25,11 @@
 //!   Tor v3 `.onion` names, the public key of a Sentry DSN (`https://<32
 //!   hex>@…sentry.io/<project>`, documented public; a legacy DSN with a
 //!   `:secret@` does not match);
+//! - client keys their vendors document as public (made to run in a
+//!   browser or app): Adyen client keys (`live_`/`test_` + 32 capitals or
+//!   digits; the API key is a different, longer format) and Statsig client
+//!   SDK keys (`client-…`; server keys are `secret-…`);
+//! - Breakpad symbol-file `MODULE` lines (a debug id: 33 hex);
 //! - correlation ids: W3C `traceparent` values and ULIDs whose 48-bit time
 //!   falls in 2015–2040 (a random 26-character Crockford token does so with
 //!   probability ~0.2%).
@@ -144,6 +149,18 @@ static SENTRY_DSN: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"//[0-9a-f]{32}@[a-z0-9.-]*\bsentry\.io/\d+").expect("sentry dsn regex")
 });
 
+/// Adyen client keys and Statsig client SDK keys.
+static CLIENT_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64})\b")
+        .expect("client key regex")
+});
+
+/// A Breakpad symbol file's header: `MODULE <os> <arch> <debug id> <name>`.
+static BREAKPAD_MODULE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?m)^MODULE [A-Za-z]+ [A-Za-z0-9_]+ [0-9A-F]{33} \S+[ \t]*$")
+        .expect("breakpad regex")
+});
+
 /// W3C trace context: version, 32-hex trace id, 16-hex span id, flags.
 static TRACEPARENT: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\b00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b").expect("traceparent regex")
@@ -228,6 +245,12 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     }
     if text.contains("sentry.io") {
         spans(&SENTRY_DSN, out);
+    }
+    if text.contains("live_") || text.contains("test_") || text.contains("client-") {
+        spans(&CLIENT_KEY, out);
+    }
+    if text.contains("MODULE ") {
+        spans(&BREAKPAD_MODULE, out);
     }
     if text.contains("00-") {
         spans(&TRACEPARENT, out);
@@ -493,6 +516,35 @@ mod tests {
         ));
         let onion = "idkgtzeiv7vtt5s3dgwwm4g3nq6veywc574b2plxa5tiulu3bt2cydz6.onion";
         assert!(covered(&format!("http://{onion}/"), onion));
+    }
+
+    #[test]
+    fn round_four_public_client_keys_and_debug_ids() {
+        let adyen = "live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0";
+        assert!(covered(&format!("clientKey: '{adyen}',"), adyen));
+        let statsig = "client-bpwHbhjQdz1lVu6yG13XWrv7SKsIgdlBJpIJ6ibAkkl";
+        assert!(covered(
+            &format!("Statsig.initialize('{statsig}')"),
+            statsig
+        ));
+        // Secret keys of the same vendors and `sk_live_` are not covered.
+        assert!(!covered(
+            "secret-bpwHbhjQdz1lVu6yG13XWrv7SKsIgdlBJpIJ6ibAkkl",
+            "secret-bpwH"
+        ));
+        assert!(!covered(
+            "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0",
+            "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0"
+        ));
+        let module = "MODULE Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so";
+        assert!(covered(
+            &format!("{module}\n"),
+            "9E0C06837F6B29A3350CF46E8356E8F67"
+        ));
+        assert!(!covered(
+            "KEY Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so",
+            "9E0C06837F6B29A3350CF46E8356E8F67"
+        ));
     }
 
     #[test]
