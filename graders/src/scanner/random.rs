@@ -638,7 +638,8 @@ pub(crate) fn find(
         if line_end < te {
             line_end = text[te..].find('\n').map_or(n, |p| te + p);
         }
-        if is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
+        if is_hex_object_key(tok, &text[line_start..ts], &text[te..line_end])
+            || is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
             || is_submodule_status(tok, &text[line_start..ts], &text[te..line_end])
             || *header_skip.get_or_insert_with(line_start, || {
                 header_of_line(text, line_start).is_some_and(header_is_non_secret)
@@ -694,7 +695,7 @@ pub(crate) fn find(
                 && !is_cbor_map(&tok[s..e])
                 && !is_encoded_text(&tok[s..e])
             {
-                let seg = &tok[s..e];
+                let seg = asset_path_dir(&tok[s..e], &ltok[e..]);
                 if segment_is_random(seg, |part_off, part_len| {
                     let abs = ts + s + part_off;
                     let from = abs.saturating_sub(LOOKBACK).max(line_start);
@@ -1002,6 +1003,19 @@ const ASSET_EXTS: &[&str] = &[
     "sample",
 ];
 
+/// A URL path whose last component is a built or content-addressed file
+/// name (`…/v13/<id>.woff2`, `…/<hash>.png`): the path without that name,
+/// which is judged as before; otherwise the whole segment. `rest` is the
+/// token after the segment, lowercased: `.` and an asset extension that
+/// ends the token. A file's name is its address, not a credential.
+fn asset_path_dir<'a>(seg: &'a str, rest: &str) -> &'a str {
+    let ext = rest.strip_prefix('.').unwrap_or("");
+    match seg.rfind('/') {
+        Some(slash) if ASSET_EXTS.contains(&ext) && slash > 0 => &seg[..slash],
+        _ => seg,
+    }
+}
+
 /// True when `after` (the text after a hex part) opens with `.<asset
 /// extension>` and a non-word character: `main.3f2a…9c.js`, `webpack-<hex>.js`.
 fn is_asset_hash(after: &[u8]) -> bool {
@@ -1244,6 +1258,20 @@ fn is_cbor_map(seg: &str) -> bool {
         && b[2..2 + n.min(16)]
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// True for hex used as the name of a JSON object member whose value is an
+/// object (`"1a0fb4…": {"model_name": …}`: Jupyter widget state, maps of
+/// records keyed by id or digest). A map from credential to metadata is
+/// written with string values or non-hex tokens and stays judged.
+fn is_hex_object_key(tok: &str, before: &str, after: &str) -> bool {
+    tok.bytes().all(|c| c.is_ascii_hexdigit())
+        && before.ends_with('"')
+        && after
+            .strip_prefix('"')
+            .map(|a| a.trim_start())
+            .and_then(|a| a.strip_prefix(':'))
+            .is_some_and(|a| a.trim_start().starts_with('{'))
 }
 
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
@@ -1865,6 +1893,37 @@ mod tests {
                 (
                     "signatures:\n  - Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv/fAqA=\n",
                     "YAML list of signatures",
+                ),
+            ],
+        );
+    }
+
+    /// A content-addressed file name ends a URL path; a hex id names a
+    /// nested object. Beside each, a random path part before the file name
+    /// and a hex member with a string value.
+    #[test]
+    fn asset_file_names_and_hex_object_keys() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "url(https://cdn.example.io/Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8/logo.png)",
+                    // The finding is the dot-separated segment, as before.
+                    "io/Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8/logo",
+                ),
+                (
+                    "{\"tokens\": {\"1a0fb44416288907075defde726c9747\": \"admin\"}}",
+                    "1a0fb44416288907075defde726c9747",
+                ),
+            ],
+            &[
+                (
+                    "src: url(https://fonts.gstatic.com/s/inter/v13/P2X4HAMSCboiw5JWkfKDS06R8Iwg8Jbjk3cqVN7s0MswZNbKihiFUi7rPMBM.woff2)",
+                    "font file name",
+                ),
+                (
+                    "\"state\": {\"1a0fb44416288907075defde726c9747\": {\"model_name\": \"LayoutModel\"}}",
+                    "widget id",
                 ),
             ],
         );
