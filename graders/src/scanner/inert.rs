@@ -30,6 +30,10 @@
 //!   digits; the API key is a different, longer format) and Statsig client
 //!   SDK keys (`client-…`; server keys are `secret-…`);
 //! - Breakpad symbol-file `MODULE` lines (a debug id: 33 hex);
+//! - a value its author declares public in a comment on its line or on
+//!   the line above (`// Public API key: it is safe to commit it`, the
+//!   comment Algolia DocSearch configs carry; `# publishable key`), unless
+//!   its own key names a secret, a private key or a password;
 //! - correlation ids: W3C `traceparent` values and ULIDs whose 48-bit time
 //!   falls in 2015–2040 (a random 26-character Crockford token does so with
 //!   probability ~0.2%).
@@ -149,6 +153,52 @@ static SENTRY_DSN: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"//[0-9a-f]{32}@[a-z0-9.-]*\bsentry\.io/\d+").expect("sentry dsn regex")
 });
 
+/// A comment declaring the value it annotates public (lowercased text).
+static DECLARED_PUBLIC: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"\b(?:publishable|public(?: api| client| search(?:-only)?)? (?:key|token|dsn|id|identifier)",
+        r"|safe to (?:commit|expose|share|embed|publish)|public by design|meant to be public)\b"
+    ))
+    .expect("declared public regex")
+});
+
+/// Where a line's comment starts: `//`, `#` or `<!--` at the start of the
+/// line or after whitespace (not `https://` or a `#fragment`).
+fn comment_start(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    (0..b.len()).find(|&i| {
+        let opens = b[i..].starts_with(b"//") || b[i] == b'#' || b[i..].starts_with(b"<!--");
+        opens && (i == 0 || b[i - 1].is_ascii_whitespace())
+    })
+}
+
+/// Lines whose value a comment declares public (see the module doc).
+fn declared_public(text: &str, out: &mut Vec<(usize, usize)>) {
+    let mut off = 0;
+    let mut prev_declares = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end();
+        let code_end = comment_start(body).unwrap_or(body.len());
+        let declares = code_end < body.len()
+            && DECLARED_PUBLIC.is_match(&body[code_end..].to_ascii_lowercase());
+        let code = &body[..code_end];
+        let key = code
+            .split([':', '='])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let secret_named = ["secret", "private", "passw", "pwd"]
+            .iter()
+            .any(|w| key.contains(w));
+        if !code.trim().is_empty() && (declares || prev_declares) && !secret_named {
+            out.push((off, off + code.len()));
+        }
+        // A comment alone on its line annotates the next line.
+        prev_declares = declares && code.trim().is_empty();
+        off += line.len();
+    }
+}
+
 /// Adyen client keys and Statsig client SDK keys.
 static CLIENT_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64})\b")
@@ -248,6 +298,9 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     }
     if text.contains("live_") || text.contains("test_") || text.contains("client-") {
         spans(&CLIENT_KEY, out);
+    }
+    if text.contains("ublic") || text.contains("ublishable") || text.contains("safe to") {
+        declared_public(text, out);
     }
     if text.contains("MODULE ") {
         spans(&BREAKPAD_MODULE, out);
@@ -545,6 +598,22 @@ mod tests {
             "KEY Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so",
             "9E0C06837F6B29A3350CF46E8356E8F67"
         ));
+    }
+
+    #[test]
+    fn values_declared_public_by_a_comment() {
+        let algolia = "    // Public API key: it is safe to commit it\n    apiKey: '9e51ad73b06d2e0ef2add382ef22c32b',\n";
+        assert!(covered(algolia, "9e51ad73b06d2e0ef2add382ef22c32b"));
+        let trailing = "SEARCH_KEY=Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 # public search-only key\n";
+        assert!(covered(trailing, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        // A secret-named key is judged whatever the comment says.
+        let secret = "# public key is in pub.pem\nclient_secret = Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        assert!(!covered(secret, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        // A comment two lines up, or a URL fragment, declares nothing.
+        let far = "// public key\n\napiKey: 'Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8'\n";
+        assert!(!covered(far, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        let url = "token: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 https://x.io/#public-key\n";
+        assert!(!covered(url, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
     }
 
     #[test]

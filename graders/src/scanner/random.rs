@@ -796,9 +796,9 @@ const NON_SECRET_LAST_WORDS: &[&str] = &[
     "blake3",
     // Round 4: signatures and MACs are outputs of a key, not the key
     // (sigstore bundles, XML-DSig `SignatureValue`/`DigestValue`, webhook
-    // fixtures); lists of hashes; sortable record ids.
+    // fixtures); lists of hashes; sortable record ids. Not `sig`: an Azure
+    // SAS URL's `sig=` is the signature that makes the URL a credential.
     "signature",
-    "sig",
     "signaturevalue",
     "digestvalue",
     "hashes",
