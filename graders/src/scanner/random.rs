@@ -318,6 +318,26 @@ fn list_key(text: &str, line_start: usize, ts: usize) -> Option<&str> {
     None
 }
 
+/// True for an OpenAPI/Swagger document (a top-level `openapi:` or
+/// `swagger:` member, YAML or JSON).
+fn is_api_description(lower: &str) -> bool {
+    ["openapi", "swagger"].iter().any(|k| {
+        lower.starts_with(&format!("{k}:"))
+            || lower.contains(&format!("\n{k}:"))
+            || lower.contains(&format!("\"{k}\":"))
+    })
+}
+
+/// `example`, `examples`, `x-example`: illustrative values of an API
+/// description's schemas and parameters, documentation of a public
+/// interface rather than configuration.
+fn is_example_key(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "example" | "examples" | "x-example" | "x-examples"
+    )
+}
+
 /// True for a header whose values are outputs of a key or ids, never the
 /// key: message signatures and digests (`Signature`, `Content-Digest`,
 /// `X-Hub-Signature-256`, `DKIM-Signature`, `ARC-Seal`) and request/trace
@@ -578,6 +598,7 @@ pub(crate) fn find(
     let jwks = lower.contains("\"kty\"");
     let vectors = is_test_vector_file(path, lower);
     let csv = CsvHeader::of(path, text);
+    let api_doc = is_api_description(lower);
     // Whether the current line is a non-secret header, computed once per
     // line: a megabyte-long line of tokens must not re-read it per token.
     let mut header_skip = LineMemo::default();
@@ -690,6 +711,7 @@ pub(crate) fn find(
                 && e - s <= MAX_SEGMENT
                 && !is_id_key(key)
                 && !names_non_secret(key, jwks)
+                && !(api_doc && is_example_key(key))
                 && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
                 && !is_public_der(&tok[s..e])
                 && !is_cbor_map(&tok[s..e])
@@ -1926,6 +1948,31 @@ mod tests {
                     "widget id",
                 ),
             ],
+        );
+    }
+
+    /// `example:` values of an API description are documentation; the same
+    /// key in an ordinary config, and a credential-named key in the API
+    /// description, are judged.
+    #[test]
+    fn api_description_examples() {
+        let doc = |v: &str| {
+            format!(
+                "openapi: 3.1.0\ncomponents:\n  schemas:\n    Page:\n      properties:\n        next_cursor:\n          example: {v}\n"
+            )
+        };
+        let cursor = doc("ord_V5IFBu0HNLAq3hqrJ7xRqewL");
+        let keyed = "openapi: 3.1.0\nx-api-key: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        check(
+            "generic_secret",
+            &[
+                (keyed, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"),
+                (
+                    "example: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+            ],
+            &[(cursor.as_str(), "OpenAPI example")],
         );
     }
 }
