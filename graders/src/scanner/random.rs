@@ -711,7 +711,7 @@ pub(crate) fn find(
                 && e - s <= MAX_SEGMENT
                 && !is_id_key(key)
                 && !names_non_secret(key, jwks)
-                && !(api_doc && is_example_key(key))
+                && (!api_doc || !is_example_key(key))
                 && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
                 && !is_public_der(&tok[s..e])
                 && !is_cbor_map(&tok[s..e])
