@@ -199,6 +199,38 @@ fn declared_public(text: &str, out: &mut Vec<(usize, usize)>) {
     }
 }
 
+/// A citation of a standard: `RFC 7636`, `rfc6749`, `draft-ietf-…`.
+static STANDARD_CITED: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\brfc ?\d{3,5}\b|\bdraft-ietf-[a-z0-9-]+").expect("standard citation regex")
+});
+
+/// True for documentation or a test whose text cites a standard and calls
+/// its values examples or vectors ("the examples from RFC 6749 and RFC
+/// 7636", "Vectors from RFC 7515 Appendix A.1"): the OAuth codes, PKCE
+/// verifiers, JWS keys and tokens printed in an RFC authorize nothing. The
+/// caller then drops the generic detectors' and the JWT rule's findings
+/// in the whole file; provider rules still fire. (Rounds 1–3 accepted
+/// published *hex* vectors in tests; this is the same class for every
+/// alphabet and for documentation.)
+pub(crate) fn published_examples(path: &str, lower: &str) -> bool {
+    let lp = path.to_ascii_lowercase();
+    let name = lp.rsplit('/').next().unwrap_or(&lp);
+    let doc = lp.starts_with("docs/")
+        || lp.contains("/docs/")
+        || [".md", ".rst", ".adoc", ".txt"]
+            .iter()
+            .any(|e| name.ends_with(e));
+    let test = lp.starts_with("test")
+        || lp.contains("/test")
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.");
+    (doc || test)
+        && ["example", "vector"].iter().any(|w| lower.contains(w))
+        && STANDARD_CITED.is_match(lower)
+}
+
 /// Adyen client keys and Statsig client SDK keys.
 static CLIENT_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64})\b")
@@ -614,6 +646,23 @@ mod tests {
         assert!(!covered(far, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
         let url = "token: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 https://x.io/#public-key\n";
         assert!(!covered(url, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+    }
+
+    #[test]
+    fn published_examples_need_a_citation_and_a_doc_or_test() {
+        let text = "the values below are the examples from rfc 6749 and rfc 7636.\n";
+        assert!(published_examples("docs/auth/oauth-flow.md", text));
+        assert!(published_examples(
+            "tests/test_jws.py",
+            "vectors from rfc 7515\n"
+        ));
+        // No citation, or not a document or a test: judged as usual.
+        assert!(!published_examples("docs/oauth.md", "the examples below\n"));
+        assert!(!published_examples(
+            "src/config.py",
+            "examples from rfc 6749\n"
+        ));
+        assert!(!published_examples("README.md", "implements rfc 6749\n"));
     }
 
     #[test]
