@@ -46,11 +46,17 @@ use std::path::{Path, PathBuf};
 /// generator-3 (`make_hard_negatives.py`, whole files of hard negatives,
 /// issue 18's third pass) measured 1.000 / 1.000 after that pass (before
 /// it, same cases: see README "Cases written by other projects").
+/// generator-3-r4 (its fourth round, written before this round's fixes):
+/// 0.304 / 0.739 before them, the floor is what the fixes reach; its
+/// remaining false positives are listed in the README (public-by-design
+/// client keys in SDK calls, published RFC examples, hashes without a
+/// naming key).
 const FLOORS: &[(&str, f64, f64)] = &[
     ("gitleaks", 0.985, 0.99),
     ("detect-secrets", 0.62, 0.83),
     ("generator-2", 0.999, 0.99),
     ("generator-3", 0.999, 0.99),
+    ("generator-3-r4", 0.71, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

@@ -873,14 +873,566 @@ def positives():
     pos("generic", "php/config.php", f"<?php\ndefine('DB_PASSWORD', '{pw()}');\n$config['encryption_key'] = '{rs(32)}';\n")
 
 
+# ---------------------------------------------------------------- round 4
+# Fourth pass of the adversary (written before reading the scanner's rules
+# for this round): families of realistic non-secrets no earlier round has,
+# and secrets in layouts no source has. Every class is prefixed `r4-` so
+# the benchmark's per-class table shows what this round alone scores.
+# One line per family says why its label holds.
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def ulid():
+    """A ULID: 48-bit time then 80 random bits, Crockford base32."""
+    return R.choice("01234567") + rs(25, CROCKFORD)
+
+
+def b32(n):
+    return rs(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+
+def minisign_public():
+    """A minisign public key: base64 of `Ed`, an 8-byte key id and a 32-byte
+    Ed25519 key (42 bytes). Draws 31 bytes from R (as the first version of
+    round 4 did) and derives the rest, so later draws are unchanged."""
+    raw = bytes(R.getrandbits(8) for _ in range(31))
+    return base64.b64encode(b"Ed" + raw + hashlib.sha256(raw).digest()[:9]).decode()
+
+
+def npub():
+    """A nostr public key: bech32 `npub1` of 32 bytes with its checksum.
+    Draws like the first version of round 4 (a 58-character string) and
+    derives the key from it."""
+    key = hashlib.sha256(rs(58, BECH32).encode()).digest()
+    gen = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]
+
+    def polymod(values):
+        chk = 1
+        for v in values:
+            top = chk >> 25
+            chk = (chk & 0x1ffffff) << 5 ^ v
+            for i in range(5):
+                chk ^= gen[i] if (top >> i) & 1 else 0
+        return chk
+    acc, bits, data = 0, 0, []
+    for b in key:
+        acc = (acc << 8) | b
+        bits += 8
+        while bits >= 5:
+            bits -= 5
+            data.append((acc >> bits) & 31)
+    if bits:
+        data.append((acc << (5 - bits)) & 31)
+    hrp = "npub"
+    hrp_exp = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    mod = polymod(hrp_exp + data + [0] * 6) ^ 1
+    data += [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(BECH32[d] for d in data)
+
+
+def round_four():
+    # r4-migration-revision: Alembic revision ids name a migration; the
+    # chain is public schema history (none).
+    rev, down = hexs(12), hexs(12)
+    neg("r4-migration-revision", f"alembic/versions/{rev}_add_orders_status_index.py",
+        f'"""add orders status index\n\nRevision ID: {rev}\nRevises: {down}\nCreate Date: 2026-10-14 09:12:44.118302\n\n"""\n'
+        "from alembic import op\nimport sqlalchemy as sa\n\n"
+        f"# revision identifiers, used by Alembic.\nrevision = '{rev}'\ndown_revision = '{down}'\nbranch_labels = None\ndepends_on = None\n\n\n"
+        "def upgrade() -> None:\n    op.create_index('ix_orders_status', 'orders', ['status'])\n\n\n"
+        "def downgrade() -> None:\n    op.drop_index('ix_orders_status', table_name='orders')\n")
+    # r4-migration-checksum: Liquibase/Flyway record a checksum of each
+    # applied changeset (hash of public SQL) (none).
+    neg("r4-migration-checksum", "db/changelog/databasechangelog.csv",
+        "ID,AUTHOR,FILENAME,DATEEXECUTED,ORDEREXECUTED,EXECTYPE,MD5SUM,DESCRIPTION,DEPLOYMENT_ID\n" + "".join(
+            f"{i},ops,db/changelog/{w}.xml,2026-09-0{i} 10:00:00,{i},EXECUTED,9:{hexs(32)},createTable tableName={w},{R.randint(10**9, 10**10 - 1)}\n"
+            for i, w in enumerate(R.sample(WORDS, 3), 1)))
+    # r4-sortable-id: ULIDs, KSUIDs and snowflake ids are record keys (none).
+    neg("r4-sortable-id", "tests/fixtures/events.ndjson", "".join(
+        json.dumps({"id": ulid(), "ksuid": rs(27, ALNUM), "message_id": str(R.randint(10**17, 10**18)),
+                    "type": R.choice(["order.created", "order.paid", "refund.issued"]),
+                    "ts": f"2026-11-0{R.randint(1, 9)}T1{R.randint(0, 9)}:00:00Z"}) + "\n" for _ in range(4)))
+    # r4-request-id: request, trace and CDN ids in a log excerpt (none: they
+    # correlate requests, they authorize nothing).
+    neg("r4-request-id", "docs/troubleshooting/sample.log",
+        "".join(f"2026-11-03T10:1{i}:07.{R.randint(100, 999)}Z INFO http request_id={uid()} trace_id={hexs(32)} span_id={hexs(16)} "
+                f"method=GET path=/v1/{word()} status=200 duration_ms={R.randint(3, 900)}\n" for i in range(3))
+        + f"traceparent: 00-{hexs(32)}-{hexs(16)}-01\nx-amzn-RequestId: {uid()}\n"
+        f"X-Amz-Cf-Id: {rs(52, B64URL)}==\nx-amz-id-2: {b64_bytes(56)}\ncf-ray: {hexs(16)}-FRA\n")
+    neg("r4-request-id", "spec/cassettes/orders/create.yml",
+        "---\nhttp_interactions:\n- request:\n    method: post\n    uri: https://api.stripe.com/v1/payment_intents\n"
+        "    headers:\n      Authorization:\n      - \"<STRIPE_SECRET_KEY>\"\n      Idempotency-Key:\n"
+        f"      - {uid()}\n  response:\n    status:\n      code: 200\n    headers:\n      Request-Id:\n      - req_{rs(14)}\n"
+        f"      Stripe-Version:\n      - '2024-06-20'\n    body:\n      encoding: UTF-8\n      string: '{{\"id\":\"pi_{rs(24)}\",\"client_secret\":\"pi_{rs(24)}_secret_REDACTED\",\"status\":\"requires_payment_method\"}}'\n"
+        "  recorded_at: Tue, 03 Nov 2026 10:12:07 GMT\nrecorded_with: VCR 6.2.0\n")
+
+    # r4-notebook-output: cell ids, execution metadata, PNG output and widget
+    # model ids of a Jupyter notebook (none).
+    png = "iVBORw0KGgoAAAANSUhEUgAAAoAAAAHgCAYAAAA10dzkAAAAOXRFWHRTb2Z0d2FyZQBNYXRwbG90bGliIHZlcnNpb24zLjguMiwgaHR0cHM6Ly9tYXRwbG90bGliLm9yZy8g+/7EAAAACXBIWXMAAA9hAAAPYQGoP6dpAAA" + b64_bytes(420)
+    neg("r4-notebook-output", "notebooks/orders_eda.ipynb", json.dumps({
+        "cells": [
+            {"cell_type": "code", "execution_count": 3, "id": hexs(8), "metadata": {
+                "execution": {"iopub.execute_input": "2026-11-02T09:14:11.201Z", "shell.execute_reply": "2026-11-02T09:14:12.877Z"}},
+             "outputs": [{"data": {"image/png": png, "text/plain": ["<Figure size 640x480 with 1 Axes>"]},
+                          "metadata": {}, "output_type": "display_data"}],
+             "source": ["df.groupby('status').total.sum().plot.bar()"]},
+            {"cell_type": "code", "execution_count": 4, "id": uid(), "metadata": {}, "outputs": [{
+                "data": {"application/vnd.jupyter.widget-view+json": {"model_id": hexs(32), "version_major": 2, "version_minor": 0}},
+                "metadata": {}, "output_type": "display_data"}], "source": ["interact(plot_window, days=(1, 90))"]}],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                     "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {hexs(32): {"model_name": "LayoutModel"}}}}},
+        "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    # r4-source-map: VLQ mappings and a debug id of a bundler's source map (none).
+    vlq = ";".join(",".join(rs(R.randint(4, 8), ALNUM + "+/") for _ in range(R.randint(3, 9))) for _ in range(12))
+    neg("r4-source-map", "dist/assets/index-4f2b9c1a.js.map", json.dumps({
+        "version": 3, "file": "index-4f2b9c1a.js", "sources": ["../../src/main.ts", "../../src/api/client.ts"],
+        "sourcesContent": ["import { createApp } from 'vue'\nconst token = localStorage.getItem('token')\n"],
+        "names": ["createApp", "token", "localStorage", "getItem"], "mappings": "AAAA;" + vlq, "debugId": uid()}))
+    # r4-minified-bundle: a bundler's chunk-hash map, module ids and an
+    # inline font in minified JavaScript (none).
+    chunks = ",".join(f'{R.randint(10, 999)}:"{hexs(20)}"' for _ in range(6))
+    neg("r4-minified-bundle", "public/build/runtime.min.js",
+        f'!function(){{"use strict";var e={{}},t={{}};function n(r){{var o=t[r];if(void 0!==o)return o.exports;var i=t[r]={{exports:{{}}}};'
+        f'return e[r](i,i.exports,n),i.exports}}n.u=function(e){{return"static/chunks/"+e+"."+{{{chunks}}}[e]+".js"}},'
+        f'n.p="/_next/",n.h=function(){{return"{hexs(20)}"}};var r="@font-face{{font-family:Icons;src:url(data:font/woff2;base64,'
+        f'd09GMgABAAAA{b64_bytes(240)}) format(\\"woff2\\")}}";document.head.insertAdjacentHTML("beforeend","<style>"+r+"</style>")}}();\n'
+        f"//# sourceMappingURL=runtime.min.js.map\n")
+    # r4-generated-code: serialized protobuf descriptors in generated Go and
+    # Python (bytes of a public .proto) (none).
+    desc = bytes(R.getrandbits(8) for _ in range(96))
+    neg("r4-generated-code", "api/orders/v1/orders.pb.go",
+        "// Code generated by protoc-gen-go. DO NOT EDIT.\n// source: orders/v1/orders.proto\n\npackage ordersv1\n\n"
+        "var file_orders_v1_orders_proto_rawDesc = []byte{\n" + "".join(
+            "\t" + ", ".join(f"0x{b:02x}" for b in desc[i:i + 16]) + ",\n" for i in range(0, 96, 16)) + "}\n")
+    neg("r4-generated-code", "acme/orders/v1/orders_pb2.py",
+        "# -*- coding: utf-8 -*-\n# Generated by the protocol buffer compiler.  DO NOT EDIT!\n"
+        "from google.protobuf import descriptor_pool as _descriptor_pool\n\n"
+        "DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\\n\\x16orders/v1/orders.proto\\x12\\torders.v1\\\"" +
+        "".join(f"\\x{b:02x}" if b < 32 or b > 126 or chr(b) in "'\\" else chr(b) for b in desc) + "')\n")
+    # r4-snapshot: CSS-in-JS class hashes and generated ids in a Jest snapshot (none).
+    neg("r4-snapshot", "src/components/__snapshots__/OrderCard.test.tsx.snap",
+        "// Jest Snapshot v1, https://goo.gl/fbAQLP\n\nexports[`OrderCard renders a paid order 1`] = `\n"
+        f'<div\n  class="css-{rs(6, LOW + DIG)}-Card e{rs(6, LOW + DIG)}0"\n  data-testid="order-card"\n>\n'
+        f'  <span\n    class="sc-{rs(6, ALNUM)} {rs(6, ALNUM)}"\n    id="mui-{R.randint(100, 999)}"\n  >\n    Paid\n  </span>\n'
+        f'  <svg aria-labelledby=":r{rs(2, LOW + DIG)}:" class="MuiSvgIcon-root css-{rs(6, LOW + DIG)}" />\n</div>\n`;\n')
+
+    # r4-publishable-key: Stripe publishable keys, Adyen client keys, Square
+    # application ids and PayPal client ids are issued to run in browsers;
+    # each vendor documents them as public (none).
+    neg("r4-publishable-key", "src/checkout/payments.ts",
+        "import { loadStripe } from '@stripe/stripe-js';\n\n"
+        f"// Publishable key: safe to expose in client code (Stripe docs).\nexport const stripePromise = loadStripe('pk_live_51{rs(97, ALNUM)}');\n\n"
+        f"export const adyenConfig = {{ environment: 'live', clientKey: 'live_{rs(32, UP + DIG)}', locale: 'en-US' }};\n"
+        f"export const squareAppId = 'sq0idp-{rs(22, B64URL)}';\n")
+    neg("r4-publishable-key", "templates/checkout.html",
+        f'<script src="https://www.paypal.com/sdk/js?client-id=A{rs(79, B64URL)}&currency=EUR&intent=capture"></script>\n'
+        f'<script src="https://js.stripe.com/v3/"></script>\n<script>const stripe = Stripe("pk_live_{rs(24, ALNUM)}");</script>\n')
+    # r4-captcha-site-key: reCAPTCHA/hCaptcha/Turnstile site keys are put in
+    # every page's HTML; the server-side secret is separate (none).
+    neg("r4-captcha-site-key", "templates/signup.html",
+        '<form method="post" action="/signup">\n  <input name="email" type="email" autocomplete="email">\n'
+        '  <input name="password" type="password" autocomplete="new-password" minlength="12">\n'
+        f'  <div class="g-recaptcha" data-sitekey="6L{R.choice(UP)}{R.choice(ALNUM)}AAAAAA{rs(30, B64URL)}"></div>\n'
+        f'  <div class="h-captcha" data-sitekey="{uid()}"></div>\n'
+        f'  <div class="cf-turnstile" data-sitekey="0x4AAAAAAA{rs(14, ALNUM)}"></div>\n  <button>Sign up</button>\n</form>\n')
+    # r4-search-only-key: Algolia DocSearch search-only keys are meant for
+    # the browser (DocSearch's own setup puts them in the config) (none).
+    neg("r4-search-only-key", "docusaurus.config.js",
+        "// @ts-check\n/** @type {import('@docusaurus/types').Config} */\nconst config = {\n  title: 'Acme Docs',\n"
+        "  url: 'https://docs.acme.io',\n  themeConfig: {\n    algolia: {\n"
+        f"      appId: '{rs(10, UP + DIG)}',\n      // Public API key: it is safe to commit it\n      apiKey: '{hexs(32)}',\n"
+        "      indexName: 'acme',\n      contextualSearch: true,\n    },\n  },\n};\n\nmodule.exports = config;\n")
+    # r4-analytics-key: browser analytics write keys/project tokens ship to
+    # every visitor (Segment, Mixpanel, Amplitude document them as public) (none).
+    neg("r4-analytics-key", "public/index.html",
+        "<!doctype html>\n<html><head>\n<script>\n  !function(){var analytics=window.analytics=window.analytics||[];analytics.SNIPPET_VERSION=\"5.2.0\";\n"
+        f'  analytics.load("{rs(32, ALNUM)}");analytics.page();}}();\n  mixpanel.init("{hexs(32)}", {{track_pageview: true}});\n'
+        f"  amplitude.init('{hexs(32)}');\n  (function(h,o,t,j,a,r){{h._hjSettings={{hjid:{R.randint(10**6, 10**7)},hjsv:6}};}})(window,document);\n"
+        f"</script>\n<script async src=\"https://www.googletagmanager.com/gtag/js?id=G-{rs(10, UP + DIG)}\"></script>\n</head></html>\n")
+    # r4-feature-flag-client-id: LaunchDarkly client-side ids and Statsig
+    # client keys are for browsers (vendors: not secret) (none).
+    neg("r4-feature-flag-client-id", "src/flags.ts",
+        "import { initialize } from 'launchdarkly-js-client-sdk';\nimport Statsig from 'statsig-js';\n\n"
+        f"export const ld = initialize('{hexs(24)}', {{ kind: 'user', key: 'anonymous' }});\n"
+        f"await Statsig.initialize('client-{rs(43, ALNUM)}', {{ userID: 'anonymous' }});\n")
+    # r4-sentry-dsn: a browser Sentry DSN (its key is public by design) (none).
+    neg("r4-sentry-dsn", "sentry.client.config.ts",
+        "import * as Sentry from '@sentry/nextjs';\n\nSentry.init({\n"
+        f"  dsn: 'https://{hexs(32)}@o{R.randint(10**5, 10**7)}.ingest.us.sentry.io/{R.randint(10**6, 10**7)}',\n"
+        "  tracesSampleRate: 0.1,\n  replaysOnErrorSampleRate: 1.0,\n});\n")
+    # r4-public-client-config: Amplify's generated config: Cognito pool ids
+    # and a web client id without a secret (public by design) (none).
+    region = "eu-west-1"
+    neg("r4-public-client-config", "src/aws-exports.js",
+        "/* eslint-disable */\n// WARNING: DO NOT EDIT. This file is automatically generated by AWS Amplify.\n\nconst awsmobile = {\n"
+        f'    "aws_project_region": "{region}",\n    "aws_cognito_identity_pool_id": "{region}:{uid()}",\n'
+        f'    "aws_cognito_region": "{region}",\n    "aws_user_pools_id": "{region}_{rs(9, ALNUM)}",\n'
+        f'    "aws_user_pools_web_client_id": "{rs(26, LOW + DIG)}",\n    "oauth": {{\n        "domain": "acme-prod.auth.{region}.amazoncognito.com",\n'
+        '        "redirectSignIn": "https://app.acme.io/"\n    }\n};\n\nexport default awsmobile;\n')
+    # r4-pusher-key: a Pusher app key is public (the app secret is not) (none).
+    neg("r4-pusher-key", "resources/js/echo.js",
+        "import Echo from 'laravel-echo';\nimport Pusher from 'pusher-js';\nwindow.Pusher = Pusher;\n\nwindow.Echo = new Echo({\n"
+        f"    broadcaster: 'pusher',\n    key: '{hexs(20)}',\n    cluster: 'eu',\n    forceTLS: true,\n}});\n")
+
+    # r4-rfc-example: example values printed in RFC 6749, 7636 and OIDC Core;
+    # they authorize nothing (none).
+    neg("r4-rfc-example", "docs/auth/oauth-flow.md",
+        "# Authorization code flow with PKCE\n\nThe values below are the examples from RFC 6749 and RFC 7636.\n\n"
+        "```http\nGET /authorize?response_type=code&client_id=s6BhdRkqt3&state=xyz\n"
+        "    &redirect_uri=https%3A%2F%2Fclient%2Eexample%2Ecom%2Fcb\n"
+        "    &code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256\n```\n\n"
+        "```http\nPOST /token\n\ngrant_type=authorization_code&code=SplxlOBeZQQYbYS6WxSbIA\n"
+        "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk\n```\n\n"
+        '```json\n{\n  "access_token": "2YotnFZFEjr1zCsicMWpAA",\n  "token_type": "example",\n  "expires_in": 3600,\n'
+        '  "refresh_token": "tGzv3JOkF0XG5Qx2TlKWIA"\n}\n```\n\nOpenID Connect adds `nonce=n-0S6_WzA2Mj`.\n')
+    # r4-rfc-example: the RFC 7515 A.1 JWS and jwt.io's example token in a
+    # test of a JWT library: published vectors (none).
+    neg("r4-rfc-example", "tests/test_jws_vectors.py",
+        '"""Vectors from RFC 7515 Appendix A.1 and the jwt.io debugger."""\n\n'
+        'RFC7515_A1_JWK = {\n    "kty": "oct",\n'
+        '    "k": "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow",\n}\n'
+        'RFC7515_A1_JWS = (\n    "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"\n'
+        '    ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"\n'
+        '    ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"\n)\n'
+        'JWT_IO = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"\n\n\n'
+        "def test_rfc7515_a1(jws):\n    assert jws.verify(RFC7515_A1_JWS, RFC7515_A1_JWK)\n")
+    # r4-signature-example: HTTP message signatures and webhook MACs are
+    # outputs of a key, not the key (none).
+    neg("r4-signature-example", "docs/webhooks.md",
+        "## Verifying deliveries\n\nEvery delivery is signed:\n\n```http\nPOST /hooks/acme HTTP/1.1\n"
+        f"Content-Digest: sha-256=:{base64.b64encode(hashlib.sha256(rs(9).encode()).digest()).decode()}:\n"
+        'Signature-Input: sig1=("@method" "content-digest");created=1730626327;keyid="acme-2026"\n'
+        f"Signature: sig1=:{b64_bytes(64)}:\nX-Hub-Signature-256: sha256={hexs(64)}\n"
+        f"Stripe-Signature: t=1730626327,v1={hexs(64)}\n```\n\nCompute the HMAC with your endpoint secret and compare in constant time.\n")
+    # r4-openapi-example: ids, cursors (base64 of "user:<id>"), idempotency
+    # keys in an API description's examples (none).
+    cursor = base64.b64encode(f"user:U{rs(8, UP + DIG)}".encode()).decode()
+    neg("r4-openapi-example", "api/openapi.yaml",
+        "openapi: 3.1.0\ninfo:\n  title: Orders API\n  version: 1.4.0\ncomponents:\n  securitySchemes:\n"
+        "    bearerAuth:\n      type: http\n      scheme: bearer\n      bearerFormat: JWT\n  schemas:\n    OrderList:\n"
+        "      type: object\n      properties:\n        next_cursor:\n          type: string\n"
+        f"          example: {cursor}\n        request_id:\n          type: string\n          example: req_{rs(14)}\n"
+        f"    Order:\n      properties:\n        id:\n          type: string\n          example: ord_{rs(24)}\n"
+        f"        idempotency_key:\n          type: string\n          example: {uid()}\n")
+    # r4-graphql-node-id: GitHub/Relay global ids are base64 of "Type:id" (none).
+    neg("r4-graphql-node-id", "tests/fixtures/github_push.json", json.dumps({
+        "ref": "refs/heads/main", "before": sha("sha1"), "after": sha("sha1"),
+        "repository": {"id": R.randint(10**7, 10**9), "node_id": "R_kgDO" + rs(6, ALNUM),
+                       "full_name": "acme/orders"},
+        "sender": {"login": "octocat", "node_id": base64.b64encode(f"04:User{R.randint(10**5, 10**8)}".encode()).decode()},
+        "head_commit": {"id": sha("sha1"), "tree_id": sha("sha1"), "message": "Fix rounding in invoice totals"},
+        "installation": {"id": R.randint(10**7, 10**8), "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u" + rs(8, ALNUM)}},
+        indent=2))
+
+    # r4-wrapper-checksum: Gradle/Maven wrapper distribution checksums (none).
+    neg("r4-wrapper-checksum", "gradle/wrapper/gradle-wrapper.properties",
+        "distributionBase=GRADLE_USER_HOME\ndistributionPath=wrapper/dists\n"
+        f"distributionSha256Sum={sha()}\ndistributionUrl=https\\://services.gradle.org/distributions/gradle-8.10.2-bin.zip\n"
+        "networkTimeout=10000\nzipStoreBase=GRADLE_USER_HOME\nzipStorePath=wrapper/dists\n")
+    neg("r4-wrapper-checksum", ".mvn/wrapper/maven-wrapper.properties",
+        "wrapperVersion=3.3.2\ndistributionType=only-script\n"
+        "distributionUrl=https://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/3.9.9/apache-maven-3.9.9-bin.zip\n"
+        f"distributionSha256Sum={sha()}\n")
+    # r4-lockfile: lockfiles of tools earlier rounds lack (Helm, NuGet,
+    # SwiftPM, CocoaPods, pnpm, Composer): hashes of public packages (none).
+    neg("r4-lockfile", "charts/api/Chart.lock",
+        "dependencies:\n- name: postgresql\n  repository: oci://registry-1.docker.io/bitnamicharts\n  version: 15.5.38\n"
+        "- name: redis\n  repository: https://charts.bitnami.com/bitnami\n  version: 19.6.4\n"
+        f"digest: sha256:{sha()}\ngenerated: \"2026-10-30T11:02:41.553Z\"\n")
+    neg("r4-lockfile", "src/Orders.Api/packages.lock.json", json.dumps({"version": 1, "dependencies": {"net8.0": {
+        p: {"type": "Direct", "requested": f"[{ver()}, )", "resolved": ver(),
+            "contentHash": base64.b64encode(hashlib.sha512(p.encode() + rs(4).encode()).digest()).decode()}
+        for p in ("Dapper", "Npgsql", "Serilog.AspNetCore")}}}, indent=2))
+    neg("r4-lockfile", "Package.resolved", json.dumps({"originHash": sha(), "pins": [
+        {"identity": p, "kind": "remoteSourceControl", "location": f"https://github.com/{o}/{p}.git",
+         "state": {"revision": sha("sha1"), "version": ver()}}
+        for o, p in (("apple", "swift-log"), ("Alamofire", "alamofire"), ("pointfreeco", "swift-snapshot-testing"))],
+        "version": 3}, indent=2))
+    neg("r4-lockfile", "ios/Podfile.lock",
+        "PODS:\n  - Alamofire (5.9.1)\n  - Firebase/Core (10.29.0)\n  - SnapKit (5.7.1)\n\nSPEC CHECKSUMS:\n"
+        f"  Alamofire: {sha('sha1')}\n  Firebase: {sha('sha1')}\n  SnapKit: {sha('sha1')}\n\n"
+        f"PODFILE CHECKSUM: {sha('sha1')}\n\nCOCOAPODS: 1.15.2\n")
+    neg("r4-lockfile", "pnpm-lock.yaml",
+        "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n\npackages:\n\n" + "".join(
+            f"  {p}@{ver()}:\n    resolution: {{integrity: {sri()}}}\n    engines: {{node: '>=14'}}\n\n"
+            for p in R.sample(PKGS, 4)))
+    neg("r4-lockfile", "composer.lock", json.dumps({
+        "_readme": ["This file locks the dependencies of your project to a known state"],
+        "content-hash": hexs(32), "packages": [
+            {"name": "monolog/monolog", "version": "3.7.0",
+             "source": {"type": "git", "url": "https://github.com/Seldaek/monolog.git", "reference": sha("sha1")},
+             "dist": {"type": "zip", "url": f"https://api.github.com/repos/Seldaek/monolog/zipball/{sha('sha1')}",
+                      "reference": sha("sha1"), "shasum": ""}}]}, indent=4))
+    # r4-checksum-file: release checksum lists (none).
+    neg("r4-checksum-file", "dist/acmectl_1.4.0_checksums.txt", "".join(
+        f"{sha()}  acmectl_1.4.0_{osa}.tar.gz\n" for osa in ("darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64")))
+    neg("r4-checksum-file", "SHA512SUMS",
+        "".join(f"{sha('sha512')}  release/{w}-{ver()}.zip\n" for w in R.sample(WORDS, 2)))
+    # r4-dockerfile-gpg: an official-image Dockerfile: release-key
+    # fingerprints and build-arg checksums (none).
+    neg("r4-dockerfile-gpg", "docker/node/Dockerfile",
+        "FROM debian:bookworm-slim\n\nENV NODE_VERSION 20.18.0\nARG NODE_SHA256=" + sha() + "\n"
+        "RUN set -ex \\\n  && for key in \\\n" + "".join(f"    {rs(40, '0123456789ABCDEF')} \\\n" for _ in range(3)) +
+        "  ; do \\\n      gpg --batch --keyserver hkps://keys.openpgp.org --recv-keys \"$key\" ; \\\n  done \\\n"
+        "  && curl -fsSLO https://nodejs.org/dist/v$NODE_VERSION/node-v$NODE_VERSION-linux-x64.tar.xz \\\n"
+        "  && echo \"$NODE_SHA256  node-v$NODE_VERSION-linux-x64.tar.xz\" | sha256sum -c -\n"
+        f"ENV GOSU_VERSION 1.17\nENV TINI_SHA256 {sha()}\n")
+    # r4-sbom: CycloneDX hashes and serial numbers (none).
+    neg("r4-sbom", "sbom/bom.cdx.json", json.dumps({
+        "bomFormat": "CycloneDX", "specVersion": "1.5", "serialNumber": f"urn:uuid:{uid()}", "version": 1,
+        "components": [{"type": "library", "name": p, "version": v, "purl": f"pkg:npm/{p}@{v}", "bom-ref": f"pkg:npm/{p}@{v}",
+                        "hashes": [{"alg": "SHA-512", "content": sha("sha512")}, {"alg": "SHA-1", "content": sha("sha1")}]}
+                       for p, v in ((q, ver()) for q in R.sample(PKGS, 3))]}, indent=2))
+    # r4-signature-bundle: a Sigstore bundle: signature, Rekor log id and
+    # inclusion proof (outputs and public material) (none).
+    neg("r4-signature-bundle", "release/acmectl.sigstore.json", json.dumps({
+        "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+        "verificationMaterial": {"certificate": {"rawBytes": cert_der()}, "tlogEntries": [{
+            "logIndex": str(R.randint(10**8, 2 * 10**8)), "logId": {"keyId": b64_bytes(32)},
+            "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+            "inclusionPromise": {"signedEntryTimestamp": b64_bytes(71)},
+            "inclusionProof": {"rootHash": b64_bytes(32), "hashes": [b64_bytes(32) for _ in range(3)]}}]},
+        "messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": b64_bytes(32)}, "signature": b64_bytes(71)}},
+        indent=2))
+    # r4-debug-ids: build ids and symbol-file module ids in a crash report (none).
+    neg("r4-debug-ids", "docs/crashes/2026-11-03-segfault.txt",
+        "Crash reason:  SIGSEGV /SEGV_MAPERR\nCrash address: 0x0\n\nThread 0 (crashed)\n"
+        f" 0  libacme.so!acme::ledger::post + 0x{hexs(3)}\n    rip = 0x0000{hexs(12)}   rsp = 0x00007ff{hexs(9)}\n\nLoaded modules:\n"
+        f"MODULE Linux x86_64 {rs(33, '0123456789ABCDEF')} libacme.so\n"
+        f"BuildID[sha1]={sha('sha1')}, for GNU/Linux 3.2.0, stripped\n"
+        f"UUID: {uid().upper()} (arm64) Acme.app.dSYM/Contents/Resources/DWARF/Acme\n")
+    # r4-game-engine-id: Godot resource uids and import cache names (none).
+    neg("r4-game-engine-id", "assets/player.png.import",
+        '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
+        f'uid="uid://{rs(13, LOW + DIG)}"\npath="res://.godot/imported/player.png-{hexs(32)}.ctex"\n\n'
+        '[deps]\n\nsource_file="res://assets/player.png"\n'
+        f'dest_files=["res://.godot/imported/player.png-{hexs(32)}.ctex"]\n')
+
+    # r4-ciphertext-tool: ejson, dotenvx and dotenv-vault commit ciphertext
+    # with a public key; the private key stays outside the repository (none).
+    neg("r4-ciphertext-tool", "config/secrets.production.ejson", json.dumps({
+        "_public_key": hexs(64),
+        "database_password": f"EJ[1:{b64_bytes(32)}:{b64_bytes(24)}:{b64_bytes(30)}]",
+        "stripe_api_key": f"EJ[1:{b64_bytes(32)}:{b64_bytes(24)}:{b64_bytes(48)}]"}, indent=2))
+    neg("r4-ciphertext-tool", ".env.production",
+        "#/-------------------[DOTENV_PUBLIC_KEY]--------------------/\n#/            public-key encryption for .env files          /\n"
+        f'#/----------------------------------------------------------/\nDOTENV_PUBLIC_KEY_PRODUCTION="02{hexs(64)}"\n\n'
+        f'# .env.production\nDATABASE_URL="encrypted:{b64_bytes(120)}"\nSTRIPE_SECRET_KEY="encrypted:{b64_bytes(110)}"\n')
+    neg("r4-ciphertext-tool", ".env.vault",
+        "#/-------------------.env.vault---------------------/\n#/         cloud-agnostic vaulting standard         /\n"
+        f'#/--------------------------------------------------/\n\n# production\nDOTENV_VAULT_PRODUCTION="{b64_bytes(180)}"\n'
+        f'# ci\nDOTENV_VAULT_CI="{b64_bytes(150)}"\n')
+    neg("r4-ciphertext-tool", "infra/rds.tf",
+        'data "aws_kms_secrets" "db" {\n  secret {\n    name    = "master_password"\n'
+        f'    payload = "AQICAHh{b64_bytes(150)}"\n  }}\n}}\n\nresource "aws_db_instance" "main" {{\n'
+        '  username = "orders"\n  password = data.aws_kms_secrets.db.plaintext["master_password"]\n}\n')
+
+    # r4-public-key-format: minisign public keys, onion v3 addresses and
+    # nostr npub keys are published identities (none).
+    neg("r4-public-key-format", "INSTALL.md",
+        "## Verify the download\n\n```sh\n"
+        f"minisign -Vm acmectl.tar.gz -P {minisign_public()}\n```\n\n"
+        f"Mirror over Tor: http://{b32(56).lower()}.onion/\n\nFollow releases on nostr: `{npub()}`\n")
+    # r4-domain-verification: TXT verification tokens are published DNS (none).
+    neg("r4-domain-verification", "dns/zones/acme.io.tf",
+        'resource "cloudflare_record" "verification" {\n  for_each = toset([\n'
+        f'    "facebook-domain-verification={rs(30, LOW + DIG)}",\n    "atlassian-domain-verification={rs(64, B64)}",\n'
+        f'    "MS=ms{R.randint(10**7, 10**8)}",\n    "apple-domain-verification={rs(16, ALNUM)}",\n'
+        f'    "docusign={uid()}",\n    "stripe-verification={hexs(64)}",\n  ])\n'
+        '  zone_id = var.zone_id\n  name    = "@"\n  type    = "TXT"\n  content = each.value\n}\n'
+        f'resource "cloudflare_record" "github" {{\n  zone_id = var.zone_id\n  name    = "_github-challenge-acme-org"\n  type    = "TXT"\n  content = "{hexs(10)}"\n}}\n')
+    # r4-dkim-signature: DKIM/ARC signatures and Message-IDs in a mail
+    # fixture: signatures are public outputs (none).
+    neg("r4-dkim-signature", "tests/fixtures/mail/receipt.eml",
+        f"DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=acme.io; s=mail;\n\th=from:to:subject:date;\n"
+        f"\tbh={base64.b64encode(hashlib.sha256(rs(9).encode()).digest()).decode()};\n\tb={wrap(b64_bytes(256), 70).replace(chr(10), chr(10) + chr(9))}\n"
+        f"Message-ID: <CAF{rs(40, B64URL)}@mail.gmail.com>\nFrom: billing@acme.io\nTo: ops@acme.io\nSubject: Your receipt\n\nThanks!\n")
+    # r4-saml-signature: SignatureValue/DigestValue of a signed assertion (none).
+    neg("r4-saml-signature", "tests/fixtures/saml/response.xml",
+        '<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_' + hexs(40) + '" Version="2.0">\n'
+        '  <ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#">\n    <ds:SignedInfo>\n'
+        f'      <ds:Reference URI="#_{hexs(40)}"><ds:DigestValue>{b64_bytes(32)}</ds:DigestValue></ds:Reference>\n'
+        f'    </ds:SignedInfo>\n    <ds:SignatureValue>{b64_bytes(256)}</ds:SignatureValue>\n  </ds:Signature>\n</samlp:Response>\n')
+    # r4-webauthn: credential ids, COSE public keys, attestation objects (none).
+    cdj = base64.urlsafe_b64encode(json.dumps({"type": "webauthn.create", "challenge": b64url_bytes(32),
+                                               "origin": "https://app.acme.io"}).encode()).decode().rstrip("=")
+    neg("r4-webauthn", "tests/fixtures/webauthn_registration.json", json.dumps({
+        "id": b64url_bytes(64), "rawId": b64url_bytes(64), "type": "public-key",
+        "response": {"clientDataJSON": cdj, "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjF" + b64url_bytes(190),
+                     "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + b64url_bytes(64)}}, indent=2))
+    # r4-totp-doc-example: the base32 secret printed in authenticator docs (none).
+    neg("r4-totp-doc-example", "docs/2fa.md",
+        "## Testing two-factor login locally\n\nScan this example URI (from the Google Authenticator key-URI docs):\n\n"
+        "`otpauth://totp/Example:alice@google.com?secret=JBSWY3DPEHPK3PXP&issuer=Example`\n")
+
+    # r4-alphabet-constant: id and code alphabets (shuffled or not) are
+    # public constants of an encoding (none).
+    alpha = list(ALNUM)
+    R.shuffle(alpha)
+    neg("r4-alphabet-constant", "internal/shortid/shortid.go",
+        "package shortid\n\n// Alphabet is shuffled once so ids are not sequential-looking.\n"
+        f'const Alphabet = "{"".join(alpha)}"\n\nconst base58Alphabet = "{B58}"\n'
+        'const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"\n')
+    neg("r4-alphabet-constant", "src/invite/codes.ts",
+        "import { customAlphabet } from 'nanoid';\nimport Hashids from 'hashids';\n\n"
+        "const CODE_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';\nexport const inviteCode = customAlphabet(CODE_ALPHABET, 10);\n"
+        f"export const hashids = new Hashids('orders', 8, '{''.join(R.sample(list(LOW + DIG), 36))}');\n")
+    # r4-protocol-constant: published curve parameters and protocol magic
+    # values named like keys (none).
+    neg("r4-protocol-constant", "crypto/src/curve.rs",
+        "//! secp256k1 domain parameters (SEC 2, section 2.4.1).\n\n"
+        'pub const FIELD_PRIME: &str = "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F";\n'
+        'pub const ORDER: &str = "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141";\n'
+        'pub const GENERATOR_X: &str = "79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798";\n'
+        'pub const GENERATOR_Y: &str = "483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8";\n'
+        "/// RFC 6455: appended to Sec-WebSocket-Key before hashing.\n"
+        'pub const WS_ACCEPT_KEY: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";\n')
+    # r4-i18n-format: UI strings about passwords and tokens in gettext,
+    # Android, iOS and Rails locale files (none).
+    neg("r4-i18n-format", "locale/fr/LC_MESSAGES/django.po",
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n#: accounts/forms.py:42\nmsgid "Password"\nmsgstr "Mot de passe"\n\n'
+        '#: accounts/forms.py:57\nmsgid "Your API token has expired"\nmsgstr "Votre jeton d\'API a expiré"\n\n'
+        '#: accounts/views.py:12\nmsgid "Enter your secret key"\nmsgstr "Saisissez votre clé secrète"\n')
+    neg("r4-i18n-format", "app/src/main/res/values/strings.xml",
+        '<?xml version="1.0" encoding="utf-8"?>\n<resources>\n    <string name="app_name">Acme</string>\n'
+        '    <string name="password">Password</string>\n    <string name="password_hint">At least 12 characters</string>\n'
+        '    <string name="api_key">API key</string>\n    <string name="token_expired">Your session token expired. Sign in again.</string>\n'
+        f'    <string name="google_app_id" translatable="false">1:{R.randint(10**11, 10**12)}:android:{hexs(22)}</string>\n</resources>\n')
+    neg("r4-i18n-format", "Acme/en.lproj/Localizable.strings",
+        '/* Login screen */\n"login.password.placeholder" = "Password";\n"login.apiKey.title" = "Personal access token";\n'
+        '"login.apiKey.help" = "Create a token in Settings › Developer and paste it here.";\n"error.token.revoked" = "This token was revoked.";\n')
+    neg("r4-i18n-format", "config/locales/devise.en.yml",
+        "en:\n  devise:\n    passwords:\n      no_token: \"You can't access this page without coming from a password reset email.\"\n"
+        "      send_instructions: \"You will receive an email with instructions on how to reset your password in a few minutes.\"\n"
+        "    failure:\n      invalid_token: \"Invalid authentication token.\"\n  activerecord:\n    attributes:\n"
+        "      user:\n        password: \"Password\"\n        reset_password_token: \"Reset password token\"\n")
+    # r4-form-code: login-form code naming passwords and token storage keys (none).
+    neg("r4-form-code", "src/components/LoginForm.tsx",
+        "import { z } from 'zod';\n\nconst TOKEN_STORAGE_KEY = 'acme.auth.accessToken';\n"
+        "const schema = z.object({\n  email: z.string().email(),\n  password: z.string().min(12, 'Password must be at least 12 characters'),\n});\n\n"
+        "export function LoginForm() {\n  const [password, setPassword] = useState('');\n  const passwordFieldId = useId();\n"
+        "  return <input id={passwordFieldId} type=\"password\" autoComplete=\"current-password\" value={password}\n"
+        "    onChange={(e) => setPassword(e.target.value)} />;\n}\n")
+    # r4-cdn-url: font file names, pinned CDN commits, signed image URLs
+    # (the signature is an output, the URL is public) (none).
+    neg("r4-cdn-url", "src/styles/fonts.css",
+        "@font-face {\n  font-family: 'Inter';\n  font-style: normal;\n  font-weight: 400;\n"
+        f"  src: url(https://fonts.gstatic.com/s/inter/v13/{rs(40, B64URL)}{rs(20, B64URL)}.woff2) format('woff2');\n}}\n"
+        f".hero {{ background: url('https://images.unsplash.com/photo-{R.randint(10**12, 2 * 10**12)}-{hexs(12)}?auto=format&fit=crop&w=1600&q=80'); }}\n"
+        f".banner {{ background: url('https://acme.imgix.net/banner.jpg?w=1200&s={hexs(32)}'); }}\n"
+        f"@import url('https://cdn.jsdelivr.net/gh/acme/design-tokens@{sha('sha1')}/dist/tokens.css');\n")
+    neg("r4-doc-links", "README.md",
+        "# Orders service\n\n"
+        f"- Design doc: https://docs.google.com/document/d/1{rs(43, B64URL)}/edit\n"
+        f"- Capacity sheet: https://docs.google.com/spreadsheets/d/1{rs(43, B64URL)}/edit#gid=0\n"
+        f"- Demo: https://www.youtube.com/watch?v={rs(11, B64URL)}\n"
+        f"- Maintainer: ![avatar](https://www.gravatar.com/avatar/{hashlib.md5(b'ops@acme.io').hexdigest()}?s=64)\n"
+        f"- Runbook diagram: https://res.cloudinary.com/acme/image/upload/s--{rs(8, B64URL)}--/v{R.randint(10**9, 2 * 10**9)}/runbook.png\n")
+    # r4-ml-config: seeds, run ids, model revisions and dataset fingerprints (none).
+    neg("r4-ml-config", "configs/train.yaml",
+        f"seed: {R.randint(1, 2**31)}\nmodel:\n  name: acme/orders-classifier\n  revision: {sha('sha1')}\n"
+        f"  checkpoint_sha256: {sha()}\ndata:\n  dataset: acme/orders-2026\n  fingerprint: {hexs(16)}\n"
+        f"wandb:\n  project: orders\n  run_id: {rs(8, LOW + DIG)}\n  resume: allow\noptim:\n  lr: 3.0e-4\n  warmup_steps: 500\n")
+    # r4-ci-log: a CI log excerpt: cache keys, layer digests, masked values (none).
+    neg("r4-ci-log", "docs/ci/example-run.log",
+        f"##[group]Run actions/cache@{sha('sha1')}\nCache restored from key: node-cache-Linux-x64-npm-{sha()}\n##[endgroup]\n"
+        f"#7 [build 3/6] RUN npm ci\n#7 CACHED\n#9 exporting layers\n#9 writing image sha256:{sha()} done\n"
+        f"#9 naming to ghcr.io/acme/orders:{sha('sha1')[:7]} done\nEnv: NPM_TOKEN=***\n"
+        f"Artifact orders-dist has been successfully uploaded! Final size is 4812331 bytes. Artifact ID is {R.randint(10**9, 2 * 10**9)}\n")
+    # r4-k8s-status: live-object output: uids, container ids, image ids (none).
+    neg("r4-k8s-status", "docs/debug/pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n"
+        f"  name: orders-{hexs(10)}-{rs(5, LOW + DIG)}\n  labels:\n    pod-template-hash: {hexs(10)}\n"
+        f"  resourceVersion: \"{R.randint(10**7, 10**8)}\"\n  uid: {uid()}\nstatus:\n  containerStatuses:\n  - name: orders\n"
+        f"    containerID: containerd://{sha()}\n    image: ghcr.io/acme/orders:1.4.0\n"
+        f"    imageID: ghcr.io/acme/orders@sha256:{sha()}\n    ready: true\n")
+
+
+def round_four_positives():
+    """Secrets in layouts no source has (recall guard for round 4)."""
+    pos("r4-spring-yaml", "src/main/resources/application-prod.yml",
+        "spring:\n  datasource:\n    url: jdbc:postgresql://db.prod.internal:5432/orders\n    username: orders\n"
+        f"    password: {pw()}\n  security:\n    oauth2:\n      client:\n        registration:\n          github:\n"
+        f"            client-id: Iv1.{hexs(16)}\n            client-secret: {hexs(40)}\n")
+    pos("r4-ansible-inventory", "inventory/prod/hosts.ini",
+        "[web]\nweb1.prod.internal ansible_host=10.0.1.11\n\n[web:vars]\nansible_user=deploy\n"
+        f"ansible_password={pw()}\nansible_become_pass={pw()}\n")
+    salts = "".join(f"define( '{k}', '{rs(64, ALNUM + '!@#%^&*()-_[]{{}}<>~+=,.;:/?|')}' );\n"
+                    for k in ("AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY"))
+    pos("r4-wp-config", "wp-config.php",
+        "<?php\ndefine( 'DB_NAME', 'wordpress' );\ndefine( 'DB_USER', 'wp_prod' );\n"
+        f"define( 'DB_PASSWORD', '{pw()}' );\ndefine( 'DB_HOST', 'localhost' );\n\n{salts}\n$table_prefix = 'wp_';\n")
+    pos("r4-rails-database-yml", "config/database.yml",
+        "default: &default\n  adapter: postgresql\n  encoding: unicode\n  pool: 5\n\nproduction:\n  <<: *default\n"
+        f"  database: orders_production\n  username: orders\n  password: {pw()}\n  host: db.prod.internal\n")
+    pos("r4-jenkins-casc", "jenkins/casc/jenkins.yaml",
+        "credentials:\n  system:\n    domainCredentials:\n      - credentials:\n          - usernamePassword:\n"
+        f"              scope: GLOBAL\n              id: nexus-deploy\n              username: deploy\n              password: \"{pw()}\"\n"
+        f"          - string:\n              scope: GLOBAL\n              id: sonar-token\n              secret: \"squ_{hexs(40)}\"\n")
+    pos("r4-s3cfg", ".s3cfg",
+        f"[default]\naccess_key = DO00{rs(16, UP + DIG)}\nsecret_key = {rs(43, B64)}\nhost_base = fra1.digitaloceanspaces.com\n"
+        "host_bucket = %(bucket)s.fra1.digitaloceanspaces.com\nuse_https = True\n")
+    tok = json.dumps({"access_token": "ya29.a0" + rs(150, B64URL), "token_type": "Bearer",
+                      "refresh_token": "1//0" + rs(99, B64URL), "expiry": "2026-11-04T10:00:00.000Z"})
+    pos("r4-rclone", "backup/rclone.conf",
+        f"[gdrive]\ntype = drive\nscope = drive\ntoken = {tok}\nteam_drive = \n\n[b2]\ntype = b2\naccount = {hexs(25)}\nkey = K00{rs(28, ALNUM)}\n")
+    pos("r4-tfvars-json", "terraform/prod.auto.tfvars.json", json.dumps({
+        "region": "eu-west-1", "datadog_api_key": hexs(32), "datadog_app_key": hexs(40)}, indent=2))
+    pos("r4-shell-export", "dotfiles/.zshrc",
+        "export PATH=\"$HOME/.local/bin:$PATH\"\nexport EDITOR=nvim\n"
+        f"export OPENAI_API_KEY=sk-proj-{rs(48, B64URL)}\nexport PGPASSWORD='{pw()}'\nalias k=kubectl\n")
+    pos("r4-notebook-key", "notebooks/train.ipynb", json.dumps({
+        "cells": [{"cell_type": "code", "execution_count": 1, "id": hexs(8), "metadata": {}, "outputs": [],
+                   "source": ["import os\n", f"os.environ[\"WANDB_API_KEY\"] = \"{hexs(40)}\"\n", "import wandb\n", "wandb.login()"]}],
+        "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    pos("r4-android-keystore", "android/keystore.properties",
+        f"storePassword={pw()}\nkeyPassword={pw()}\nkeyAlias=upload\nstoreFile=../keys/upload-keystore.jks\n")
+    pos("r4-laravel-env", ".env",
+        f"APP_NAME=Acme\nAPP_ENV=production\nAPP_KEY=base64:{b64_bytes(32)}\nAPP_DEBUG=false\n"
+        f"MAIL_MAILER=smtp\nMAIL_HOST=smtp.mailgun.org\nMAIL_USERNAME=postmaster@mg.acme.io\nMAIL_PASSWORD={hexs(32)}-{hexs(8)}-{hexs(8)}\n")
+    secret = "".join(f"\\x{R.getrandbits(8):02x}" for _ in range(24))
+    pos("r4-flask-bytes", "app/__init__.py",
+        f"from flask import Flask\n\napp = Flask(__name__)\napp.secret_key = b'{secret}'\n")
+    pos("r4-kafka-jaas", "config/client.properties",
+        "bootstrap.servers=pkc-4r087.eu-west-1.aws.confluent.cloud:9092\nsecurity.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
+        f"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"{rs(16, UP + DIG)}\" password=\"{rs(64, B64)}\";\n")
+    pos("r4-pgpass", "ops/.pgpass",
+        f"db.prod.internal:5432:orders:orders_app:{pw()}\n*:5432:*:replicator:{pw()}\n")
+    pos("r4-wifi-psk", "rootfs/etc/wpa_supplicant/wpa_supplicant.conf",
+        "ctrl_interface=DIR=/var/run/wpa_supplicant GROUP=netdev\nupdate_config=1\ncountry=DE\n\nnetwork={\n"
+        f"    ssid=\"acme-warehouse\"\n    psk=\"{pw()}\"\n    key_mgmt=WPA-PSK\n}}\n")
+    pos("r4-positional-password", "src/main/java/com/acme/orders/Db.java",
+        "package com.acme.orders;\n\nimport java.sql.*;\n\nclass Db {\n  static Connection open() throws SQLException {\n"
+        f"    return DriverManager.getConnection(\"jdbc:postgresql://db.prod.internal:5432/orders\", \"orders_app\", \"{pw()}\");\n  }}\n}}\n")
+    pos("r4-positional-password", "scripts/export_orders.py",
+        "import requests\n\nresp = requests.get(\n    \"https://reports.acme.io/api/export\",\n"
+        f"    auth=(\"svc-export\", \"{pw()}\"),\n    timeout=30,\n)\n")
+    pos("r4-totp-seed", "scripts/seed_admin.py",
+        "from app.models import User\n\nadmin = User.create(email=\"ops@acme.io\", role=\"admin\")\n"
+        f"admin.enable_totp(\"otpauth://totp/Acme:ops@acme.io?secret={b32(32)}&issuer=Acme\")\n")
+    pos("r4-go-byte-key", "internal/auth/jwt.go",
+        f"package auth\n\nvar signingKey = []byte(\"{rs(40, ALNUM + '!#%^*-_')}\")\n")
+    pos("r4-env-default", "config/database.php",
+        "<?php\n\nreturn [\n    'connections' => [\n        'pgsql' => [\n            'host' => env('DB_HOST', 'db.prod.internal'),\n"
+        f"            'password' => env('DB_PASSWORD', '{pw()}'),\n        ],\n    ],\n];\n")
+    pos("r4-docker-login", "ci/publish.sh",
+        f"#!/bin/sh\nset -e\ndocker login -u deploy -p '{pw()}' registry.acme.io\ndocker push registry.acme.io/orders:$TAG\n")
+    pos("r4-helm-values", "charts/orders/values-prod.yaml",
+        f"postgresql:\n  auth:\n    username: orders\n    database: orders\n    postgresPassword: {pw()}\n    password: {pw()}\n")
+
+
 def main():
     for gen in (lockfiles, digests_and_hashes, ids, public_material, encrypted,
-                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two, round_three):
+                references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two, round_three,
+                round_four, round_four_positives):
         gen()
     path = os.path.join(HERE, "generator3.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for label, cls, p, ext, text in CASES:
-            f.write(json.dumps({"source": "generator-3", "class": cls, "label": label, "text": text,
+            # Round 4 is its own source so its floor is held apart from
+            # rounds 1-3's (its before-fix figure is the held-out evidence).
+            source = "generator-3-r4" if cls.startswith("r4-") else "generator-3"
+            f.write(json.dumps({"source": source, "class": cls, "label": label, "text": text,
                                 "ext": ext, "path": p, "origin": f"make_hard_negatives.py seed {SEED}"},
                                ensure_ascii=False, sort_keys=True) + "\n")
     n_pos = sum(c[0] == "secret" for c in CASES)

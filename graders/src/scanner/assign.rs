@@ -573,6 +573,7 @@ fn judge(
     // value a password again (`hunter2`, `P@ssw0rd!`), and it is judged
     // from six characters on.
     if words::is_reference(v)
+        || is_sentence(v)
         || words::is_word_path(v)
         || words::is_fixture(v)
         || words::is_word_like(v, !password)
@@ -593,6 +594,35 @@ fn judge(
         return None;
     }
     Some((vs, ve))
+}
+
+/// Fewest words of a value read as a sentence by [`is_sentence`].
+const MIN_SENTENCE_WORDS: usize = 5;
+
+/// True for UI prose (`You can't access this page without coming from a
+/// password reset email.`, `Create a token in Settings and paste it
+/// here.`): a capital first letter, five or more space-separated words,
+/// most of them letters only, and closing sentence punctuation. Locale
+/// catalogues (Rails, iOS `.strings`, gettext) hold such values under keys
+/// like `no_token` and `apiKey.help`. A passphrase (`correct horse battery
+/// staple`) is lowercase words without a closing full stop and is still
+/// judged.
+fn is_sentence(v: &str) -> bool {
+    let v = v.trim();
+    if !v.starts_with(|c: char| c.is_uppercase()) || !v.ends_with(['.', '!', '?', '…']) {
+        return false;
+    }
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let wordy = words
+        .iter()
+        .filter(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_alphabetic() || c == '\'' || c == '’')
+        })
+        .count();
+    words.len() >= MIN_SENTENCE_WORDS && wordy * 4 >= words.len() * 3
 }
 
 /// True when `v` has a digit or symbol: a short password of letters only
@@ -761,5 +791,28 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].value, "DbPassValue9");
         assert_eq!((f[0].line, f[0].col_start), (1, 10));
+    }
+
+    /// Issue 18, generator-3 round 4: UI sentences under credential-named
+    /// keys in locale files are prose; a passphrase is still a password.
+    #[test]
+    fn sentences_are_prose_passphrases_are_not() {
+        check(
+            "generic_secret",
+            &[(
+                "password: \"correct horse battery staple 42\"",
+                "correct horse battery staple 42",
+            )],
+            &[
+                (
+                    "      no_token: \"You can't access this page without coming from a password reset email.\"",
+                    "devise message",
+                ),
+                (
+                    "\"login.apiKey.help\" = \"Create a token in Settings \u{203a} Developer and paste it here.\";",
+                    "iOS strings",
+                ),
+            ],
+        );
     }
 }

@@ -15,6 +15,29 @@
 //!   Ethereum addresses (`0x` + 40 hex: 20 bytes, no key is that long) and
 //!   Bitcoin addresses whose bech32 or base58check checksum holds.
 //!
+//! Round 4 of the third generator added, each by its format's structure:
+//! - ciphertext of more tools built to be committed: ejson `EJ[1:…]`,
+//!   dotenvx `encrypted:…`, dotenv-vault `DOTENV_VAULT_<ENV>` lines, AWS
+//!   KMS ciphertext blobs (their fixed `01 0x 0x 00 78` header);
+//! - published identities: minisign public keys (`RW` + base64 of 42 bytes
+//!   opening `Ed`; a minisign *secret* key is 158 bytes), nostr `npub1…`
+//!   whose bech32 checksum holds (`nsec1` is not public and stays judged),
+//!   Tor v3 `.onion` names, the public key of a Sentry DSN (`https://<32
+//!   hex>@…sentry.io/<project>`, documented public; a legacy DSN with a
+//!   `:secret@` does not match);
+//! - client keys their vendors document as public (made to run in a
+//!   browser or app): Adyen client keys (`live_`/`test_` + 32 capitals or
+//!   digits; the API key is a different, longer format) and Statsig client
+//!   SDK keys (`client-…`; server keys are `secret-…`);
+//! - Breakpad symbol-file `MODULE` lines (a debug id: 33 hex);
+//! - a value its author declares public in a comment on its line or on
+//!   the line above (`// Public API key: it is safe to commit it`, the
+//!   comment Algolia DocSearch configs carry; `# publishable key`), unless
+//!   its own key names a secret, a private key or a password;
+//! - correlation ids: W3C `traceparent` values and ULIDs whose 48-bit time
+//!   falls in 2015–2040 (a random 26-character Crockford token does so with
+//!   probability ~0.2%).
+//!
 //! Unlike [`super::public`] spans, these silence only the generic detectors
 //! (`credential-assignment`, `random-token`): a provider-format key placed
 //! inside one of these shapes is still reported by its provider rule.
@@ -90,6 +113,146 @@ static BTC_CANDIDATE: LazyLock<regex::Regex> = LazyLock::new(|| {
     .expect("btc address regex")
 });
 
+/// ejson values (`EJ[1:<public>:<nonce>:<box>]`).
+static EJSON: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"EJ\[1:[A-Za-z0-9+/=]{40,}:[A-Za-z0-9+/=]{24,}:[A-Za-z0-9+/=]+\]")
+        .expect("ejson regex")
+});
+
+/// dotenvx values: `encrypted:` and the base64 of an ECIES box.
+static DOTENVX: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\bencrypted:[A-Za-z0-9+/]{40,}={0,2}").expect("dotenvx regex")
+});
+
+/// dotenv-vault lines: `DOTENV_VAULT_<ENV>="<base64 ciphertext>"`.
+static DOTENV_VAULT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#"(?m)^DOTENV_VAULT_[A-Z0-9_]+=("?)[A-Za-z0-9+/]{40,}={0,2}("?)[ \t]*$"#)
+        .expect("dotenv-vault regex")
+});
+
+/// AWS KMS ciphertext blob candidates (`AQICAH…`, `AQECAH…`), confirmed by
+/// [`kms_blob_ok`].
+static KMS_BLOB: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\bAQ[EI]CAH[A-Za-z0-9+/]{90,}={0,2}").expect("kms regex"));
+
+/// minisign public-key candidates, confirmed by [`minisign_public_ok`].
+static MINISIGN: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\bRW[A-Za-z0-9+/]{54}\b").expect("minisign regex"));
+
+/// nostr public keys (bech32, confirmed by [`bech32_ok`]).
+static NPUB: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\bnpub1[02-9ac-hj-np-z]{58}\b").expect("npub regex"));
+
+/// Tor v3 onion service names: 56 base32 characters and `.onion`.
+static ONION: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\b[a-z2-7]{56}\.onion\b").expect("onion regex"));
+
+/// The public key of a Sentry DSN: 32 hex right before `@` and a Sentry
+/// ingest host with a numeric project id.
+static SENTRY_DSN: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"//[0-9a-f]{32}@[a-z0-9.-]*\bsentry\.io/\d+").expect("sentry dsn regex")
+});
+
+/// A comment declaring the value it annotates public (lowercased text).
+static DECLARED_PUBLIC: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"\b(?:publishable|public(?: api| client| search(?:-only)?)? (?:key|token|dsn|id|identifier)",
+        r"|safe to (?:commit|expose|share|embed|publish)|public by design|meant to be public)\b"
+    ))
+    .expect("declared public regex")
+});
+
+/// Where a line's comment starts: `//`, `#` or `<!--` at the start of the
+/// line or after whitespace (not `https://` or a `#fragment`).
+fn comment_start(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    (0..b.len()).find(|&i| {
+        let opens = b[i..].starts_with(b"//") || b[i] == b'#' || b[i..].starts_with(b"<!--");
+        opens && (i == 0 || b[i - 1].is_ascii_whitespace())
+    })
+}
+
+/// Lines whose value a comment declares public (see the module doc).
+fn declared_public(text: &str, out: &mut Vec<(usize, usize)>) {
+    let mut off = 0;
+    let mut prev_declares = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end();
+        let code_end = comment_start(body).unwrap_or(body.len());
+        let declares = code_end < body.len()
+            && DECLARED_PUBLIC.is_match(&body[code_end..].to_ascii_lowercase());
+        let code = &body[..code_end];
+        let key = code
+            .split([':', '='])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let secret_named = ["secret", "private", "passw", "pwd"]
+            .iter()
+            .any(|w| key.contains(w));
+        if !code.trim().is_empty() && (declares || prev_declares) && !secret_named {
+            out.push((off, off + code.len()));
+        }
+        // A comment alone on its line annotates the next line.
+        prev_declares = declares && code.trim().is_empty();
+        off += line.len();
+    }
+}
+
+/// A citation of a standard: `RFC 7636`, `rfc6749`, `draft-ietf-…`.
+static STANDARD_CITED: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\brfc ?\d{3,5}\b|\bdraft-ietf-[a-z0-9-]+").expect("standard citation regex")
+});
+
+/// True for documentation or a test whose text cites a standard and calls
+/// its values examples or vectors ("the examples from RFC 6749 and RFC
+/// 7636", "Vectors from RFC 7515 Appendix A.1"): the OAuth codes, PKCE
+/// verifiers, JWS keys and tokens printed in an RFC authorize nothing. The
+/// caller then drops the generic detectors' and the JWT rule's findings
+/// in the whole file; provider rules still fire. (Rounds 1–3 accepted
+/// published *hex* vectors in tests; this is the same class for every
+/// alphabet and for documentation.)
+pub(crate) fn published_examples(path: &str, lower: &str) -> bool {
+    let lp = path.to_ascii_lowercase();
+    let name = lp.rsplit('/').next().unwrap_or(&lp);
+    let doc = lp.starts_with("docs/")
+        || lp.contains("/docs/")
+        || [".md", ".rst", ".adoc", ".txt"]
+            .iter()
+            .any(|e| name.ends_with(e));
+    let test = lp.starts_with("test")
+        || lp.contains("/test")
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.");
+    (doc || test)
+        && ["example", "vector"].iter().any(|w| lower.contains(w))
+        && STANDARD_CITED.is_match(lower)
+}
+
+/// Adyen client keys and Statsig client SDK keys.
+static CLIENT_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64})\b")
+        .expect("client key regex")
+});
+
+/// A Breakpad symbol file's header: `MODULE <os> <arch> <debug id> <name>`.
+static BREAKPAD_MODULE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?m)^MODULE [A-Za-z]+ [A-Za-z0-9_]+ [0-9A-F]{33} \S+[ \t]*$")
+        .expect("breakpad regex")
+});
+
+/// W3C trace context: version, 32-hex trace id, 16-hex span id, flags.
+static TRACEPARENT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\b00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b").expect("traceparent regex")
+});
+
+/// ULID candidates (Crockford base32, first character 0–7), confirmed by
+/// [`ulid_time_ok`].
+static ULID: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b").expect("ulid regex"));
+
 /// Pushes spans of inert values in `text`.
 pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     let spans = |re: &regex::Regex, out: &mut Vec<(usize, usize)>| {
@@ -134,6 +297,93 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     if text.contains("SealedSecret") {
         sealed_secret(text, out);
     }
+    if text.contains("EJ[1:") {
+        spans(&EJSON, out);
+    }
+    if text.contains("encrypted:") {
+        spans(&DOTENVX, out);
+    }
+    if text.contains("DOTENV_VAULT_") {
+        spans(&DOTENV_VAULT, out);
+    }
+    let confirmed = |re: &regex::Regex, ok: fn(&str) -> bool, out: &mut Vec<(usize, usize)>| {
+        out.extend(
+            re.find_iter(text)
+                .filter(|m| ok(m.as_str()))
+                .map(|m| (m.start(), m.end())),
+        );
+    };
+    if text.contains("AQ") {
+        confirmed(&KMS_BLOB, kms_blob_ok, out);
+    }
+    if text.contains("RW") {
+        confirmed(&MINISIGN, minisign_public_ok, out);
+    }
+    if text.contains("npub1") {
+        confirmed(&NPUB, bech32_ok, out);
+    }
+    if text.contains(".onion") {
+        spans(&ONION, out);
+    }
+    if text.contains("sentry.io") {
+        spans(&SENTRY_DSN, out);
+    }
+    if text.contains("live_") || text.contains("test_") || text.contains("client-") {
+        spans(&CLIENT_KEY, out);
+    }
+    if text.contains("ublic") || text.contains("ublishable") || text.contains("safe to") {
+        declared_public(text, out);
+    }
+    if text.contains("MODULE ") {
+        spans(&BREAKPAD_MODULE, out);
+    }
+    if text.contains("00-") {
+        spans(&TRACEPARENT, out);
+    }
+    confirmed(&ULID, ulid_time_ok, out);
+}
+
+fn b64_std(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(s.trim_end_matches('='))
+        .ok()
+}
+
+/// An AWS KMS `CiphertextBlob`: version 1, then the key-reference header
+/// bytes KMS always writes (`01 0[12] 0[12] 00 78`).
+fn kms_blob_ok(s: &str) -> bool {
+    let head = &s[..s.len().min(8)];
+    b64_std(head).is_some_and(|b| {
+        b.len() >= 6
+            && b[0] == 1
+            && matches!(b[1], 1 | 2)
+            && matches!(b[2], 1 | 2)
+            && b[3] == 0
+            && b[4] == 0x78
+    })
+}
+
+/// A minisign public key: 42 bytes, signature algorithm `Ed`, 8-byte key
+/// id, 32-byte Ed25519 public key.
+fn minisign_public_ok(s: &str) -> bool {
+    b64_std(s).is_some_and(|b| b.len() == 42 && b.starts_with(b"Ed"))
+}
+
+/// A ULID's first 10 characters are milliseconds since 1970: accept
+/// 2015-01-01 to 2040-01-01, where generated ids are.
+fn ulid_time_ok(s: &str) -> bool {
+    const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    const FROM_MS: u64 = 1_420_070_400_000;
+    const TO_MS: u64 = 2_208_988_800_000;
+    let mut t: u64 = 0;
+    for c in s.bytes().take(10) {
+        let Some(v) = CROCKFORD.iter().position(|&x| x == c) else {
+            return false;
+        };
+        t = t * 32 + v as u64;
+    }
+    (FROM_MS..TO_MS).contains(&t)
 }
 
 /// The hex lines after each `$ANSIBLE_VAULT;` header.
@@ -297,6 +547,122 @@ mod tests {
         // An encryptedData key outside a SealedSecret is not trusted.
         let plain = "encryptedData:\n    password: Zk3mQ8pL2xN7vR4tW9yB\n";
         assert!(!covered(plain, "Zk3mQ8pL2xN7vR4tW9yB"));
+    }
+
+    #[test]
+    fn round_four_ciphertext_formats() {
+        let ejson = "EJ[1:K8tOYpTLuWzGYvxn8vWg5PXUFnXyMIzQrR9TufHL0XM=:Gy5BtKcp8pAeHMSCwVqFSuwn0ZKWbxAs:Q4dKhN3c1P2mX9]";
+        assert!(covered(&format!("\"db_password\": \"{ejson}\""), ejson));
+        let dx = "encrypted:BDqDBibm4wsYqMpCjTQ6BsDHmMadg9K3dAt+Z9HPMfLEIRVz50hmLXPXRuDBXaJi/LwWYEVUNiq0HISrslzQPaoyS8Lotg3gFWJTsNCdOWnqpjF2xNUX2RQiP05kAbEXM6MWVjDr";
+        assert!(covered(&format!("DATABASE_URL=\"{dx}\"\n"), dx));
+        let vault = "DOTENV_VAULT_PRODUCTION=\"s7NYXa809k/bVSPwIAmJhPJmEGTtU0hG58hOZy7I0ix6y5HP8LsHBp/Z8bLHvSO2oGp/aEx+HvpQ0Zm9\"\n";
+        assert!(covered(vault, "s7NYXa809k"));
+        let kms = "AQICAHhk1ec0H3Wcxt5AhXON8rDyB3OQOy81V5IluLp74v6cZeLDeT7IIOMgTQ2iUsLwir0ZujGMhpm41zMKwhbbH6rNvYu99vVtkVnePerUD7Q==";
+        assert!(covered(&format!("payload = \"{kms}\""), kms));
+        // The same names around plain values are not ciphertext.
+        let plain =
+            "DOTENV_VAULT_KEY=dotenv://:key_Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8@dotenv.org/vault\n";
+        assert!(!covered(plain, "key_Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        let not_kms = "AQIDBAZk1ec0H3Wcxt5AhXON8rDyB3OQOy81V5IluLp74v6cZeLDeT7IIOMgTQ2iUsLwir0ZujGMhpm41zMKwhbbH6rNvYu99vVtkVnePerUD7Q==";
+        assert!(!covered(not_kms, not_kms));
+    }
+
+    #[test]
+    fn round_four_public_identities_and_ids() {
+        use base64::Engine as _;
+        let mut mini = b"Ed".to_vec();
+        mini.extend((0u8..40).map(|i| i.wrapping_mul(37).wrapping_add(11)));
+        let mini = base64::engine::general_purpose::STANDARD.encode(&mini);
+        assert!(covered(&format!("minisign -Vm f -P {mini}\n"), &mini));
+        // A minisign secret key (longer, `EdSc…` header) is not covered.
+        let mut sk = b"EdScB2".to_vec();
+        sk.extend(std::iter::repeat_n(7u8, 152));
+        let sk = base64::engine::general_purpose::STANDARD.encode(&sk);
+        assert!(!covered(&sk, &sk));
+        let dsn = "//7d4a94b24bbe2061abd380ec7804f223@o4506.ingest.us.sentry.io/4507";
+        assert!(covered(&format!("dsn: 'https:{dsn}',"), dsn));
+        let legacy =
+            "//7d4a94b24bbe2061abd380ec7804f223:9f1c2e3d4b5a69788796a5b4c3d2e1f0@sentry.io/1";
+        assert!(!covered(&format!("dsn: 'https:{legacy}',"), legacy));
+        let tp = "00-88d12a1fd29e119c8245680da0644c26-fc76e9eb55961acb-01";
+        assert!(covered(&format!("traceparent: {tp}\n"), tp));
+        assert!(covered(
+            "\"id\": \"01HF8ZK3Q2M4N5P6R7S8T9V0WX\"",
+            "01HF8ZK3Q2M4N5P6R7S8T9V0WX"
+        ));
+        // Crockford-shaped but its time is in 1970 or after 2040: judged.
+        assert!(!covered(
+            "0000000000M4N5P6R7S8T9V0WX",
+            "0000000000M4N5P6R7S8T9V0WX"
+        ));
+        assert!(!covered(
+            "7ZZZZZZZZZM4N5P6R7S8T9V0WX",
+            "7ZZZZZZZZZM4N5P6R7S8T9V0WX"
+        ));
+        let onion = "idkgtzeiv7vtt5s3dgwwm4g3nq6veywc574b2plxa5tiulu3bt2cydz6.onion";
+        assert!(covered(&format!("http://{onion}/"), onion));
+    }
+
+    #[test]
+    fn round_four_public_client_keys_and_debug_ids() {
+        let adyen = "live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0";
+        assert!(covered(&format!("clientKey: '{adyen}',"), adyen));
+        let statsig = "client-bpwHbhjQdz1lVu6yG13XWrv7SKsIgdlBJpIJ6ibAkkl";
+        assert!(covered(
+            &format!("Statsig.initialize('{statsig}')"),
+            statsig
+        ));
+        // Secret keys of the same vendors and `sk_live_` are not covered.
+        assert!(!covered(
+            "secret-bpwHbhjQdz1lVu6yG13XWrv7SKsIgdlBJpIJ6ibAkkl",
+            "secret-bpwH"
+        ));
+        assert!(!covered(
+            "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0",
+            "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0"
+        ));
+        let module = "MODULE Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so";
+        assert!(covered(
+            &format!("{module}\n"),
+            "9E0C06837F6B29A3350CF46E8356E8F67"
+        ));
+        assert!(!covered(
+            "KEY Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so",
+            "9E0C06837F6B29A3350CF46E8356E8F67"
+        ));
+    }
+
+    #[test]
+    fn values_declared_public_by_a_comment() {
+        let algolia = "    // Public API key: it is safe to commit it\n    apiKey: '9e51ad73b06d2e0ef2add382ef22c32b',\n";
+        assert!(covered(algolia, "9e51ad73b06d2e0ef2add382ef22c32b"));
+        let trailing = "SEARCH_KEY=Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 # public search-only key\n";
+        assert!(covered(trailing, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        // A secret-named key is judged whatever the comment says.
+        let secret = "# public key is in pub.pem\nclient_secret = Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        assert!(!covered(secret, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        // A comment two lines up, or a URL fragment, declares nothing.
+        let far = "// public key\n\napiKey: 'Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8'\n";
+        assert!(!covered(far, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+        let url = "token: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8 https://x.io/#public-key\n";
+        assert!(!covered(url, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"));
+    }
+
+    #[test]
+    fn published_examples_need_a_citation_and_a_doc_or_test() {
+        let text = "the values below are the examples from rfc 6749 and rfc 7636.\n";
+        assert!(published_examples("docs/auth/oauth-flow.md", text));
+        assert!(published_examples(
+            "tests/test_jws.py",
+            "vectors from rfc 7515\n"
+        ));
+        // No citation, or not a document or a test: judged as usual.
+        assert!(!published_examples("docs/oauth.md", "the examples below\n"));
+        assert!(!published_examples(
+            "src/config.py",
+            "examples from rfc 6749\n"
+        ));
+        assert!(!published_examples("README.md", "implements rfc 6749\n"));
     }
 
     #[test]

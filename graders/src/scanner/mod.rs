@@ -519,6 +519,14 @@ impl Scanner {
         if !public.is_empty() {
             c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
         }
+        // A document or test that says its values are a standard's published
+        // examples: not judged by the generic detectors or the JWT rule.
+        if c.iter()
+            .any(|x| inert::GENERIC_RULES.contains(&x.rule) || x.rule == "jwt")
+            && inert::published_examples(path, &lower)
+        {
+            c.retain(|x| !inert::GENERIC_RULES.contains(&x.rule) && x.rule != "jwt");
+        }
         // Hashes, ciphertext and structured public ids: not judged by the
         // generic detectors (a provider key inside one still is). Looked
         // for only when a generic detector found something: most texts

@@ -125,6 +125,9 @@ const SECRET_ID_WORDS: &[&str] = &["secret", "token", "passw", "pwd", "session",
 /// The key name a value is assigned to, if the line prefix ends like
 /// `"name": "`, `name = '`, `name: ` or `name=`.
 pub(crate) fn key_name(prefix: &str) -> &str {
+    if let Some(name) = xml_element_name(prefix) {
+        return name;
+    }
     let p = prefix.trim_end_matches(['"', '\'', '`', ' ', '\t']);
     let p = p.trim_end_matches([':', '=']);
     let p = p.trim_end_matches(['"', '\'', '`', ' ', '\t']);
@@ -133,6 +136,223 @@ pub(crate) fn key_name(prefix: &str) -> &str {
         .rposition(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')))
         .map_or(0, |i| i + 1);
     &p[start..]
+}
+
+/// The local name of the XML element whose text starts right after
+/// `prefix` (`<ds:SignatureValue>` → `SignatureValue`): an element's name
+/// is its value's key, as a JSON member's is.
+fn xml_element_name(prefix: &str) -> Option<&str> {
+    let p = prefix.strip_suffix('>')?;
+    if p.ends_with('/') {
+        return None;
+    }
+    let open = p.rfind('<')?;
+    let tag = &p[open + 1..];
+    let name = tag.split([' ', '\t']).next()?;
+    let local = name.rsplit(':').next()?;
+    let ok = !local.is_empty()
+        && local
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+        && local
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'));
+    ok.then_some(local)
+}
+
+/// The name of the header a line belongs to, for header-shaped lines
+/// (`Stripe-Signature: t=…`, `X-Amz-Cf-Id: …`) and the folded lines that
+/// continue a hyphenated one (`DKIM-Signature:` then tab-indented `b=…`).
+/// `line_start` is the offset of the token's line in `text`.
+fn header_of_line(text: &str, line_start: usize) -> Option<&str> {
+    let name_of = header_name;
+    let line = &text[line_start..];
+    if !line.starts_with([' ', '\t']) {
+        return name_of(line);
+    }
+    // A folded header: walk back over continuation lines to its first line.
+    let mut end = line_start;
+    for _ in 0..MAX_FOLDED_LINES {
+        if end == 0 {
+            break;
+        }
+        let start = text[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        let prev = &text[start..end - 1];
+        if !prev.starts_with([' ', '\t']) {
+            return name_of(prev).filter(|n| n.contains('-'));
+        }
+        end = start;
+    }
+    None
+}
+
+/// Continuation lines walked back to find a folded header's first line
+/// (a DKIM signature folds into a handful): bounds the walk on deeply
+/// indented files, where every line would otherwise walk to the top.
+const MAX_FOLDED_LINES: usize = 16;
+
+/// Longest header name read (`ARC-Message-Signature` is 21).
+const MAX_HEADER_NAME: usize = 64;
+
+/// `Name` of a line that opens `Name: ` (letters, digits, `-`).
+fn header_name(line: &str) -> Option<&str> {
+    let head = &line.as_bytes()[..line.len().min(MAX_HEADER_NAME + 1)];
+    let colon = head.iter().position(|&c| c == b':')?;
+    let name = &line[..colon];
+    let ok = name.len() >= 2
+        && name.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+        && line[colon + 1..].starts_with([' ', '\t']);
+    ok.then_some(name)
+}
+
+/// Longest line prefix read to find a CSV field's column, and longest
+/// header row read: past them a field is judged without its column name.
+const MAX_CSV_SCAN: usize = 4096;
+
+/// The header row of a `.csv`/`.tsv` file: a column's name is its values'
+/// key, as a JSON member's name is.
+struct CsvHeader<'a> {
+    sep: char,
+    names: Vec<&'a str>,
+}
+
+impl<'a> CsvHeader<'a> {
+    fn of(path: &str, text: &'a str) -> Option<Self> {
+        let lp = path.to_ascii_lowercase();
+        let sep = if lp.ends_with(".csv") {
+            ','
+        } else if lp.ends_with(".tsv") {
+            '\t'
+        } else {
+            return None;
+        };
+        let header = text.lines().next()?;
+        if header.len() > MAX_CSV_SCAN {
+            return None;
+        }
+        let names = header
+            .split(sep)
+            .map(|h| h.trim().trim_matches('"'))
+            .collect();
+        Some(Self { sep, names })
+    }
+
+    /// The column name of a field whose line so far is `before` (fields
+    /// split naively: a quoted separator shifts the column, which can only
+    /// name another column of the header row, never one it lacks). The
+    /// caller skips the header row itself.
+    fn column(&self, before: &str) -> Option<&'a str> {
+        if before.len() > MAX_CSV_SCAN {
+            return None;
+        }
+        self.names.get(before.matches(self.sep).count()).copied()
+    }
+}
+
+/// A value computed once per line start.
+#[derive(Default)]
+struct LineMemo {
+    line: Option<(usize, bool)>,
+}
+
+impl LineMemo {
+    fn get_or_insert_with(&mut self, line_start: usize, f: impl FnOnce() -> bool) -> &bool {
+        if self.line.is_none_or(|(l, _)| l != line_start) {
+            self.line = Some((line_start, f()));
+        }
+        &self.line.as_ref().expect("just set").1
+    }
+}
+
+/// True for a CSV column whose name says its values are not secrets
+/// (Liquibase's `MD5SUM`, an `ID` or `*_id` column, `checksum`).
+fn column_is_non_secret(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    names_non_secret(name, false) || is_id_key(name) || HASH_WORDS.contains(&l.as_str())
+}
+
+/// Lines walked back from a bare list element to its list's key.
+const MAX_LIST_LINES: usize = 64;
+
+/// The key of the list a bare element belongs to: the token at `ts` is
+/// alone on its line but for indentation, a quote or a YAML `- `, and the
+/// lines above it are such elements up to one ending in `[` (JSON) or `:`
+/// (YAML): `"hashes": [` then one digest per line. An element's key is its
+/// list's, as a member's is its name.
+fn list_key(text: &str, line_start: usize, ts: usize) -> Option<&str> {
+    let bare = |before: &str| {
+        let t = before.trim_start();
+        matches!(t, "" | "\"" | "'" | "- " | "- \"" | "- '")
+    };
+    if !bare(&text[line_start..ts]) {
+        return None;
+    }
+    let mut end = line_start;
+    for _ in 0..MAX_LIST_LINES {
+        if end == 0 {
+            return None;
+        }
+        // Only the last bytes are searched: a longer line is no element.
+        let mut lo = (end - 1).saturating_sub(LOOKBACK * 4);
+        while !text.is_char_boundary(lo) {
+            lo += 1;
+        }
+        let start = match text[lo..end - 1].rfind('\n') {
+            Some(i) => lo + i + 1,
+            None if lo == 0 => 0,
+            None => return None,
+        };
+        let line = text[start..end - 1].trim_end();
+        if let Some(head) = line.strip_suffix('[').or_else(|| line.strip_suffix(':')) {
+            return Some(key_name(head.trim_end().trim_end_matches(':')));
+        }
+        let t = line.trim_start();
+        let element = t.starts_with('"') || t.starts_with('\'') || t.starts_with("- ");
+        if !element {
+            return None;
+        }
+        end = start;
+    }
+    None
+}
+
+/// True for an OpenAPI/Swagger document (a top-level `openapi:` or
+/// `swagger:` member, YAML or JSON).
+fn is_api_description(lower: &str) -> bool {
+    ["openapi", "swagger"].iter().any(|k| {
+        lower.starts_with(&format!("{k}:"))
+            || lower.contains(&format!("\n{k}:"))
+            || lower.contains(&format!("\"{k}\":"))
+    })
+}
+
+/// `example`, `examples`, `x-example`: illustrative values of an API
+/// description's schemas and parameters, documentation of a public
+/// interface rather than configuration.
+fn is_example_key(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "example" | "examples" | "x-example" | "x-examples"
+    )
+}
+
+/// True for a header whose values are outputs of a key or ids, never the
+/// key: message signatures and digests (`Signature`, `Content-Digest`,
+/// `X-Hub-Signature-256`, `DKIM-Signature`, `ARC-Seal`) and request/trace
+/// ids (`X-Request-Id`, `X-Amz-Cf-Id`, `x-amz-id-2`, `cf-ray`).
+fn header_is_non_secret(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    if CREDENTIAL_KEY_WORDS.iter().any(|w| l.contains(w)) || l.contains("cookie") {
+        return false;
+    }
+    l.contains("signature")
+        || l.contains("digest")
+        || l.ends_with("-seal")
+        || l.split('-')
+            .any(|w| w == "id" || w == "ray" || w == "trace")
+        || is_id_key(name)
 }
 
 /// [`key_name`] of a value that may be a URL: for `KEY=https://…` the
@@ -156,10 +376,14 @@ fn value_key<'a>(prefix: &'a str, value: &str) -> &'a str {
 /// account's `private_key_id` names the key, it does not contain it.
 fn is_id_key(name: &str) -> bool {
     let lname = name.to_ascii_lowercase();
-    let id_word = lname.ends_with("_id")
+    let id_word = lname == "id"
+        || lname.ends_with("_id")
         || lname.ends_with("-id")
         || lname.ends_with(".id")
-        || (name.ends_with("Id") && name.len() > 2);
+        || (name.ends_with("Id") && name.len() > 2)
+        || (name.ends_with("ID")
+            && name.len() > 2
+            && name.as_bytes()[name.len() - 3].is_ascii_lowercase());
     id_word && !SECRET_ID_WORDS.iter().any(|w| lname.contains(w))
 }
 
@@ -373,6 +597,11 @@ pub(crate) fn find(
     // A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
     let jwks = lower.contains("\"kty\"");
     let vectors = is_test_vector_file(path, lower);
+    let csv = CsvHeader::of(path, text);
+    let api_doc = is_api_description(lower);
+    // Whether the current line is a non-secret header, computed once per
+    // line: a megabyte-long line of tokens must not re-read it per token.
+    let mut header_skip = LineMemo::default();
     // Start of the current line and end of the line of the last token:
     // tracked as the scan moves forward, so a megabyte-long line costs one
     // pass, not a search per token.
@@ -430,8 +659,22 @@ pub(crate) fn find(
         if line_end < te {
             line_end = text[te..].find('\n').map_or(n, |p| te + p);
         }
-        if is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
+        if is_hex_object_key(tok, &text[line_start..ts], &text[te..line_end])
+            || is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
             || is_submodule_status(tok, &text[line_start..ts], &text[te..line_end])
+            || *header_skip.get_or_insert_with(line_start, || {
+                header_of_line(text, line_start).is_some_and(header_is_non_secret)
+                    || list_key(text, line_start, ts).is_some_and(|k| {
+                        // A list is named in the plural (`signatures`, `ids`).
+                        let one = k.strip_suffix('s').unwrap_or(k);
+                        names_non_secret(k, jwks) || names_non_secret(one, jwks) || is_id_key(one)
+                    })
+            })
+            || csv
+                .as_ref()
+                .filter(|_| line_start > 0)
+                .and_then(|c| c.column(&text[line_start..ts]))
+                .is_some_and(column_is_non_secret)
         {
             continue;
         }
@@ -468,11 +711,13 @@ pub(crate) fn find(
                 && e - s <= MAX_SEGMENT
                 && !is_id_key(key)
                 && !names_non_secret(key, jwks)
+                && (!api_doc || !is_example_key(key))
                 && !is_jose_part(&tok[s..e], tb.contains(&b'.'))
                 && !is_public_der(&tok[s..e])
+                && !is_cbor_map(&tok[s..e])
                 && !is_encoded_text(&tok[s..e])
             {
-                let seg = &tok[s..e];
+                let seg = asset_path_dir(&tok[s..e], &ltok[e..]);
                 if segment_is_random(seg, |part_off, part_len| {
                     let abs = ts + s + part_off;
                     let from = abs.saturating_sub(LOOKBACK).max(line_start);
@@ -487,6 +732,7 @@ pub(crate) fn find(
                     }
                     if vectors
                         || is_asset_hash(after)
+                        || neighbour_hash_context(lower, line_start, line_end, part_len)
                         || is_aws_resource_id(&lower.as_bytes()[line_start..abs], part_len)
                         || hex_of_text(&text[abs..abs + part_len])
                     {
@@ -570,6 +816,22 @@ const NON_SECRET_LAST_WORDS: &[&str] = &[
     "md5",
     "blake2b",
     "blake3",
+    // Round 4: signatures and MACs are outputs of a key, not the key
+    // (sigstore bundles, XML-DSig `SignatureValue`/`DigestValue`, webhook
+    // fixtures); lists of hashes; sortable record ids. Not `sig`: an Azure
+    // SAS URL's `sig=` is the signature that makes the URL a credential.
+    "signature",
+    "signaturevalue",
+    "digestvalue",
+    "hashes",
+    "timestamp",
+    "ksuid",
+    "ulid",
+    // Challenges are sent to the client (WebAuthn, PKCE `code_challenge`);
+    // captcha site keys are put in every page (`data-sitekey`), the
+    // server's secret key is a separate value.
+    "challenge",
+    "sitekey",
 ];
 
 /// Public members of a JSON Web Key (RFC 7517/7518): the modulus and
@@ -610,7 +872,9 @@ fn names_non_secret(key: &str, jwks: bool) -> bool {
     if jwks && JWK_PUBLIC_MEMBERS.contains(&lk.as_str()) {
         return true;
     }
+    // The whole name too: XML-DSig's `SignatureValue` ends in `value`.
     NON_SECRET_LAST_WORDS.contains(&last_word(key).as_str())
+        || NON_SECRET_LAST_WORDS.contains(&lk.as_str())
 }
 
 /// True when the token continues an AWS ARN (`arn:aws:kms:…:key/<id>`):
@@ -731,9 +995,48 @@ fn is_submodule_status(tok: &str, before: &str, after: &str) -> bool {
 
 /// File extensions after a content hash in a built asset's name.
 const ASSET_EXTS: &[&str] = &[
-    "js", "mjs", "cjs", "css", "map", "html", "png", "jpg", "jpeg", "gif", "svg", "webp", "woff",
-    "woff2", "ttf", "eot", "ico", "wasm", "chunk", "bundle", "min",
+    "js",
+    "mjs",
+    "cjs",
+    "css",
+    "map",
+    "html",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "webp",
+    "woff",
+    "woff2",
+    "ttf",
+    "eot",
+    "ico",
+    "wasm",
+    "chunk",
+    "bundle",
+    "min",
+    // Godot's import cache (`.godot/imported/<name>-<md5>.ctex`).
+    "ctex",
+    "scn",
+    "res",
+    "mesh",
+    "oggvorbisstr",
+    "sample",
 ];
+
+/// A URL path whose last component is a built or content-addressed file
+/// name (`…/v13/<id>.woff2`, `…/<hash>.png`): the path without that name,
+/// which is judged as before; otherwise the whole segment. `rest` is the
+/// token after the segment, lowercased: `.` and an asset extension that
+/// ends the token. A file's name is its address, not a credential.
+fn asset_path_dir<'a>(seg: &'a str, rest: &str) -> &'a str {
+    let ext = rest.strip_prefix('.').unwrap_or("");
+    match seg.rfind('/') {
+        Some(slash) if ASSET_EXTS.contains(&ext) && slash > 0 => &seg[..slash],
+        _ => seg,
+    }
+}
 
 /// True when `after` (the text after a hex part) opens with `.<asset
 /// extension>` and a non-word character: `main.3f2a…9c.js`, `webpack-<hex>.js`.
@@ -876,6 +1179,123 @@ fn is_public_der(seg: &str) -> bool {
     }
 }
 
+/// Hash algorithm names, as a value on the line above a digest (CycloneDX
+/// `"alg": "SHA-512",` then `"content": "<hex>"`).
+static ALGO_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(
+        r"\b(?:sha-?(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake(?:2b|2s|3))\b",
+    )
+    .expect("algorithm regex")
+});
+
+/// Words of a shell command that verifies keys or files: release-key
+/// fingerprints listed over `\`-continued lines before `gpg --recv-keys`.
+static VERIFY_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    words_re(&[
+        "gpg",
+        "pgp",
+        "recv-keys",
+        "keyserver",
+        "fingerprint",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "checksum",
+    ])
+});
+
+/// Bytes of a `\`-continued shell command read around a digest.
+const MAX_COMMAND: usize = 4096;
+
+/// True when the lines next to a digest-length hex value say it is a
+/// digest: the line above names a hash algorithm (SBOM hash objects), or
+/// the value is one line of a `\`-continued shell command that verifies
+/// keys or checksums (official-image Dockerfiles list release-key
+/// fingerprints one per line, then `gpg --recv-keys`). Not when its own
+/// line names a credential (`api_key: <hex>`): that key's value is judged.
+fn neighbour_hash_context(
+    lower: &str,
+    line_start: usize,
+    line_end: usize,
+    part_len: usize,
+) -> bool {
+    if !DIGEST_HEX_LENS.contains(&part_len) {
+        return false;
+    }
+    let b = lower.as_bytes();
+    let own = &lower[line_start..line_end];
+    let own_key = key_name(own.split([':', '=']).next().unwrap_or("")).to_ascii_lowercase();
+    if CREDENTIAL_KEY_WORDS
+        .iter()
+        .any(|w| own_key.contains(w) || own.contains(&format!("{w}=")))
+    {
+        return false;
+    }
+    if line_start > 0 {
+        let win = &b[line_start.saturating_sub(LOOKBACK + 1)..line_start - 1];
+        let prev = win
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(win, |i| &win[i + 1..]);
+        if ALGO_RE.is_match(prev) {
+            return true;
+        }
+    }
+    // The `\`-continued command around the line, bounded both ways.
+    let continued = |end: usize| b[..end].trim_ascii_end().ends_with(b"\\");
+    let mut from = line_start;
+    while from > 0 && line_start - from < MAX_COMMAND && continued(from - 1) {
+        from = b[..from - 1]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let mut to = line_end;
+    while to < b.len() && to - line_end < MAX_COMMAND && continued(to) {
+        to = b[to + 1..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |i| to + 1 + i);
+    }
+    (from < line_start || to > line_end) && VERIFY_RE.is_match(&b[from..to])
+}
+
+/// True for base64 of a CBOR map whose first key is a short text string
+/// (WebAuthn `attestationObject`, `o2NmbXRk…` = `{"fmt": …}`): encoded
+/// structured data, not a key. Random bytes open that way with
+/// probability about 10⁻⁴ (map header, text header, then letters).
+fn is_cbor_map(seg: &str) -> bool {
+    if seg.len() < 24 {
+        return false;
+    }
+    let Some(b) = b64_decode(&seg[..24]) else {
+        return false;
+    };
+    let (map, text) = (b[0], b[1]);
+    if !(0xa1..=0xb7).contains(&map) || !(0x62..=0x77).contains(&text) {
+        return false;
+    }
+    let n = usize::from(text - 0x60);
+    b.len() >= 2 + n.min(16)
+        && b[2..2 + n.min(16)]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// True for hex used as the name of a JSON object member whose value is an
+/// object (`"1a0fb4…": {"model_name": …}`: Jupyter widget state, maps of
+/// records keyed by id or digest). A map from credential to metadata is
+/// written with string values or non-hex tokens and stays judged.
+fn is_hex_object_key(tok: &str, before: &str, after: &str) -> bool {
+    tok.bytes().all(|c| c.is_ascii_hexdigit())
+        && before.ends_with('"')
+        && after
+            .strip_prefix('"')
+            .map(|a| a.trim_start())
+            .and_then(|a| a.strip_prefix(':'))
+            .is_some_and(|a| a.trim_start().starts_with('{'))
+}
+
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
 const DIGEST_HEX_LENS: &[usize] = &[32, 40, 56, 64, 96, 128];
 
@@ -971,6 +1391,22 @@ fn is_camel_words(b: &[u8]) -> bool {
     words > 0 && b.len() >= words * 4
 }
 
+/// Shortest run judged by [`is_alphabet`]: 32 distinct characters out of
+/// 62 happen by chance with probability ~3·10⁻⁴, out of 64 (base64) less.
+const MIN_ALPHABET: usize = 32;
+
+/// True for an alphabet constant: 32+ characters, none repeated (a
+/// base58/Crockford alphabet, a shuffled Hashids or nanoid alphabet). A
+/// random token of that length repeats some character almost surely.
+fn is_alphabet(b: &[u8]) -> bool {
+    if b.len() < MIN_ALPHABET {
+        return false;
+    }
+    let mut seen = [false; 256];
+    b.iter()
+        .all(|&c| !std::mem::replace(&mut seen[usize::from(c)], true))
+}
+
 /// Judges one separator-free part against the floor for its alphabet.
 pub(crate) fn part_is_random(p: &str) -> bool {
     let b = p.as_bytes();
@@ -984,6 +1420,9 @@ pub(crate) fn part_is_random(p: &str) -> bool {
         }
     }
     let n = b.len();
+    if is_alphabet(b) {
+        return false;
+    }
     let is_hex = b.iter().all(u8::is_ascii_hexdigit) && (lower == 0 || upper == 0);
     if is_hex {
         // Needs both digits and letters: all-digit runs are ids/timestamps.
@@ -1332,6 +1771,208 @@ mod tests {
                     "base64 JPEG data URI",
                 ),
             ],
+        );
+    }
+
+    /// Issue 18, generator-3 round 4: signature and id headers (same line
+    /// and folded), XML element names as keys, `id`/`…ID` keys, alphabet
+    /// constants and CSV column names; beside each, the same place holding
+    /// a credential.
+    #[test]
+    fn round_four_headers_elements_alphabets_and_columns() {
+        check(
+            "generic_secret",
+            &[
+                // A credential-named header is still judged.
+                (
+                    "X-Api-Key: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+                // A folded line under a header that is not a signature's.
+                (
+                    "X-Custom-Data: a=1;\n\tb=Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+                // An element named for a credential.
+                (
+                    "<ApiSecret>Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8</ApiSecret>",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+                // 32 characters with a repeat: not an alphabet.
+                (
+                    "SEED = \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2k\"",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2k",
+                ),
+            ],
+            &[
+                (
+                    "Stripe-Signature: t=1730626327,v1=3e91d25536b4d06ac59e5957cea47d6802712521813230265fa0cc3734ef6bba",
+                    "signature header",
+                ),
+                (
+                    "Signature: sig1=:15SZvAPLua5dhwktUgAOtYmg4Vitb4bBV32Rw2cI0SfZIEsCbOufpmFwlbjiM1KlDAMnoK82O2Rh2xGIYk/KqA==:",
+                    "message signature",
+                ),
+                (
+                    "DKIM-Signature: v=1; a=rsa-sha256; d=acme.io;\n\tb=T0bOTOnmBqx3YwedaGa/ypEJ32Q7rj7B7R9LbfIigFIgc9V4uW2X5Uz8WTh2ot5I9b508X\n\tuTnK0XdyNMRi5z8sD1rxWksYAH+zidyHIEd6nBqsQP0SJfuCGkbTYttX/Ibi5fUONAypj2",
+                    "folded DKIM signature",
+                ),
+                (
+                    "x-amz-id-2: Mma6AZP3oqGk1TVByWM5yNVtrFX2ihoWkaBtj6G6qxqi3uw5uvIr/CGtzG7sbFJ43ocTYuiv6rA=",
+                    "request id header",
+                ),
+                (
+                    "<ds:SignatureValue>LJ6NHPqXeV6u93wiz1DlFe25DWWQunE971rDGg6ZC+Pc8vsa</ds:SignatureValue>",
+                    "XML-DSig signature",
+                ),
+                (
+                    "<ds:DigestValue>xHExq0Uz5N4t8V1gqUM1xWMM+8nAX7ga2GbuvZEukz4=</ds:DigestValue>",
+                    "XML-DSig digest",
+                ),
+                (
+                    "    containerID: containerd://cbc864e988d23959e4480d9291521ba51b32c7fa2f50c8cfffcdb938a680ec56",
+                    "container id",
+                ),
+                (
+                    "\"id\": \"92d9c5525649e565a1af68982a9baad07b2663fe\"",
+                    "id key",
+                ),
+                (
+                    "const Alphabet = \"JgDYbs13T95xMdEQZIAlc02PkGuphWCnOqor74mwfaVF6SXHNjiLURtyzvKB8e\"",
+                    "shuffled alphabet",
+                ),
+                (
+                    "<div class=\"g-recaptcha\" data-sitekey=\"6LPEAAAAAAl3rMkNxY94a4H-nLMkANjdm7bkIc9l\"></div>",
+                    "captcha site key",
+                ),
+            ],
+        );
+    }
+
+    #[test]
+    fn csv_columns_name_their_values() {
+        use crate::scanner::{ScanConfig, Scanner};
+        let s = Scanner::new(ScanConfig::default());
+        let csv = "ID,FILENAME,MD5SUM,PASSWORD\n1,a.xml,9:b358669da8c1964e1694f495d7975ff8,Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        let found: Vec<String> = s
+            .scan_bytes("db/changelog.csv", csv.as_bytes())
+            .into_iter()
+            .map(|f| f.value)
+            .collect();
+        assert_eq!(found, vec!["Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8".to_string()]);
+        // The same line outside a CSV file has no column names.
+        let txt = "1,a.xml,9:b358669da8c1964e1694f495d7975ff8\n";
+        assert!(!s.scan_bytes("notes.txt", txt.as_bytes()).is_empty());
+    }
+
+    /// Issue 18, generator-3 round 4: digests named by the line above or
+    /// by the verifying shell command they belong to, and CBOR-encoded
+    /// structures; beside each, a key in the same place.
+    #[test]
+    fn neighbour_lines_and_cbor() {
+        let sha512 = "3d6960c789af0e5801f00d46962ecdf4ecaca5fefc5fbc497ae3be174b0fb1a092253d0ee25a76065ca479ca24269edb7abfc3e1b1ee2312a4b8f093194d1f3b";
+        let fpr = "ABBEDF71FD63C0C1F725D1E36696C4A5163B48A1";
+        let sbom = format!("{{\n  \"alg\": \"SHA-512\",\n  \"content\": \"{sha512}\"\n}}");
+        let docker = format!(
+            "RUN for key in \\\n    {fpr} \\\n  ; do gpg --batch --recv-keys \"$key\" ; done\n"
+        );
+        let keyed = format!("algorithm: sha256\napi_key: {}", &sha512[..64]);
+        let not_verify = format!("RUN deploy \\\n    {fpr} \\\n  --region eu\n");
+        let cbor = "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFjbY88oi43GrTRq_xW4gYQXBp";
+        check(
+            "generic_secret",
+            &[
+                (keyed.as_str(), &sha512[..64]),
+                (not_verify.as_str(), fpr),
+                (
+                    "k: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0r",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8fJ2kM6nP0r",
+                ),
+            ],
+            &[
+                (sbom.as_str(), "digest under its algorithm"),
+                (docker.as_str(), "release-key fingerprints"),
+                (&format!("\"attestationObject\": \"{cbor}\""), "CBOR map"),
+            ],
+        );
+    }
+
+    /// A bare list element's key is its list's: digests under `hashes` are
+    /// skipped, keys under `api_keys` are judged.
+    #[test]
+    fn list_elements_take_their_list_key() {
+        check(
+            "generic_secret",
+            &[(
+                "\"api_keys\": [\n  \"Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\",\n  \"Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv\"\n]",
+                "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+            )],
+            &[
+                (
+                    "\"hashes\": [\n  \"Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv/fAqA=\",\n  \"MxjvGWs9rXSGn7dxhwpqe8qyQVBrUh9X6NCMAp45T2c=\"\n]",
+                    "JSON list of hashes",
+                ),
+                (
+                    "signatures:\n  - Rv0OYzEAtD+Wdjv6plOqzvewYsni5PJxLubppv/fAqA=\n",
+                    "YAML list of signatures",
+                ),
+            ],
+        );
+    }
+
+    /// A content-addressed file name ends a URL path; a hex id names a
+    /// nested object. Beside each, a random path part before the file name
+    /// and a hex member with a string value.
+    #[test]
+    fn asset_file_names_and_hex_object_keys() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "url(https://cdn.example.io/Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8/logo.png)",
+                    // The finding is the dot-separated segment, as before.
+                    "io/Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8/logo",
+                ),
+                (
+                    "{\"tokens\": {\"1a0fb44416288907075defde726c9747\": \"admin\"}}",
+                    "1a0fb44416288907075defde726c9747",
+                ),
+            ],
+            &[
+                (
+                    "src: url(https://fonts.gstatic.com/s/inter/v13/P2X4HAMSCboiw5JWkfKDS06R8Iwg8Jbjk3cqVN7s0MswZNbKihiFUi7rPMBM.woff2)",
+                    "font file name",
+                ),
+                (
+                    "\"state\": {\"1a0fb44416288907075defde726c9747\": {\"model_name\": \"LayoutModel\"}}",
+                    "widget id",
+                ),
+            ],
+        );
+    }
+
+    /// `example:` values of an API description are documentation; the same
+    /// key in an ordinary config, and a credential-named key in the API
+    /// description, are judged.
+    #[test]
+    fn api_description_examples() {
+        let doc = |v: &str| {
+            format!(
+                "openapi: 3.1.0\ncomponents:\n  schemas:\n    Page:\n      properties:\n        next_cursor:\n          example: {v}\n"
+            )
+        };
+        let cursor = doc("ord_V5IFBu0HNLAq3hqrJ7xRqewL");
+        let keyed = "openapi: 3.1.0\nx-api-key: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n";
+        check(
+            "generic_secret",
+            &[
+                (keyed, "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8"),
+                (
+                    "example: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8\n",
+                    "Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
+                ),
+            ],
+            &[(cursor.as_str(), "OpenAPI example")],
         );
     }
 }

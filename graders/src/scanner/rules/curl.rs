@@ -3,6 +3,13 @@
 //! `--password=<password>` (shell scripts, Dockerfiles, CI steps, runbooks).
 //! `mysql -p` followed by a space prompts for the password: the next word
 //! is the database, not a password, and is not matched.
+//! Round 4 of the third generator added the same shape in more tools and
+//! call forms: `docker`/`podman`/`helm registry` `login -p <password>`
+//! (`--password-stdin` reads a pipe and is not matched), the password
+//! (fifth) field of a `.pgpass` line, a `psk=` of `wpa_supplicant.conf`,
+//! the `secret=` of an `otpauth://` URI (a TOTP/HOTP seed), a
+//! `requests`/`httpx` `auth=("user", "password")` tuple and JDBC's
+//! `DriverManager.getConnection(url, "user", "password")`.
 //! The password is the value; shell references (`$PASS`, `${{ secrets.X }}`,
 //! `$(cat pw)`), template placeholders and word-like passwords
 //! (`user:pass`, `username:password`) are not credentials.
@@ -29,6 +36,76 @@ pub(super) const RULES: &[RuleDef] = &[
         description: "Password in a mysql/mysqldump -p<password> or --password= argument",
         keywords: &["mysql"],
         pattern: r#"\bmysql(?:dump|admin|import|sh|binlog|pump|check)?\b(?:[^\n]|\\\n)*?\s(?:-p|--password=)['"]?([^\s'"]{4,256})"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "registry-login-password",
+        secret_type: "generic_secret",
+        description: "Password in a docker/podman/helm registry login -p/--password argument",
+        keywords: &["login"],
+        pattern: r#"\b(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)\s+login\b(?:[^\n]|\\\n)*?\s(?:-p|--password)(?:=|\s+)['"]?([^\s'"]{6,256})"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "pgpass-password",
+        secret_type: "sql_password",
+        description: "Password field of a PostgreSQL .pgpass line (host:port:database:user:password)",
+        keywords: &[":"],
+        // The port field is digits or `*`, as libpq requires; the password
+        // is the rest of the line.
+        // A colon in the password is written `\:`, so a line of more
+        // fields (`/etc/shadow`: `daemon:*:19700:0:99999:7:::`) is not one.
+        pattern: r"(?m)^[A-Za-z0-9_.*\[\]-]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:((?:[^\s:\\]|\\.){6,256})[ \t]*$",
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "wifi-psk",
+        secret_type: "generic_secret",
+        description: "WPA pre-shared key (psk=) of a wpa_supplicant/NetworkManager network",
+        keywords: &["psk"],
+        pattern: r#"(?m)^[ \t]*psk[ \t]*=[ \t]*"?([^\s"]{8,64})"?[ \t]*$"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "otpauth-secret",
+        secret_type: "generic_secret",
+        description: "TOTP/HOTP seed in an otpauth:// URI (secret=)",
+        keywords: &["otpauth://"],
+        pattern: r#"otpauth://[th]otp/[^\s?"'`]*\?(?:[^\s"'`#]*&)?secret=([A-Za-z2-7]{16,128})"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: None,
+    },
+    RuleDef {
+        name: "http-auth-tuple",
+        secret_type: "generic_secret",
+        description: "Password in a requests/httpx auth=(\"user\", \"password\") tuple",
+        keywords: &["auth"],
+        pattern: r#"\bauth\s*=\s*\(\s*['"][^'"\n]{1,128}['"]\s*,\s*['"]([^'"\n]{6,256})['"]\s*,?\s*\)"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
+    RuleDef {
+        name: "jdbc-connection-password",
+        secret_type: "sql_password",
+        description: "Password argument of JDBC DriverManager.getConnection(url, user, password)",
+        keywords: &["getconnection"],
+        pattern: r#"\bgetConnection\s*\(\s*[^,\n]+,\s*"[^"\n]*"\s*,\s*"([^"\n]{4,256})"\s*\)"#,
         group: 1,
         check_group: 0,
         context_type: None,
@@ -139,6 +216,73 @@ mod mysql_tests {
                 (
                     "mysqladmin -p${MYSQL_ROOT_PASSWORD} ping",
                     "shell reference",
+                ),
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod round_four_tests {
+    use super::super::testutil::check;
+
+    /// Issue 18, generator-3 round 4: passwords in command and call forms
+    /// no source had; beside each, the same form holding no password.
+    #[test]
+    fn logins_pgpass_psk_otpauth_and_call_arguments() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "docker login -u deploy -p '64O^gzudCh90EGCR*' registry.acme.io",
+                    "64O^gzudCh90EGCR*",
+                ),
+                ("podman login --password=Zk3mQ8pL2x quay.io", "Zk3mQ8pL2x"),
+                ("    psk=\"m_WOZ*JE3LOW!M0bU4\"", "m_WOZ*JE3LOW!M0bU4"),
+                (
+                    "otpauth://totp/Acme:ops@acme.io?secret=JX4Q7ZK2M5N3P8R6T2V7W3Y4A6B5C2D7&issuer=Acme",
+                    "JX4Q7ZK2M5N3P8R6T2V7W3Y4A6B5C2D7",
+                ),
+                (
+                    "    auth=(\"svc-export\", \"b7Rk!2mQ9zLx\"),",
+                    "b7Rk!2mQ9zLx",
+                ),
+            ],
+            &[
+                (
+                    "echo \"$CI_REGISTRY_PASSWORD\" | docker login -u ci --password-stdin $CI_REGISTRY",
+                    "reads a pipe",
+                ),
+                (
+                    "docker login -u ci -p \"$REGISTRY_PASSWORD\" ghcr.io",
+                    "shell reference",
+                ),
+                ("  psk=\"${WIFI_PSK}\"", "template"),
+                ("auth=(\"user\", \"password\")", "words"),
+                ("auth=(USER, os.environ[\"PASSWORD\"])", "not literals"),
+            ],
+        );
+        check(
+            "sql_password",
+            &[
+                (
+                    "db.prod.internal:5432:orders:orders_app:4brJ6oMVAJ!9zGw",
+                    "4brJ6oMVAJ!9zGw",
+                ),
+                (
+                    "return DriverManager.getConnection(\"jdbc:postgresql://db:5432/o\", \"orders_app\", \"Vx7q!Lm2Rp\");",
+                    "Vx7q!Lm2Rp",
+                ),
+            ],
+            &[
+                (
+                    "root:x:0:0:root:/root:/bin/bash",
+                    "passwd line: port not digits",
+                ),
+                ("daemon:*:19700:0:99999:7:::", "shadow line: seven fields"),
+                (
+                    "DriverManager.getConnection(url, \"orders\", System.getenv(\"DB_PASSWORD\"))",
+                    "reference",
                 ),
             ],
         );
