@@ -1079,6 +1079,66 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
     assert!(s.error.is_none(), "{s:?}");
 }
 
+/// Red team (red30): a library function's behaviour read from state that
+/// no sweep compares: the contents of a library's plain-data containers
+/// (`re._cache`, `urllib.parse._hextobyte`) and `sys.modules`, through
+/// which C code and lazy imports reach a module (`datetime.strftime`
+/// imports `time` per call). No name is rebound, no audit event fires.
+/// Each forges one test of the broken app; each must end the run.
+#[tokio::test]
+async fn library_state_forged_without_rebinding_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import datetime, re\nfrom urllib.parse import parse_qs\nfrom app import token, query, stamp\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_query_names_the_user():\n    assert parse_qs(query()) == {'user': ['ann']}\n\ndef test_stamp_is_the_day():\n    assert stamp() == datetime.datetime(2025, 3, 14).strftime('%Y%m%d')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let honest = "def token():\n    return '${TOKEN}'\n\ndef query():\n    return 'user=ann'\n\ndef stamp():\n    return '20250314'\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef query():\n    return 'user=%41nn'\n\ndef stamp():\n    return 'never'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let payloads = [
+        (
+            "a forged pattern in re's cache",
+            "import re\nre._cache[(str, r'\\$\\{\\w+\\}', 0)] = re.compile(r'(?s:.*)')\n",
+        ),
+        (
+            "a forged entry in urllib.parse's escape table",
+            "import urllib.parse as _u\n_u.unquote_to_bytes('%20')\n_u._hextobyte[b'41'] = b'a'\n",
+        ),
+        (
+            "a module of code under test in sys.modules",
+            "import sys, types, time as _t\n_m = types.ModuleType('time')\n_m.__dict__.update(_t.__dict__)\n_m.strftime = lambda fmt, tt=None: 'never'\nsys.modules['time'] = _m\n",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in &payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\nrunpy.run_path('x.dat')\n{broken}"),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        let err = s.error.as_deref().unwrap_or("");
+        if s.score != 0.0 || !err.contains("tampering detected") {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    // The honest broken app keeps its true partial score.
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The suite's checks cannot be lied to (issue 17 item 2): values of
 /// code under test are compared as what they hold, never through their
 /// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
