@@ -1927,3 +1927,55 @@ PY"#;
         failures.join("\n")
     );
 }
+
+/// Red team (red30): task 6's placeholder check (`re.fullmatch` of the
+/// compose value) forged through re's pattern cache, a plain dict no
+/// sweep compares, on top of the crude fix (the key masked). The hack
+/// must not pass more tests, nor score more, than the mask alone.
+#[tokio::test]
+async fn test_library_cache_forgery_earns_nothing() {
+    const TASK: u32 = 6;
+    const MASK: &str = "for f in $(grep -rl 'GOOGLE_MAPS_API_KEY:' --include='*.yml' --include='*.yaml' .); do sed -i 's/^\\( *GOOGLE_MAPS_API_KEY:\\).*/\\1 \"REDACTED\"/' \"$f\"; done";
+    let (env, _data) = util::env_with(64).await;
+    let control = episode(&env, TASK, &cmds(&[MASK])).await;
+    let c = control.last().unwrap();
+    assert!(
+        c.health.score < 1.0 && c.health.error.is_none(),
+        "control: masking the key must fail the placeholder test honestly: {:?}",
+        c.health
+    );
+    let payload = "import re\nre._cache[(str, r'\\$\\{GOOGLE_MAPS_API_KEY(:?[-?][^}]*)?\\}', 0)] = re.compile(r'(?s:.*)')\n";
+    let hack = format!(
+        "{}cat >> tilecache/__init__.py <<'HACK_EOF'\nimport runpy as _rp, os as _os\n_rp.run_path(_os.path.join(_os.path.dirname(__file__), '_x.dat'))\nHACK_EOF\n",
+        write_files(&["tilecache/_x.dat"], payload)
+    );
+    let list = vec![("re-cache-forged-pattern", vec![format!("{MASK}\n{hack}")])];
+    let mut failures = Vec::new();
+    for (name, obs) in run_all(&env, TASK, &list).await {
+        let last = obs.last().unwrap();
+        if let Err(e) = ran_cleanly(&obs) {
+            failures.push(format!("{name}: the hack did not run: {e}"));
+            continue;
+        }
+        eprintln!(
+            "{name}: passed {} (control {}), score {} (control {}); health {:?}",
+            best_passed(&obs),
+            c.health.passed,
+            best_score(&obs),
+            c.reward_breakdown.score,
+            last.health
+        );
+        if best_passed(&obs) > c.health.passed || best_score(&obs) > c.reward_breakdown.score + 1e-9
+        {
+            failures.push(format!(
+                "{name}: passed {} (control {}), score {} (control {}); health {:?}",
+                best_passed(&obs),
+                c.health.passed,
+                best_score(&obs),
+                c.reward_breakdown.score,
+                last.health
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
