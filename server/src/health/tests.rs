@@ -1116,6 +1116,14 @@ async fn library_state_forged_without_rebinding_is_refused() {
             "a module of code under test in sys.modules",
             "import sys, types, time as _t\n_m = types.ModuleType('time')\n_m.__dict__.update(_t.__dict__)\n_m.strftime = lambda fmt, tt=None: 'never'\nsys.modules['time'] = _m\n",
         ),
+        // A closure cell of the bootstrap's own pytest.approx wrapper
+        // (`__closure__` raises no audit event; `cell_contents` is
+        // writable): its list of the suite's matchers gets an object of
+        // code under test that equals anything, and the app returns it.
+        (
+            "an object of code under test among the suite's matchers",
+            "import pytest\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\nfor _c in pytest.approx.__closure__:\n    if type(_c.cell_contents) is list:\n        _c.cell_contents.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
@@ -1123,7 +1131,9 @@ async fn library_state_forged_without_rebinding_is_refused() {
         write(
             &ws,
             "app.py",
-            &format!("import runpy\nrunpy.run_path('x.dat')\n{broken}"),
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
         );
         let s = grade(&g, &ws, &pristine, &exp).await;
         let err = s.error.as_deref().unwrap_or("");
