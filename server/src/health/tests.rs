@@ -1149,6 +1149,203 @@ async fn library_state_forged_without_rebinding_is_refused() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Red team (red30), false positives of the refusals of this stop: an
+/// honest app and suite that use the libraries which set defaults,
+/// classes and instance attributes in normal use (dataclasses, enum,
+/// NamedTuple, logging config and caplog, json with a custom encoder,
+/// decimal contexts, random.seed, locale, warnings filters, datetime
+/// parsing, re and urllib caches, mock autospec and patch) keep a clean
+/// full score.
+#[tokio::test]
+async fn honest_library_use_is_not_tampering() {
+    let Some(g) = grader(60) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = r#"import base64, copy, dataclasses, datetime, decimal, json, locale, logging, logging.config, pickle, random, re, string, urllib.parse, warnings
+import unittest.mock as um
+import app
+from app import Point, Color, Pair, encode, total, render
+
+
+def test_dataclass_enum_namedtuple():
+    p = Point(1, 2)
+    assert dataclasses.asdict(p) == {'x': 1, 'y': 2, 'tags': []}
+    assert dataclasses.replace(p, x=5).x == 5
+    assert Color.RED.value == 1 and Color(2) is Color.GREEN
+    assert Color.GREEN.label() == 'green'
+    assert Pair(1)._replace(b=3) == (1, 3)
+    assert Pair(1).b == 7
+    assert copy.deepcopy(p) == p
+    assert pickle.loads(pickle.dumps(Pair(1, 2))) == (1, 2)
+
+
+def test_logging(caplog):
+    logging.basicConfig(level=logging.DEBUG)
+    with caplog.at_level(logging.INFO):
+        logging.getLogger('x').info('hello')
+    assert 'hello' in caplog.text
+    logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False,
+                               'handlers': {'h': {'class': 'logging.StreamHandler'}},
+                               'root': {'level': 'INFO', 'handlers': ['h']}})
+    logging.getLogger().setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+    logging.captureWarnings(False)
+
+
+def test_json_decimal_random():
+    assert json.loads(encode({'a': decimal.Decimal('1.5')})) == {'a': '1.5'}
+    decimal.getcontext().prec = 20
+    with decimal.localcontext() as ctx:
+        ctx.prec = 3
+        assert decimal.Decimal(1) / decimal.Decimal(3) == decimal.Decimal('0.333')
+    random.seed(4)
+    a = random.random()
+    random.seed(4)
+    assert random.random() == a
+    random.gauss(0, 1)
+    assert json.dumps({'b': 1}, indent=2, sort_keys=True).startswith('{')
+    assert json.loads('{"x": 1.5}', parse_float=decimal.Decimal) == {'x': decimal.Decimal('1.5')}
+    assert total([decimal.Decimal('0.1')] * 3) == decimal.Decimal('0.3')
+
+
+def test_locale_warnings_time_caches():
+    locale.setlocale(locale.LC_ALL, 'C')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        warnings.warn('x', DeprecationWarning)
+    assert len(w) == 1
+    warnings.filterwarnings('ignore', category=UserWarning)
+    warnings.warn('y', UserWarning)
+    assert datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc).strftime('%Y') == '2025'
+    assert datetime.datetime.strptime('2025-03-14', '%Y-%m-%d').day == 14
+    assert re.sub(r'a+', 'b', 'caat') == 'cbt'
+    re.purge()
+    assert re.fullmatch(r'c\w+', 'cat')
+    assert urllib.parse.quote('a b/c', safe='') == 'a%20b%2Fc'
+    assert urllib.parse.unquote('a%20b') == 'a b'
+    assert urllib.parse.parse_qs('k=%41') == {'k': ['A']}
+    assert base64.b32decode(base64.b32encode(b'hi')) == b'hi'
+    assert render('$who') == 'world'
+
+
+def test_mock(monkeypatch):
+    with um.patch.object(app, 'helper', return_value=3):
+        assert app.total_helper() == 3
+    m = um.MagicMock()
+    m.x.y(1)
+    assert m.x.y.call_count == 1
+    monkeypatch.setattr(json, 'dumps', lambda *a, **k: 'patched')
+    assert json.dumps(1) == 'patched'
+"#;
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let app = r#"import dataclasses, decimal, enum, functools, json, string, typing
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+    tags: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: int = 1
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+    def label(self):
+        return self.name.lower()
+
+
+class Pair(typing.NamedTuple):
+    a: int
+    b: int = 7
+
+
+class _Enc(json.JSONEncoder):
+    def default(self, o):
+        if isinstance(o, decimal.Decimal):
+            return str(o)
+        return super().default(o)
+
+
+def encode(v):
+    return json.dumps(v, cls=_Enc)
+
+
+@functools.lru_cache(maxsize=None)
+def _zero():
+    return decimal.Decimal(0)
+
+
+@functools.singledispatch
+def _num(v):
+    return v
+
+
+@_num.register
+def _(v: str):
+    return decimal.Decimal(v)
+
+
+def total(vs):
+    return sum((_num(v) for v in vs), _zero())
+
+
+class _T(string.Template):
+    delimiter = '$'
+
+
+def render(s):
+    return _T(s).substitute(who='world')
+
+
+def helper():
+    return 1
+
+
+def total_helper():
+    return helper()
+"#;
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 8, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (8, 8), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// Red team (red30), a false positive of "a library function's defaults
+/// changed during the run": unittest.mock's autospec copies the spec'd
+/// function's `__defaults__`/`__kwdefaults__` onto `checksig`, a function
+/// it defines in mock.py for each mock, so a suite that autospecs (its
+/// own app's function or a library's) has its honest run ended.
+#[tokio::test]
+async fn autospec_by_the_suite_is_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import json\nimport unittest.mock as um\nimport app\n\ndef test_autospec_app():\n    with um.patch('app.helper', autospec=True) as h:\n        h.return_value = 4\n        assert app.total_helper() == 4\n\ndef test_autospec_library():\n    spec = um.create_autospec(json.loads)\n    spec('{}')\n    spec.assert_called_once_with('{}')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let app = "def helper(x=1):\n    return x\n\ndef total_helper():\n    return helper()\n";
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = g.expected_tests(&ws, &pristine).await;
+    let exp = match exp {
+        Ok(e) => e,
+        Err(e) => panic!("the honest pristine run was refused: {e}"),
+    };
+    assert_eq!(exp.total, 5, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (5, 5), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
 /// The suite's checks cannot be lied to (issue 17 item 2): values of
 /// code under test are compared as what they hold, never through their
 /// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
