@@ -1124,6 +1124,22 @@ async fn library_state_forged_without_rebinding_is_refused() {
             "an object of code under test among the suite's matchers",
             "import pytest\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\nfor _c in pytest.approx.__closure__:\n    if type(_c.cell_contents) is list:\n        _c.cell_contents.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
         ),
+        // The bootstrap's own baseline re-taken by code under test: its
+        // `rebaseline` sits in a closure cell of the wrapped
+        // MonkeyPatch.setattr; a rebinding made just before it is then
+        // the baseline every sweep compares with.
+        (
+            "a library rebinding taken into the sweeps' baseline",
+            "import datetime, _pytest.monkeypatch as _mp\n_reb = [c.cell_contents for c in _mp.MonkeyPatch.setattr.__closure__ if getattr(c.cell_contents, '__name__', '') == 'rebaseline'][0]\nclass _DT(datetime.datetime):\n    def strftime(self, fmt):\n        return 'never'\ndatetime.datetime = _DT\n_reb()\n",
+        ),
+        // The same state through a trusted helper that reads defaults
+        // (inspect.signature is standard library, so its reads of
+        // `__kwdefaults__`/`__defaults__` are not refused): the matchers
+        // list of `plain`, from the suite module's strict functions.
+        (
+            "the suite's matchers reached through inspect.signature",
+            "import sys, inspect\n_st = [m.__dict__['_secaudit_strict_'] for m in list(sys.modules.values()) if '_secaudit_strict_' in getattr(m, '__dict__', {})][0]\n_plain = inspect.signature(_st[0]).parameters['_plain'].default\n_ms = inspect.signature(_plain).parameters['_matchers'].default\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\n_ms.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
