@@ -1140,6 +1140,14 @@ async fn library_state_forged_without_rebinding_is_refused() {
             "the suite's matchers reached through inspect.signature",
             "import sys, inspect\n_st = [m.__dict__['_secaudit_strict_'] for m in list(sys.modules.values()) if '_secaudit_strict_' in getattr(m, '__dict__', {})][0]\n_plain = inspect.signature(_st[0]).parameters['_plain'].default\n_ms = inspect.signature(_plain).parameters['_matchers'].default\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\n_ms.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
         ),
+        // The suite's own sources, read at start and compiled from
+        // memory: the dict sits in a default of the finder on
+        // sys.meta_path. Test modules imported after the app's are
+        // replaced by ones whose tests pass.
+        (
+            "the suite's sources rewritten through the finder's defaults",
+            "import sys, inspect\n_f = [f for f in sys.meta_path if getattr(f, '__name__', '') == 'SuiteFinder'][0]\n_src = inspect.signature(_f.find_spec).parameters['_src'].default\nfor _k, _v in list(_src.items()):\n    if _k.endswith(('test_b.py', 'test_c.py')):\n        _names = [l.split('(')[0].split()[-1] for l in _v[1].decode().splitlines() if l.lstrip().startswith('def test_')]\n        _body = 'class TestMul:\\n' if _k.endswith('test_b.py') else ''\n        _ind = '    ' if _body else ''\n        _body += ''.join(_ind + 'def %s(' % n + ('self' if _ind else '') + '):\\n' + _ind + '    pass\\n' for n in _names)\n        _src[_k] = (_v[0], _body.encode())\n",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
