@@ -1148,6 +1148,15 @@ async fn library_state_forged_without_rebinding_is_refused() {
             "the suite's sources rewritten through the finder's defaults",
             "import sys, inspect\n_f = [f for f in sys.meta_path if getattr(f, '__name__', '') == 'SuiteFinder'][0]\n_src = inspect.signature(_f.find_spec).parameters['_src'].default\nfor _k, _v in list(_src.items()):\n    if _k.endswith(('test_b.py', 'test_c.py')):\n        _names = [l.split('(')[0].split()[-1] for l in _v[1].decode().splitlines() if l.lstrip().startswith('def test_')]\n        _body = 'class TestMul:\\n' if _k.endswith('test_b.py') else ''\n        _ind = '    ' if _body else ''\n        _body += ''.join(_ind + 'def %s(' % n + ('self' if _ind else '') + '):\\n' + _ind + '    pass\\n' for n in _names)\n        _src[_k] = (_v[0], _body.encode())\n",
         ),
+        // The bootstrap runs as __main__, which no sweep watches: a
+        // global there shadows the builtins its functions look up by name.
+        // `bool` (the truth test of every assert) lies once after the app
+        // was called, `type` keeps s_cmp's result check quiet; the canary,
+        // which never calls the app, is untouched.
+        (
+            "builtins shadowed in the bootstrap's own module",
+            "import __main__, builtins\n_rb, _rt = builtins.bool, builtins.type\n_armed = [False]\ndef _bool(x):\n    if _armed[0] and x is False:\n        _armed[0] = False\n        return True\n    return _rb(x)\nclass _TM(type):\n    def __instancecheck__(cls, inst):\n        return isinstance(inst, _rt)\nclass _T(metaclass=_TM):\n    def __new__(cls, o, *a):\n        if a:\n            return _rt(o, *a)\n        t = _rt(o)\n        return _bool if t is _rb else t\n__main__.bool = _bool\n__main__.type = _T\ndef _arm(v):\n    _armed[0] = True\n    return v\nOVERRIDE = {'stamp': lambda: _arm('never'), 'mul': lambda a, b: _arm(a + b + 100)}\n",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
