@@ -80,6 +80,7 @@ def _grader_main():
     CONFINE_EXIT = 124
     MAX_SUITE_FILE = 4 << 20
     boot_dir = os.path.dirname(os.path.abspath(__file__))
+    boot_file = sys._getframe(0).f_code.co_filename
     out_dir = os.environ.get("SECAUDIT_GRADER_OUT", "/grader-out")
     verdict_path = out_dir + "/verdicts"
     tamper_path = out_dir + "/tamper"
@@ -481,7 +482,8 @@ def _grader_main():
             if bad is not None:
                 _die("during a check of the suite: " + bad)
 
-    def s_cmp(ops, vals, _plain=plain, _check=s_check, _len=len, _range=range):
+    def s_cmp(ops, vals, _plain=plain, _check=s_check, _len=len, _range=range, _type=type,
+              _bool=bool, _te=TypeError):
         _check()
         ps = [_plain(v) for v in vals]
         for i in _range(_len(ops)):
@@ -506,29 +508,30 @@ def _grader_main():
                 r = a > b
             else:
                 r = a >= b
-            if type(r) is not bool:
+            if _type(r) is not _bool:
                 r = _plain(r)
-                if type(r) is not bool:
-                    raise TypeError("a comparison returned a non-bool value")
+                if _type(r) is not _bool:
+                    raise _te("a comparison returned a non-bool value")
             if not r:
                 return False
         return True
 
-    def s_truth(x, _plain=plain, _check=s_check, _type=type):
+    def s_truth(x, _plain=plain, _check=s_check, _type=type, _rec=Rec, _ident=Ident,
+                _mro=mro_of, _td=tdict_of, _qn=qualname_of, _bool=bool, _te=TypeError):
         _check()
         p = _plain(x)
-        if _type(p) is Rec or _type(p) is Ident:
+        if _type(p) is _rec or _type(p) is _ident:
             t = _type(x)
             for name in ("__bool__", "__len__"):
-                for c in mro_of(t):
-                    if name in tdict_of(c):
+                for c in _mro(t):
+                    if name in _td(c):
                         if c is not object:
-                            raise TypeError(
+                            raise _te(
                                 "the truth value of an object of code under test (%s) is "
-                                "not taken from its own __bool__/__len__" % qualname_of(t))
+                                "not taken from its own __bool__/__len__" % _qn(t))
                         break
             return True
-        return bool(p)
+        return _bool(p)
 
     hot_ref = [None]  # the hot namespaces' entries (a list, once built)
     behaviour_ref = [None]  # `behaviour`, defined with the sweeps
@@ -561,7 +564,7 @@ def _grader_main():
     def s_attr(obj, attr, _ref=hot_ref, _ix=entry_ix, _die=die, _type=type,
                _mt=types.ModuleType, _callable=callable, _missing=MISSING,
                _getattr=getattr, _fl=flags_of, _heap=HEAP, _mro=mro_of, _td=tdict_of,
-               _bc=BASE_COPY, _ok=impl_trusted):
+               _bc=BASE_COPY, _ok=impl_trusted, _bref=behaviour_ref, _str=str):
         """`x.attr` read by the suite. A watched module's function, class
         or submodule must be the one it held (module notes). A method of a
         builtin base (`str.startswith`, `dict.get`) that a subclass of code
@@ -585,13 +588,13 @@ def _grader_main():
         hot = _ref[0]
         if hot is not None and t is _mt:
             name = obj.__dict__.get("__name__")
-            i = _ix.get(name) if _type(name) is str else None
+            i = _ix.get(name) if _type(name) is _str else None
             if i is not None:
                 e = hot[i]
                 items = e[4]
                 old = items.get(attr, _missing)
                 if old is not _missing and obj.__dict__.get(attr, _missing) is not old \
-                        and (e[5] or behaviour_ref[0](old)):
+                        and (e[5] or _bref[0](old)):
                     _die("%s.%s rebound (read by the suite)" % (name, attr))
         return _getattr(obj, attr)
 
@@ -723,19 +726,21 @@ def _grader_main():
         def get_source(self, name):
             return self.source.decode("utf-8", "replace")
 
-        def exec_module(self, module, _die=die):
-            tree = ast.parse(self.source, self.origin)
-            reads = global_reads(self.source.decode("utf-8", "replace"), self.origin)
-            tree = ast.fix_missing_locations(Strict(module.__name__, reads).visit(tree))
-            code = compile(tree, self.origin, "exec", dont_inherit=True)
+        def exec_module(self, module, _die=die, _ast=ast, _reads=global_reads, _strict=Strict,
+                        _compile=compile, _exec=exec, _name=STRICT_NAME, _st=STRICT, _list=list,
+                        _pin=pin, _watch=watch_ref):
+            tree = _ast.parse(self.source, self.origin)
+            reads = _reads(self.source.decode("utf-8", "replace"), self.origin)
+            tree = _ast.fix_missing_locations(_strict(module.__name__, reads).visit(tree))
+            code = _compile(tree, self.origin, "exec", dont_inherit=True)
             ns = module.__dict__
-            ns[STRICT_NAME] = STRICT
-            exec(code, ns)
-            if ns.get(STRICT_NAME) is not STRICT:
+            ns[_name] = _st
+            _exec(code, ns)
+            if ns.get(_name) is not _st:
                 _die("the suite's strict comparisons were rebound in " + self.origin)
-            for v in list(ns.values()):
-                pin(v, self.origin)
-            watch_ref[0](ns)
+            for v in _list(ns.values()):
+                _pin(v, self.origin)
+            _watch[0](ns)
 
     class SuiteFinder:
         """First on sys.meta_path: the pristine suite's modules get the
@@ -743,14 +748,15 @@ def _grader_main():
 
         @staticmethod
         def find_spec(name, path=None, target=None, _src=suite_src,
-                      _rp=os.path.realpath, _pf=machinery.PathFinder):
+                      _rp=os.path.realpath, _pf=machinery.PathFinder, _loader=SuiteLoader,
+                      _type=type, _str=str):
             spec = _pf.find_spec(name, path, target)
-            if spec is None or type(spec.origin) is not str:
+            if spec is None or _type(spec.origin) is not _str:
                 return None
             hit = _src.get(_rp(spec.origin))
             if hit is None:
                 return None
-            spec.loader = SuiteLoader(hit[0], hit[1])
+            spec.loader = _loader(hit[0], hit[1])
             return spec
 
         @staticmethod
@@ -784,7 +790,7 @@ def _grader_main():
              _meta0=meta0, _hooks0=hooks0, _sealed=sealed_modules,
              _clean=frames_clean, _type=type, _str=str, _safe=safe,
              _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
-             _foreign=foreign_code, _issub=issubclass):
+             _foreign=foreign_code, _issub=issubclass, _boot=boot_file):
         if _state[0]:
             return
         _state[0] = True
@@ -827,6 +833,15 @@ def _grader_main():
                 if name in _fa or name in _ca:
                     if app:
                         _die("read of " + _str(name) + " from " + cfn)
+                    # This bootstrap keeps its state in its functions'
+                    # defaults (never in closures: `__closure__` raises no
+                    # event). A trusted reader (inspect.signature) would
+                    # hand them to code under test.
+                    if (name == "__defaults__" or name == "__kwdefaults__") \
+                            and _type(args[0]) is _ft \
+                            and args[0].__code__.co_filename == _boot \
+                            and _clean(caller) is not None:
+                        _die("defaults of the bootstrap read for code under test via " + cfn)
                     if name in _fa and cfn.endswith(_walk):
                         f = caller
                         while f is not None and f.f_code.co_filename.endswith(_walk):
@@ -1305,6 +1320,14 @@ def _grader_main():
         if n in ("pytest", "builtins", "_pytest", "pluggy") or n.startswith(("_pytest.", "pluggy.")):
             watch(core, n, m.__dict__)
 
+    # This bootstrap's own module (`__main__`): its functions look up
+    # builtins by name through it, so a name added there shadows one.
+    # Nothing of an honest run binds a name in it.
+    main_ns = sys.modules["__main__"].__dict__
+    entry_ix["__main__"] = len(hot)
+    for snap in (baseline, hot, core):
+        take(snap, "__main__", main_ns, True)
+
     def watch_suite(ns, _b=baseline, _h=hot, _w=watch, _ix=entry_ix):
         name = ns.get("__name__", "?")
         _w(_b, name, ns, True)
@@ -1402,17 +1425,23 @@ def _grader_main():
 
     def suite_patch(orig, _gf=getframe, _clean=frames_clean, _die=die,
                     _state_clean=state_clean, _reb=rebaseline):
-        def patched(*a, **k):
-            bad = _clean(_gf(1))
+        # No closure (cells are open to anyone who holds the function):
+        # the state is bound as keyword defaults, whose reads the audit
+        # hook refuses with code under test on the stack. A caller that
+        # passes its own only changes its own call, which the frame check
+        # refuses anyway.
+        def patched(*a, _secaudit_=(orig, _gf, _clean, _die, _state_clean, _reb), **k):
+            orig_, gf, clean, die_, state_clean_, reb = _secaudit_
+            bad = clean(gf(1))
             if bad is not None:
-                _die("monkeypatch used by code under test: " + bad)
-            bad = _state_clean()
+                die_("monkeypatch used by code under test: " + bad)
+            bad = state_clean_()
             if bad is not None:
-                _die("before a monkeypatch of the suite: " + bad)
+                die_("before a monkeypatch of the suite: " + bad)
             try:
-                return orig(*a, **k)
+                return orig_(*a, **k)
             finally:
-                _reb()
+                reb()
         return patched
 
     for n in ("setattr", "delattr", "undo"):
@@ -1425,11 +1454,14 @@ def _grader_main():
     import _pytest.python_api as python_api
 
     def suite_approx(orig, _gf=getframe, _clean=frames_clean, _m=matchers):
+        # No closure (see suite_patch). A caller passing its own
+        # `_secaudit_` records into its own list, never the suite's.
         @functools.wraps(orig)
-        def approx(*a, **k):
-            r = orig(*a, **k)
-            if _clean(_gf(1)) is None:
-                _m.append(r)
+        def approx(*a, _secaudit_=(orig, _gf, _clean, _m), **k):
+            orig_, gf, clean, m = _secaudit_
+            r = orig_(*a, **k)
+            if clean(gf(1)) is None:
+                m.append(r)
             return r
         return approx
 
