@@ -1402,8 +1402,25 @@ def _grader_main():
 
     hot_ref[0] = hot
 
-    def hot_clean(_h=hot, _sweep=state_clean):
-        return _sweep(_h)
+    # The import system's table: C code and lazy imports reach a module
+    # through it per call (`datetime.strftime` imports `time` each time),
+    # so a watched module replaced or removed there is tampering even
+    # though its namespace is untouched. `sys.modules` is bound here: the
+    # import system keeps using this dict whatever `sys.modules` names.
+    mod_names = tuple(n for n, _m in watched)
+    mod_objs = tuple(m for _n, m in watched)
+
+    def modules_clean(_mods=sys.modules, _names=mod_names, _objs=mod_objs, _all=all,
+                      _map=map, _is=is_, _zip=zip):
+        if _all(_map(_is, _map(_mods.get, _names), _objs)):
+            return None
+        for n, m in _zip(_names, _objs):
+            if _mods.get(n) is not m:
+                return "sys.modules[%r] replaced or removed" % n
+        return None
+
+    def hot_clean(_h=hot, _sweep=state_clean, _mc=modules_clean):
+        return _sweep(_h) or _mc()
 
     check_ref[0] = hot_clean
 
@@ -1569,7 +1586,8 @@ def _grader_main():
         return None
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
-                   _state_clean=state_clean, _core=core, _impls=impls_clean):
+                   _state_clean=state_clean, _core=core, _impls=impls_clean,
+                   _mc=modules_clean):
         bad = _clean(_gf(1))
         if bad is not None:
             _die("%s: code under test on the stack (%s)" % (where, bad))
@@ -1578,7 +1596,7 @@ def _grader_main():
         # imports or the last test left is seen before fixtures read it;
         # the run's end sweeps once more); the suite's own checks sweep
         # the modules it computes with as they run.
-        bad = _state_clean() if where == "setup start" else _state_clean(_core)
+        bad = (_state_clean() if where == "setup start" else _state_clean(_core)) or _mc()
         if bad is not None:
             _die("%s: %s" % (where, bad))
         bad = _impls(item)
@@ -1642,7 +1660,7 @@ def _grader_main():
             stream.flush()
         except BaseException:
             pass
-    bad = frames_clean(getframe(0)) or state_clean()
+    bad = frames_clean(getframe(0)) or state_clean() or modules_clean()
     if bad is not None:
         die("after the run: " + bad)
     write_verdict("END %d" % rc)
