@@ -1273,8 +1273,13 @@ def _grader_main():
             return None
         return d if _type(d) is _dict else None
 
+    # Entry name of a library's module-level object -> its class: a name
+    # added to the object's own dict that its class defines as a method
+    # shadows that method (`json._default_decoder.decode`).
+    class_of_obj = {}
+
     def watch(snap, name, d, strict=False, _type=type, _take=take, _td=tdict_of,
-              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of):
+              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj):
         """Adds namespace `d` and the classes defined in it to the watched
         ones (class attribute writes raise no audit event: only a sweep
         sees them). `strict` (the suite's own modules): any name rebound
@@ -1297,6 +1302,7 @@ def _grader_main():
                 od = _dict_of(v)
                 if od is not None:
                     _take(snap, name + "." + k, od, False)
+                    _co[name + "." + k] = kind
 
     baseline = []
     for n, m in watched:
@@ -1362,8 +1368,11 @@ def _grader_main():
 
     behaviour_ref[0] = behaviour
 
+    METHODS = (FT, staticmethod, classmethod) + NATIVE
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
-                  _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour):
+                  _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
+                  _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS):
         for k in d:
             if _type(k) is not _str:
                 return "a non-str name in " + name
@@ -1377,6 +1386,14 @@ def _grader_main():
                     continue
                 if strict:
                     return "name %s added to %s" % (k, name)
+                t = _co.get(name)
+                if t is not None:
+                    for c in _mro(t):
+                        cd = _td(c)
+                        if k in cd:
+                            if _one(_type(cd[k]), _meth):
+                                return "%s.%s shadows a method of its class" % (name, k)
+                            break
                 continue
             if d[k] is not items[k] and (strict or _beh(items[k])):
                 return "%s.%s rebound" % (name, k)
