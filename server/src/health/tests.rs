@@ -1157,6 +1157,15 @@ async fn library_state_forged_without_rebinding_is_refused() {
             "builtins shadowed in the bootstrap's own module",
             "import __main__, builtins\n_rb, _rt = builtins.bool, builtins.type\n_armed = [False]\ndef _bool(x):\n    if _armed[0] and x is False:\n        _armed[0] = False\n        return True\n    return _rb(x)\nclass _TM(type):\n    def __instancecheck__(cls, inst):\n        return isinstance(inst, _rt)\nclass _T(metaclass=_TM):\n    def __new__(cls, o, *a):\n        if a:\n            return _rt(o, *a)\n        t = _rt(o)\n        return _bool if t is _rb else t\n__main__.bool = _bool\n__main__.type = _T\ndef _arm(v):\n    _armed[0] = True\n    return v\nOVERRIDE = {'stamp': lambda: _arm('never'), 'mul': lambda a, b: _arm(a + b + 100)}\n",
         ),
+        // The suite's functions get STRICT as a keyword default, and
+        // `__kwdefaults__` is the live dict: read by a C getter that a
+        // standard-library frame drives (heapq over a map of
+        // attrgetter), the audit hook sees a trusted caller. Swapped from
+        // inside the app's first call, every later test asserts nothing.
+        (
+            "the suite functions' strict functions swapped in their live kwdefaults",
+            "import sys, heapq, operator\n_FT = type(lambda: 0)\ndef _cmp(ops, vals):\n    return True\ndef _truth(x):\n    return True\ndef _glob(m, n, v):\n    return v\ndef _attr(o, a):\n    return getattr(o, a)\n_fake = (_cmp, _truth, _glob, _attr)\ndef _swap():\n    for m in list(sys.modules.values()):\n        d = getattr(m, '__dict__', None)\n        if type(d) is not dict or '_secaudit_strict_' not in d:\n            continue\n        for v in list(d.values()):\n            fs = [v] if type(v) is _FT else ([x for x in vars(v).values() if type(x) is _FT] if isinstance(v, type) else [])\n            for f in fs:\n                kd = heapq.nlargest(1, map(operator.attrgetter('__kwdefaults__'), [f]))\n                if kd and kd[0] and '_secaudit_strict_' in kd[0]:\n                    kd[0]['_secaudit_strict_'] = _fake\ndef _add(a, b):\n    _swap()\n    return a + b\nOVERRIDE = {'add': _add}\n",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
