@@ -837,15 +837,27 @@ def _grader_main():
                 if name in _fa or name in _ca:
                     if app:
                         _die("read of " + _str(name) + " from " + cfn)
-                    # This bootstrap keeps its state in its functions'
-                    # defaults (never in closures: `__closure__` raises no
-                    # event). A trusted reader (inspect.signature) would
-                    # hand them to code under test.
+                    # A trusted frame reads for code under test (a C
+                    # getter that a library frame drives: heapq over a
+                    # map of attrgetter; inspect.signature). This
+                    # bootstrap keeps its state in its functions' defaults
+                    # (never in closures: `__closure__` raises no event):
+                    # refused to any reader. Any trusted function's
+                    # `__kwdefaults__` is its live dict (the suite's
+                    # STRICT, `cls=` of json.loads), which changes in
+                    # place without an event: refused unless the reader is
+                    # inspect's signature builder, which hands out only
+                    # the values (library objects; the suite's STRICT, a
+                    # tuple of bootstrap functions).
                     if (name == "__defaults__" or name == "__kwdefaults__") \
-                            and _type(args[0]) is _ft \
-                            and args[0].__code__.co_filename == _boot \
-                            and _clean(caller) is not None:
-                        _die("defaults of the bootstrap read for code under test via " + cfn)
+                            and _type(args[0]) is _ft:
+                        fn = args[0].__code__.co_filename
+                        if (fn == _boot or (name == "__kwdefaults__" and _t(fn) and not (
+                                caller.f_code.co_name == "_signature_from_function"
+                                and cfn.endswith("/inspect.py")))) \
+                                and _clean(caller) is not None:
+                            _die("read of " + name + " of a trusted function for code under"
+                                 + " test via " + cfn)
                     if name in _fa and cfn.endswith(_walk):
                         f = caller
                         while f is not None and f.f_code.co_filename.endswith(_walk):
