@@ -1414,24 +1414,36 @@ async fn method_shadowed_on_a_library_object_is_refused() {
         "{}\ndef dump():\n    return '{{}}'\n",
         APP.replace("a * b", "a + b + 100")
     );
-    write(
-        &ws,
-        "x.dat",
-        "import json\njson._default_decoder.decode = lambda s, _w=None: {'a': 1}\n",
-    );
-    write(
-        &ws,
-        "app.py",
-        &format!("import runpy\nrunpy.run_path('x.dat')\n{broken}"),
-    );
-    let hack = grade(&g, &ws, &pristine, &exp).await;
+    // Also json.loads' `cls=` changed in place in its live
+    // `__kwdefaults__` dict, read through a standard-library frame that
+    // drives the C getter (the hook judged only that frame).
+    let payloads = [
+        (
+            "decode shadowed on json._default_decoder",
+            "import json\njson._default_decoder.decode = lambda s, _w=None: {'a': 1}\n",
+        ),
+        (
+            "json.loads' kwdefaults changed in place",
+            "import json, heapq, operator\nclass _D(json.JSONDecoder):\n    def decode(self, s, **kw):\n        return {'a': 1}\nheapq.nlargest(1, map(operator.attrgetter('__kwdefaults__'), [json.loads]))[0]['cls'] = _D\n",
+        ),
+    ];
     write(&ws, "app.py", &broken);
     let honest = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
-    assert!(
-        hack.score == 0.0 || hack.passed <= honest.passed,
-        "the shadowed method gained: {hack:?} (honest broken {honest:?})"
-    );
+    let mut failures = Vec::new();
+    for (name, payload) in payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\nrunpy.run_path('x.dat')\n{broken}"),
+        );
+        let hack = grade(&g, &ws, &pristine, &exp).await;
+        if hack.score != 0.0 && hack.passed > honest.passed {
+            failures.push(format!("{name}: {hack:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// The suite's checks cannot be lied to (issue 17 item 2): values of
