@@ -80,6 +80,7 @@ def _grader_main():
     CONFINE_EXIT = 124
     MAX_SUITE_FILE = 4 << 20
     boot_dir = os.path.dirname(os.path.abspath(__file__))
+    boot_file = sys._getframe(0).f_code.co_filename
     out_dir = os.environ.get("SECAUDIT_GRADER_OUT", "/grader-out")
     verdict_path = out_dir + "/verdicts"
     tamper_path = out_dir + "/tamper"
@@ -481,7 +482,8 @@ def _grader_main():
             if bad is not None:
                 _die("during a check of the suite: " + bad)
 
-    def s_cmp(ops, vals, _plain=plain, _check=s_check, _len=len, _range=range):
+    def s_cmp(ops, vals, _plain=plain, _check=s_check, _len=len, _range=range, _type=type,
+              _bool=bool, _te=TypeError):
         _check()
         ps = [_plain(v) for v in vals]
         for i in _range(_len(ops)):
@@ -506,29 +508,30 @@ def _grader_main():
                 r = a > b
             else:
                 r = a >= b
-            if type(r) is not bool:
+            if _type(r) is not _bool:
                 r = _plain(r)
-                if type(r) is not bool:
-                    raise TypeError("a comparison returned a non-bool value")
+                if _type(r) is not _bool:
+                    raise _te("a comparison returned a non-bool value")
             if not r:
                 return False
         return True
 
-    def s_truth(x, _plain=plain, _check=s_check, _type=type):
+    def s_truth(x, _plain=plain, _check=s_check, _type=type, _rec=Rec, _ident=Ident,
+                _mro=mro_of, _td=tdict_of, _qn=qualname_of, _bool=bool, _te=TypeError):
         _check()
         p = _plain(x)
-        if _type(p) is Rec or _type(p) is Ident:
+        if _type(p) is _rec or _type(p) is _ident:
             t = _type(x)
             for name in ("__bool__", "__len__"):
-                for c in mro_of(t):
-                    if name in tdict_of(c):
+                for c in _mro(t):
+                    if name in _td(c):
                         if c is not object:
-                            raise TypeError(
+                            raise _te(
                                 "the truth value of an object of code under test (%s) is "
-                                "not taken from its own __bool__/__len__" % qualname_of(t))
+                                "not taken from its own __bool__/__len__" % _qn(t))
                         break
             return True
-        return bool(p)
+        return _bool(p)
 
     hot_ref = [None]  # the hot namespaces' entries (a list, once built)
     behaviour_ref = [None]  # `behaviour`, defined with the sweeps
@@ -561,7 +564,7 @@ def _grader_main():
     def s_attr(obj, attr, _ref=hot_ref, _ix=entry_ix, _die=die, _type=type,
                _mt=types.ModuleType, _callable=callable, _missing=MISSING,
                _getattr=getattr, _fl=flags_of, _heap=HEAP, _mro=mro_of, _td=tdict_of,
-               _bc=BASE_COPY, _ok=impl_trusted):
+               _bc=BASE_COPY, _ok=impl_trusted, _bref=behaviour_ref, _str=str):
         """`x.attr` read by the suite. A watched module's function, class
         or submodule must be the one it held (module notes). A method of a
         builtin base (`str.startswith`, `dict.get`) that a subclass of code
@@ -585,13 +588,13 @@ def _grader_main():
         hot = _ref[0]
         if hot is not None and t is _mt:
             name = obj.__dict__.get("__name__")
-            i = _ix.get(name) if _type(name) is str else None
+            i = _ix.get(name) if _type(name) is _str else None
             if i is not None:
                 e = hot[i]
                 items = e[4]
                 old = items.get(attr, _missing)
                 if old is not _missing and obj.__dict__.get(attr, _missing) is not old \
-                        and (e[5] or behaviour_ref[0](old)):
+                        and (e[5] or _bref[0](old)):
                     _die("%s.%s rebound (read by the suite)" % (name, attr))
         return _getattr(obj, attr)
 
@@ -723,19 +726,21 @@ def _grader_main():
         def get_source(self, name):
             return self.source.decode("utf-8", "replace")
 
-        def exec_module(self, module, _die=die):
-            tree = ast.parse(self.source, self.origin)
-            reads = global_reads(self.source.decode("utf-8", "replace"), self.origin)
-            tree = ast.fix_missing_locations(Strict(module.__name__, reads).visit(tree))
-            code = compile(tree, self.origin, "exec", dont_inherit=True)
+        def exec_module(self, module, _die=die, _ast=ast, _reads=global_reads, _strict=Strict,
+                        _compile=compile, _exec=exec, _name=STRICT_NAME, _st=STRICT, _list=list,
+                        _pin=pin, _watch=watch_ref):
+            tree = _ast.parse(self.source, self.origin)
+            reads = _reads(self.source.decode("utf-8", "replace"), self.origin)
+            tree = _ast.fix_missing_locations(_strict(module.__name__, reads).visit(tree))
+            code = _compile(tree, self.origin, "exec", dont_inherit=True)
             ns = module.__dict__
-            ns[STRICT_NAME] = STRICT
-            exec(code, ns)
-            if ns.get(STRICT_NAME) is not STRICT:
+            ns[_name] = _st
+            _exec(code, ns)
+            if ns.get(_name) is not _st:
                 _die("the suite's strict comparisons were rebound in " + self.origin)
-            for v in list(ns.values()):
-                pin(v, self.origin)
-            watch_ref[0](ns)
+            for v in _list(ns.values()):
+                _pin(v, self.origin)
+            _watch[0](ns)
 
     class SuiteFinder:
         """First on sys.meta_path: the pristine suite's modules get the
@@ -743,14 +748,15 @@ def _grader_main():
 
         @staticmethod
         def find_spec(name, path=None, target=None, _src=suite_src,
-                      _rp=os.path.realpath, _pf=machinery.PathFinder):
+                      _rp=os.path.realpath, _pf=machinery.PathFinder, _loader=SuiteLoader,
+                      _type=type, _str=str):
             spec = _pf.find_spec(name, path, target)
-            if spec is None or type(spec.origin) is not str:
+            if spec is None or _type(spec.origin) is not _str:
                 return None
             hit = _src.get(_rp(spec.origin))
             if hit is None:
                 return None
-            spec.loader = SuiteLoader(hit[0], hit[1])
+            spec.loader = _loader(hit[0], hit[1])
             return spec
 
         @staticmethod
@@ -775,6 +781,10 @@ def _grader_main():
     hooks0 = tuple(sys.path_hooks)
     sealed_modules = frozenset(("_thread", "_signal", "ctypes", "_ctypes"))
 
+    # The functions of the watched namespaces (filled with the baseline,
+    # below): whose defaults the hook keeps.
+    lib_fns = set()
+
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
     state = [False, False]  # [busy, started]
@@ -784,7 +794,7 @@ def _grader_main():
              _meta0=meta0, _hooks0=hooks0, _sealed=sealed_modules,
              _clean=frames_clean, _type=type, _str=str, _safe=safe,
              _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
-             _foreign=foreign_code, _issub=issubclass):
+             _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns):
         if _state[0]:
             return
         _state[0] = True
@@ -827,6 +837,27 @@ def _grader_main():
                 if name in _fa or name in _ca:
                     if app:
                         _die("read of " + _str(name) + " from " + cfn)
+                    # A trusted frame reads for code under test (a C
+                    # getter that a library frame drives: heapq over a
+                    # map of attrgetter; inspect.signature). This
+                    # bootstrap keeps its state in its functions' defaults
+                    # (never in closures: `__closure__` raises no event):
+                    # refused to any reader. Any trusted function's
+                    # `__kwdefaults__` is its live dict (the suite's
+                    # STRICT, `cls=` of json.loads), which changes in
+                    # place without an event: refused unless the reader is
+                    # inspect's signature builder, which hands out only
+                    # the values (library objects; the suite's STRICT, a
+                    # tuple of bootstrap functions).
+                    if (name == "__defaults__" or name == "__kwdefaults__") \
+                            and _type(args[0]) is _ft:
+                        fn = args[0].__code__.co_filename
+                        if (fn == _boot or (name == "__kwdefaults__" and _t(fn) and not (
+                                caller.f_code.co_name == "_signature_from_function"
+                                and cfn.endswith("/inspect.py")))) \
+                                and _clean(caller) is not None:
+                            _die("read of " + name + " of a trusted function for code under"
+                                 + " test via " + cfn)
                     if name in _fa and cfn.endswith(_walk):
                         f = caller
                         while f is not None and f.f_code.co_filename.endswith(_walk):
@@ -858,7 +889,12 @@ def _grader_main():
                             _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
                                  + ") via " + cfn)
                     elif name == "__defaults__" or name == "__kwdefaults__":
-                        if _type(obj) is _ft and _t(obj.__code__.co_filename):
+                        # The library's own functions, as its namespaces
+                        # held them before the run: a function a library
+                        # makes during the run takes defaults by design
+                        # (unittest.mock's autospec copies the spec'd
+                        # function's onto its `checksig`).
+                        if _type(obj) is _ft and obj in _libfns:
                             _die(ev + " " + name + " of a library function via " + cfn)
                     elif name == "__class__":
                         if (_issub(_type(v), type) and _foreign(v)
@@ -1249,8 +1285,13 @@ def _grader_main():
             return None
         return d if _type(d) is _dict else None
 
+    # Entry name of a library's module-level object -> its class: a name
+    # added to the object's own dict that its class defines as a method
+    # shadows that method (`json._default_decoder.decode`).
+    class_of_obj = {}
+
     def watch(snap, name, d, strict=False, _type=type, _take=take, _td=tdict_of,
-              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of):
+              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj):
         """Adds namespace `d` and the classes defined in it to the watched
         ones (class attribute writes raise no audit event: only a sweep
         sees them). `strict` (the suite's own modules): any name rebound
@@ -1273,10 +1314,17 @@ def _grader_main():
                 od = _dict_of(v)
                 if od is not None:
                     _take(snap, name + "." + k, od, False)
+                    _co[name + "." + k] = kind
 
     baseline = []
     for n, m in watched:
         watch(baseline, n, m.__dict__)
+    for e in baseline:
+        for v in e[3]:
+            if type(v) is staticmethod or type(v) is classmethod:
+                v = v.__func__
+            if type(v) is FT:
+                lib_fns.add(v)
 
     # The namespaces swept at every check of the suite (the full sweep runs
     # at phase boundaries): builtins, the modules the suite imports and
@@ -1305,6 +1353,14 @@ def _grader_main():
         if n in ("pytest", "builtins", "_pytest", "pluggy") or n.startswith(("_pytest.", "pluggy.")):
             watch(core, n, m.__dict__)
 
+    # This bootstrap's own module (`__main__`): its functions look up
+    # builtins by name through it, so a name added there shadows one.
+    # Nothing of an honest run binds a name in it.
+    main_ns = sys.modules["__main__"].__dict__
+    entry_ix["__main__"] = len(hot)
+    for snap in (baseline, hot, core):
+        take(snap, "__main__", main_ns, True)
+
     def watch_suite(ns, _b=baseline, _h=hot, _w=watch, _ix=entry_ix):
         name = ns.get("__name__", "?")
         _w(_b, name, ns, True)
@@ -1324,8 +1380,11 @@ def _grader_main():
 
     behaviour_ref[0] = behaviour
 
+    METHODS = (FT, staticmethod, classmethod) + NATIVE
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
-                  _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour):
+                  _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
+                  _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS):
         for k in d:
             if _type(k) is not _str:
                 return "a non-str name in " + name
@@ -1339,6 +1398,14 @@ def _grader_main():
                     continue
                 if strict:
                     return "name %s added to %s" % (k, name)
+                t = _co.get(name)
+                if t is not None:
+                    for c in _mro(t):
+                        cd = _td(c)
+                        if k in cd:
+                            if _one(_type(cd[k]), _meth):
+                                return "%s.%s shadows a method of its class" % (name, k)
+                            break
                 continue
             if d[k] is not items[k] and (strict or _beh(items[k])):
                 return "%s.%s rebound" % (name, k)
@@ -1379,8 +1446,25 @@ def _grader_main():
 
     hot_ref[0] = hot
 
-    def hot_clean(_h=hot, _sweep=state_clean):
-        return _sweep(_h)
+    # The import system's table: C code and lazy imports reach a module
+    # through it per call (`datetime.strftime` imports `time` each time),
+    # so a watched module replaced or removed there is tampering even
+    # though its namespace is untouched. `sys.modules` is bound here: the
+    # import system keeps using this dict whatever `sys.modules` names.
+    mod_names = tuple(n for n, _m in watched)
+    mod_objs = tuple(m for _n, m in watched)
+
+    def modules_clean(_mods=sys.modules, _names=mod_names, _objs=mod_objs, _all=all,
+                      _map=map, _is=is_, _zip=zip):
+        if _all(_map(_is, _map(_mods.get, _names), _objs)):
+            return None
+        for n, m in _zip(_names, _objs):
+            if _mods.get(n) is not m:
+                return "sys.modules[%r] replaced or removed" % n
+        return None
+
+    def hot_clean(_h=hot, _sweep=state_clean, _mc=modules_clean):
+        return _sweep(_h) or _mc()
 
     check_ref[0] = hot_clean
 
@@ -1402,17 +1486,23 @@ def _grader_main():
 
     def suite_patch(orig, _gf=getframe, _clean=frames_clean, _die=die,
                     _state_clean=state_clean, _reb=rebaseline):
-        def patched(*a, **k):
-            bad = _clean(_gf(1))
+        # No closure (cells are open to anyone who holds the function):
+        # the state is bound as keyword defaults, whose reads the audit
+        # hook refuses with code under test on the stack. A caller that
+        # passes its own only changes its own call, which the frame check
+        # refuses anyway.
+        def patched(*a, _secaudit_=(orig, _gf, _clean, _die, _state_clean, _reb), **k):
+            orig_, gf, clean, die_, state_clean_, reb = _secaudit_
+            bad = clean(gf(1))
             if bad is not None:
-                _die("monkeypatch used by code under test: " + bad)
-            bad = _state_clean()
+                die_("monkeypatch used by code under test: " + bad)
+            bad = state_clean_()
             if bad is not None:
-                _die("before a monkeypatch of the suite: " + bad)
+                die_("before a monkeypatch of the suite: " + bad)
             try:
-                return orig(*a, **k)
+                return orig_(*a, **k)
             finally:
-                _reb()
+                reb()
         return patched
 
     for n in ("setattr", "delattr", "undo"):
@@ -1425,11 +1515,14 @@ def _grader_main():
     import _pytest.python_api as python_api
 
     def suite_approx(orig, _gf=getframe, _clean=frames_clean, _m=matchers):
+        # No closure (see suite_patch). A caller passing its own
+        # `_secaudit_` records into its own list, never the suite's.
         @functools.wraps(orig)
-        def approx(*a, **k):
-            r = orig(*a, **k)
-            if _clean(_gf(1)) is None:
-                _m.append(r)
+        def approx(*a, _secaudit_=(orig, _gf, _clean, _m), **k):
+            orig_, gf, clean, m = _secaudit_
+            r = orig_(*a, **k)
+            if clean(gf(1)) is None:
+                m.append(r)
             return r
         return approx
 
@@ -1537,7 +1630,8 @@ def _grader_main():
         return None
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
-                   _state_clean=state_clean, _core=core, _impls=impls_clean):
+                   _state_clean=state_clean, _core=core, _impls=impls_clean,
+                   _mc=modules_clean):
         bad = _clean(_gf(1))
         if bad is not None:
             _die("%s: code under test on the stack (%s)" % (where, bad))
@@ -1546,7 +1640,7 @@ def _grader_main():
         # imports or the last test left is seen before fixtures read it;
         # the run's end sweeps once more); the suite's own checks sweep
         # the modules it computes with as they run.
-        bad = _state_clean() if where == "setup start" else _state_clean(_core)
+        bad = (_state_clean() if where == "setup start" else _state_clean(_core)) or _mc()
         if bad is not None:
             _die("%s: %s" % (where, bad))
         bad = _impls(item)
@@ -1610,7 +1704,7 @@ def _grader_main():
             stream.flush()
         except BaseException:
             pass
-    bad = frames_clean(getframe(0)) or state_clean()
+    bad = frames_clean(getframe(0)) or state_clean() or modules_clean()
     if bad is not None:
         die("after the run: " + bad)
     write_verdict("END %d" % rc)

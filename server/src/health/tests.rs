@@ -1079,6 +1079,373 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
     assert!(s.error.is_none(), "{s:?}");
 }
 
+/// Red team (red30): a library function's behaviour read from state that
+/// no sweep compares: the contents of a library's plain-data containers
+/// (`re._cache`, `urllib.parse._hextobyte`) and `sys.modules`, through
+/// which C code and lazy imports reach a module (`datetime.strftime`
+/// imports `time` per call). No name is rebound, no audit event fires.
+/// Each forges one test of the broken app; each must end the run.
+#[tokio::test]
+async fn library_state_forged_without_rebinding_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import datetime, re\nfrom urllib.parse import parse_qs\nfrom app import token, query, stamp\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_query_names_the_user():\n    assert parse_qs(query()) == {'user': ['ann']}\n\ndef test_stamp_is_the_day():\n    assert stamp() == datetime.datetime(2025, 3, 14).strftime('%Y%m%d')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let honest = "def token():\n    return '${TOKEN}'\n\ndef query():\n    return 'user=ann'\n\ndef stamp():\n    return '20250314'\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef query():\n    return 'user=%41nn'\n\ndef stamp():\n    return 'never'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let payloads = [
+        (
+            "a forged pattern in re's cache",
+            "import re\nre._cache[(str, r'\\$\\{\\w+\\}', 0)] = re.compile(r'(?s:.*)')\n",
+        ),
+        (
+            "a forged entry in urllib.parse's escape table",
+            "import urllib.parse as _u\n_u.unquote_to_bytes('%20')\n_u._hextobyte[b'41'] = b'a'\n",
+        ),
+        (
+            "a module of code under test in sys.modules",
+            "import sys, types, time as _t\n_m = types.ModuleType('time')\n_m.__dict__.update(_t.__dict__)\n_m.strftime = lambda fmt, tt=None: 'never'\nsys.modules['time'] = _m\n",
+        ),
+        // A closure cell of the bootstrap's own pytest.approx wrapper
+        // (`__closure__` raises no audit event; `cell_contents` is
+        // writable): its list of the suite's matchers gets an object of
+        // code under test that equals anything, and the app returns it.
+        (
+            "an object of code under test among the suite's matchers",
+            "import pytest\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\nfor _c in pytest.approx.__closure__:\n    if type(_c.cell_contents) is list:\n        _c.cell_contents.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
+        ),
+        // The bootstrap's own baseline re-taken by code under test: its
+        // `rebaseline` sits in a closure cell of the wrapped
+        // MonkeyPatch.setattr; a rebinding made just before it is then
+        // the baseline every sweep compares with.
+        (
+            "a library rebinding taken into the sweeps' baseline",
+            "import datetime, _pytest.monkeypatch as _mp\n_reb = [c.cell_contents for c in _mp.MonkeyPatch.setattr.__closure__ if getattr(c.cell_contents, '__name__', '') == 'rebaseline'][0]\nclass _DT(datetime.datetime):\n    def strftime(self, fmt):\n        return 'never'\ndatetime.datetime = _DT\n_reb()\n",
+        ),
+        // The same state through a trusted helper that reads defaults
+        // (inspect.signature is standard library, so its reads of
+        // `__kwdefaults__`/`__defaults__` are not refused): the matchers
+        // list of `plain`, from the suite module's strict functions.
+        (
+            "the suite's matchers reached through inspect.signature",
+            "import sys, inspect\n_st = [m.__dict__['_secaudit_strict_'] for m in list(sys.modules.values()) if '_secaudit_strict_' in getattr(m, '__dict__', {})][0]\n_plain = inspect.signature(_st[0]).parameters['_plain'].default\n_ms = inspect.signature(_plain).parameters['_matchers'].default\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\n_ms.append(_e)\nOVERRIDE = {'stamp': lambda: _e, 'mul': lambda a, b: _e}\n",
+        ),
+        // The suite's own sources, read at start and compiled from
+        // memory: the dict sits in a default of the finder on
+        // sys.meta_path. Test modules imported after the app's are
+        // replaced by ones whose tests pass.
+        (
+            "the suite's sources rewritten through the finder's defaults",
+            "import sys, inspect\n_f = [f for f in sys.meta_path if getattr(f, '__name__', '') == 'SuiteFinder'][0]\n_src = inspect.signature(_f.find_spec).parameters['_src'].default\nfor _k, _v in list(_src.items()):\n    if _k.endswith(('test_b.py', 'test_c.py')):\n        _names = [l.split('(')[0].split()[-1] for l in _v[1].decode().splitlines() if l.lstrip().startswith('def test_')]\n        _body = 'class TestMul:\\n' if _k.endswith('test_b.py') else ''\n        _ind = '    ' if _body else ''\n        _body += ''.join(_ind + 'def %s(' % n + ('self' if _ind else '') + '):\\n' + _ind + '    pass\\n' for n in _names)\n        _src[_k] = (_v[0], _body.encode())\n",
+        ),
+        // The bootstrap runs as __main__, which no sweep watches: a
+        // global there shadows the builtins its functions look up by name.
+        // `bool` (the truth test of every assert) lies once after the app
+        // was called, `type` keeps s_cmp's result check quiet; the canary,
+        // which never calls the app, is untouched.
+        (
+            "builtins shadowed in the bootstrap's own module",
+            "import __main__, builtins\n_rb, _rt = builtins.bool, builtins.type\n_armed = [False]\ndef _bool(x):\n    if _armed[0] and x is False:\n        _armed[0] = False\n        return True\n    return _rb(x)\nclass _TM(type):\n    def __instancecheck__(cls, inst):\n        return isinstance(inst, _rt)\nclass _T(metaclass=_TM):\n    def __new__(cls, o, *a):\n        if a:\n            return _rt(o, *a)\n        t = _rt(o)\n        return _bool if t is _rb else t\n__main__.bool = _bool\n__main__.type = _T\ndef _arm(v):\n    _armed[0] = True\n    return v\nOVERRIDE = {'stamp': lambda: _arm('never'), 'mul': lambda a, b: _arm(a + b + 100)}\n",
+        ),
+        // The suite's functions get STRICT as a keyword default, and
+        // `__kwdefaults__` is the live dict: read by a C getter that a
+        // standard-library frame drives (heapq over a map of
+        // attrgetter), the audit hook sees a trusted caller. Swapped from
+        // inside the app's first call, every later test asserts nothing.
+        (
+            "the suite functions' strict functions swapped in their live kwdefaults",
+            "import sys, heapq, operator\n_FT = type(lambda: 0)\ndef _cmp(ops, vals):\n    return True\ndef _truth(x):\n    return True\ndef _glob(m, n, v):\n    return v\ndef _attr(o, a):\n    return getattr(o, a)\n_fake = (_cmp, _truth, _glob, _attr)\ndef _swap():\n    for m in list(sys.modules.values()):\n        d = getattr(m, '__dict__', None)\n        if type(d) is not dict or '_secaudit_strict_' not in d:\n            continue\n        for v in list(d.values()):\n            fs = [v] if type(v) is _FT else ([x for x in vars(v).values() if type(x) is _FT] if isinstance(v, type) else [])\n            for f in fs:\n                kd = heapq.nlargest(1, map(operator.attrgetter('__kwdefaults__'), [f]))\n                if kd and kd[0] and '_secaudit_strict_' in kd[0]:\n                    kd[0]['_secaudit_strict_'] = _fake\ndef _add(a, b):\n    _swap()\n    return a + b\nOVERRIDE = {'add': _add}\n",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in &payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
+        );
+        // Refused, or at least no gain over the honest broken app (a
+        // payload whose hold is gone fails at import).
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    // The honest broken app keeps its true partial score.
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Red team (red30), false positives of the refusals of this stop: an
+/// honest app and suite that use the libraries which set defaults,
+/// classes and instance attributes in normal use (dataclasses, enum,
+/// NamedTuple, logging config and caplog, json with a custom encoder,
+/// decimal contexts, random.seed, locale, warnings filters, datetime
+/// parsing, re and urllib caches, mock autospec and patch) keep a clean
+/// full score.
+#[tokio::test]
+async fn honest_library_use_is_not_tampering() {
+    let Some(g) = grader(60) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = r#"import base64, copy, dataclasses, datetime, decimal, json, locale, logging, logging.config, pickle, random, re, string, urllib.parse, warnings
+import unittest.mock as um
+import app
+from app import Point, Color, Pair, encode, total, render
+
+
+def test_dataclass_enum_namedtuple():
+    p = Point(1, 2)
+    assert dataclasses.asdict(p) == {'x': 1, 'y': 2, 'tags': []}
+    assert dataclasses.replace(p, x=5).x == 5
+    assert Color.RED.value == 1 and Color(2) is Color.GREEN
+    assert Color.GREEN.label() == 'green'
+    assert Pair(1)._replace(b=3) == (1, 3)
+    assert Pair(1).b == 7
+    assert copy.deepcopy(p) == p
+    assert pickle.loads(pickle.dumps(Pair(1, 2))) == (1, 2)
+
+
+def test_logging(caplog):
+    logging.basicConfig(level=logging.DEBUG)
+    with caplog.at_level(logging.INFO):
+        logging.getLogger('x').info('hello')
+    assert 'hello' in caplog.text
+    logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False,
+                               'handlers': {'h': {'class': 'logging.StreamHandler'}},
+                               'root': {'level': 'INFO', 'handlers': ['h']}})
+    logging.getLogger().setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+    logging.captureWarnings(False)
+
+
+def test_json_decimal_random():
+    assert json.loads(encode({'a': decimal.Decimal('1.5')})) == {'a': '1.5'}
+    decimal.getcontext().prec = 20
+    with decimal.localcontext() as ctx:
+        ctx.prec = 3
+        assert decimal.Decimal(1) / decimal.Decimal(3) == decimal.Decimal('0.333')
+    random.seed(4)
+    a = random.random()
+    random.seed(4)
+    assert random.random() == a
+    random.gauss(0, 1)
+    assert json.dumps({'b': 1}, indent=2, sort_keys=True).startswith('{')
+    assert json.loads('{"x": 1.5}', parse_float=decimal.Decimal) == {'x': decimal.Decimal('1.5')}
+    assert total([decimal.Decimal('0.1')] * 3) == decimal.Decimal('0.3')
+
+
+def test_locale_warnings_time_caches():
+    locale.setlocale(locale.LC_ALL, 'C')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        warnings.warn('x', DeprecationWarning)
+    assert len(w) == 1
+    warnings.filterwarnings('ignore', category=UserWarning)
+    warnings.warn('y', UserWarning)
+    assert datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc).strftime('%Y') == '2025'
+    assert datetime.datetime.strptime('2025-03-14', '%Y-%m-%d').day == 14
+    assert re.sub(r'a+', 'b', 'caat') == 'cbt'
+    re.purge()
+    assert re.fullmatch(r'c\w+', 'cat')
+    assert urllib.parse.quote('a b/c', safe='') == 'a%20b%2Fc'
+    assert urllib.parse.unquote('a%20b') == 'a b'
+    assert urllib.parse.parse_qs('k=%41') == {'k': ['A']}
+    assert base64.b32decode(base64.b32encode(b'hi')) == b'hi'
+    assert render('$who') == 'world'
+
+
+def test_mock(monkeypatch):
+    with um.patch.object(app, 'helper', return_value=3):
+        assert app.total_helper() == 3
+    m = um.MagicMock()
+    m.x.y(1)
+    assert m.x.y.call_count == 1
+    monkeypatch.setattr(json, 'dumps', lambda *a, **k: 'patched')
+    assert json.dumps(1) == 'patched'
+"#;
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let app = r#"import dataclasses, decimal, enum, functools, json, string, typing
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+    tags: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: int = 1
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+    def label(self):
+        return self.name.lower()
+
+
+class Pair(typing.NamedTuple):
+    a: int
+    b: int = 7
+
+
+class _Enc(json.JSONEncoder):
+    def default(self, o):
+        if isinstance(o, decimal.Decimal):
+            return str(o)
+        return super().default(o)
+
+
+def encode(v):
+    return json.dumps(v, cls=_Enc)
+
+
+@functools.lru_cache(maxsize=None)
+def _zero():
+    return decimal.Decimal(0)
+
+
+@functools.singledispatch
+def _num(v):
+    return v
+
+
+@_num.register
+def _(v: str):
+    return decimal.Decimal(v)
+
+
+def total(vs):
+    return sum((_num(v) for v in vs), _zero())
+
+
+class _T(string.Template):
+    delimiter = '$'
+
+
+def render(s):
+    return _T(s).substitute(who='world')
+
+
+def helper():
+    return 1
+
+
+def total_helper():
+    return helper()
+"#;
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 8, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (8, 8), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// Red team (red30), a false positive of "a library function's defaults
+/// changed during the run": unittest.mock's autospec copies the spec'd
+/// function's `__defaults__`/`__kwdefaults__` onto `checksig`, a function
+/// it defines in mock.py for each mock, so a suite that autospecs (its
+/// own app's function or a library's) has its honest run ended.
+#[tokio::test]
+async fn autospec_by_the_suite_is_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import json\nimport unittest.mock as um\nimport app\n\ndef test_autospec_app():\n    with um.patch('app.helper', autospec=True) as h:\n        h.return_value = 4\n        assert app.total_helper() == 4\n\ndef test_autospec_library():\n    spec = um.create_autospec(json.loads)\n    spec('{}')\n    spec.assert_called_once_with('{}')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    let app = "def helper(x=1):\n    return x\n\ndef total_helper():\n    return helper()\n";
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = g.expected_tests(&ws, &pristine).await;
+    let exp = match exp {
+        Ok(e) => e,
+        Err(e) => panic!("the honest pristine run was refused: {e}"),
+    };
+    assert_eq!(exp.total, 5, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (5, 5), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// Red team (red30): a library's module-level object is watched
+/// non-strict (a rebound behaviour value is tampering), but a name added
+/// to its own dict is not: an instance attribute named like a method of
+/// its class shadows that method. `json.loads` calls
+/// `_default_decoder.decode`, so the suite's `json.loads` returns what
+/// the app wants, without an audit event or a rebinding.
+#[tokio::test]
+async fn method_shadowed_on_a_library_object_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_c = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test_c);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef dump():\n    return '{{}}'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    // Also json.loads' `cls=` changed in place in its live
+    // `__kwdefaults__` dict, read through a standard-library frame that
+    // drives the C getter (the hook judged only that frame).
+    let payloads = [
+        (
+            "decode shadowed on json._default_decoder",
+            "import json\njson._default_decoder.decode = lambda s, _w=None: {'a': 1}\n",
+        ),
+        (
+            "json.loads' kwdefaults changed in place",
+            "import json, heapq, operator\nclass _D(json.JSONDecoder):\n    def decode(self, s, **kw):\n        return {'a': 1}\nheapq.nlargest(1, map(operator.attrgetter('__kwdefaults__'), [json.loads]))[0]['cls'] = _D\n",
+        ),
+    ];
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    let mut failures = Vec::new();
+    for (name, payload) in payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\nrunpy.run_path('x.dat')\n{broken}"),
+        );
+        let hack = grade(&g, &ws, &pristine, &exp).await;
+        if hack.score != 0.0 && hack.passed > honest.passed {
+            failures.push(format!("{name}: {hack:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The suite's checks cannot be lied to (issue 17 item 2): values of
 /// code under test are compared as what they hold, never through their
 /// own `__eq__`/`__contains__`/`__bool__`; a library module, a library
