@@ -1463,7 +1463,63 @@ def _grader_main():
                 return "sys.modules[%r] replaced or removed" % n
         return None
 
-    def hot_clean(_h=hot, _sweep=state_clean, _mc=modules_clean):
+    # Library caches on the suites' paths, checked for coherence: each
+    # entry must be what the library itself computes for its key. A forged
+    # entry (a pattern that matches anything, cached under the suite's
+    # placeholder regex) changes what the suite's own call returns while
+    # every namespace holds the same objects. `re`'s compiled patterns are
+    # compared with a fresh compile (`==` on two exact patterns compares
+    # their programs in C); `urllib.parse`'s hex table entry by entry. A
+    # verified state is remembered by identity, so a check costs little
+    # until a cache changes. Other library containers are not covered.
+    import re as re_mod
+    import urllib.parse as url_parse
+    re_compiler = sys.modules.get("re._compiler") or sys.modules.get("sre_compile")
+    re_seen = {}
+    hex_seen = [None, ()]
+
+    def caches_clean(_re=re_mod, _up=url_parse, _comp=getattr(re_compiler, "compile", None),
+                     _seen=re_seen, _hex=hex_seen, _type=type, _tuple=tuple, _str=str,
+                     _bytes=bytes, _int=int, _dict=dict, _len=len, _list=list, _all=all,
+                     _map=map, _is=is_, _P=re_mod.Pattern):
+        for name in ("_cache", "_cache2"):
+            c = _re.__dict__.get(name)
+            if _type(c) is not _dict:
+                continue
+            for k, v in _list(c.items()):
+                if not (_type(k) is _tuple and _len(k) == 3 and (k[0] is _str or k[0] is _bytes)
+                        and _type(k[1]) is k[0] and _type(k[2]) is _int):
+                    return "re.%s holds a key that is not a plain pattern" % name
+                if _seen.get(k) is v:
+                    continue
+                try:
+                    fresh = _comp(k[1], k[2]) if _comp is not None else None
+                except Exception:
+                    fresh = None
+                if _type(v) is not _P or fresh is None or not (v == fresh):
+                    return "re.%s holds a pattern that is not its key's" % name
+                _seen[k] = v
+        t = _up.__dict__.get("_hextobyte")
+        if _type(t) is _dict:
+            vals = _tuple(t.items())
+            if _hex[0] is not t or _len(vals) != _len(_hex[1]) or not _all(
+                    _map(_is, vals, _hex[1])):
+                for k, v in vals:
+                    if not (_type(k) is _bytes and _type(v) is _bytes and _len(k) == 2):
+                        return "urllib.parse._hextobyte holds a foreign entry"
+                    try:
+                        ok = v == _bytes.fromhex(k.decode("ascii"))
+                    except ValueError:
+                        ok = False
+                    if not ok:
+                        return "urllib.parse._hextobyte[%r] is not its key's byte" % k
+                _hex[0], _hex[1] = t, vals
+        return None
+
+    def tables_clean(_mc=modules_clean, _cc=caches_clean):
+        return _mc() or _cc()
+
+    def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()
 
     check_ref[0] = hot_clean
@@ -1631,7 +1687,7 @@ def _grader_main():
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
                    _state_clean=state_clean, _core=core, _impls=impls_clean,
-                   _mc=modules_clean):
+                   _mc=tables_clean):
         bad = _clean(_gf(1))
         if bad is not None:
             _die("%s: code under test on the stack (%s)" % (where, bad))
@@ -1704,7 +1760,7 @@ def _grader_main():
             stream.flush()
         except BaseException:
             pass
-    bad = frames_clean(getframe(0)) or state_clean() or modules_clean()
+    bad = frames_clean(getframe(0)) or state_clean() or tables_clean()
     if bad is not None:
         die("after the run: " + bad)
     write_verdict("END %d" % rc)
