@@ -829,6 +829,15 @@ def _grader_main():
                     _die("frame of code under test handed out by " + cfn)
                 if cfn.endswith(_walk) and _clean(caller) is not None:
                     _die("stack walk for code under test via " + cfn)
+                # A frame of this bootstrap (its locals hold the run's state
+                # and, in the verdict chain, the key) handed to anyone
+                # during the run: a trusted frame can be made to ask for it
+                # (heapq driving `map(sys._getframe, ...)`, a finalizer).
+                # The bootstrap's own questions are for the caller's frame
+                # or its parent, never further up.
+                if (_state[1] and fr is not None and fr.f_code.co_filename == _boot
+                        and (caller is None or (fr is not caller and fr is not caller.f_back))):
+                    _die("a frame of the grader handed out via " + cfn)
                 return
             if ev == "object.__getattr__":
                 name = args[1]
@@ -837,6 +846,12 @@ def _grader_main():
                 if name in _fa or name in _ca:
                     if app:
                         _die("read of " + _str(name) + " from " + cfn)
+                    # The same walk one `f_back` at a time, from a frame
+                    # below the bootstrap's (its own walks excepted).
+                    if name == "f_back" and _state[1] and cfn != _boot:
+                        up = args[0].f_back
+                        if up is not None and up.f_code.co_filename == _boot:
+                            _die("a frame of the grader handed out via " + cfn)
                     # A trusted frame reads for code under test (a C
                     # getter that a library frame drives: heapq over a
                     # map of attrgetter; inspect.signature). This

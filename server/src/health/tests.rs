@@ -1751,3 +1751,62 @@ async fn a_run_leaving_a_very_deep_tree_is_cleaned_up() {
         );
     }
 }
+
+/// Review rev30b: a frame of the bootstrap taken by code under test
+/// through trusted frames (heapq driving `map(sys._getframe, ...)`, or a
+/// finalizer on an object the suite drops): its locals turned the audit
+/// hook off and read the per-run key (3 of 7, honest broken 2). The hook
+/// refuses any bootstrap frame handed out during the run beyond the
+/// bootstrap's own questions (its caller's frame or that frame's parent).
+#[tokio::test]
+async fn grader_frames_are_never_handed_out() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_d = "import base64, datetime, json, re\nfrom app import token, day, secret, config\n\ndef test_config_is_safe():\n    assert json.loads(config()) == {'debug': False}\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_d.py", test_d);
+    }
+    let honest = "def token():\n    return '${TOKEN}'\n\ndef day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n\ndef config():\n    return '{\"debug\": false}'\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 7, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (7, 7), "{s:?}");
+    let broken = format!(
+        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n\ndef config():\n    return '{{\"debug\": true}}'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    // An object the suite drops with only trusted frames on the stack
+    // (the int compared by `add`'s tests), whose finalizer runs `call`.
+    let on_drop = "import collections, sys, weakref, operator\n_dq = collections.deque()\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\nclass _H:\n    pass\nclass _I(int):\n    pass\n_armed = [False]\ndef _add(a, b):\n    if _dq:\n        _use()\n        _dq.clear()\n    v = _I(a + b)\n    v.h = _H()\n    weakref.finalize(v.h, _dq.extend, _call())\n    return v\ndef _mul(a, b):\n    return _e if _armed[0] else a + b + 100\nOVERRIDE = {'add': _add, 'mul': _mul}\n";
+    let payloads = [
+        (
+            "the bootstrap's frame taken by a finalizer: hook off, key read",
+            format!("{on_drop}def _call():\n    return map(sys._getframe, range(200))\ndef _use():\n    for fr in _dq:\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n"),
+        ),
+        (
+            "the bootstrap's frame taken through heapq: hook off, key read",
+            "import heapq, sys\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\n_armed = [False]\ndef _grab():\n    k = 3\n    while True:\n        try:\n            fr = heapq.nsmallest(1, map(sys._getframe, [k]), key=id)[0]\n        except ValueError:\n            return\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n            return\n        k += 1\ndef _add(a, b):\n    if not _armed[0]:\n        _grab()\n    return a + b\ndef _mul(a, b):\n    return _e if _armed[0] else a + b + 100\nOVERRIDE = {'add': _add, 'mul': _mul}\n".to_string(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in &payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 7), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
