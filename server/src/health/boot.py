@@ -784,6 +784,11 @@ def _grader_main():
     # The functions of the watched namespaces (filled with the baseline,
     # below): whose defaults the hook keeps.
     lib_fns = set()
+    # The classes of the watched namespaces: what a library object may be
+    # re-classed to during the run.
+    lib_types = []
+    from itertools import repeat as repeat_h
+    from operator import is_ as is_h
 
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
@@ -794,7 +799,8 @@ def _grader_main():
              _meta0=meta0, _hooks0=hooks0, _sealed=sealed_modules,
              _clean=frames_clean, _type=type, _str=str, _safe=safe,
              _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
-             _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns):
+             _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
+             _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h):
         if _state[0]:
             return
         _state[0] = True
@@ -912,10 +918,14 @@ def _grader_main():
                         if _type(obj) is _ft and obj in _libfns:
                             _die(ev + " " + name + " of a library function via " + cfn)
                     elif name == "__class__":
-                        if (_issub(_type(v), type) and _foreign(v)
-                                and not _foreign(_type(obj))):
-                            _die(ev + " __class__ of a library object to a class of code"
-                                 + " under test via " + cfn)
+                        # To a class the library did not have before the
+                        # run, whatever its methods are (a
+                        # `functools.partial` over a builtin is no function
+                        # yet behaves as code under test chose).
+                        if (_issub(_type(v), type) and not _foreign(_type(obj))
+                                and (_foreign(v) or not _any(_map(_is, _rep(v), _libtypes)))):
+                            _die(ev + " __class__ of a library object to a class made"
+                                 + " during the run via " + cfn)
                 return
             if ev in ("compile", "exec", "code.__new__", "function.__new__"):
                 if app:
@@ -1340,6 +1350,8 @@ def _grader_main():
                 v = v.__func__
             if type(v) is FT:
                 lib_fns.add(v)
+            elif issubclass(type(v), type):
+                lib_types.append(v)
 
     # The namespaces swept at every check of the suite (the full sweep runs
     # at phase boundaries): builtins, the modules the suite imports and

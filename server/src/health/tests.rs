@@ -1047,6 +1047,11 @@ async fn code_swapped_by_a_trusted_helper_is_refused() {
             "import json, unittest.mock\nclass _D(json.JSONDecoder):\n    def decode(self, s, **kw):\n        return {'a': 1}\nunittest.mock.patch.object(json._default_decoder, '__class__', _D).start()\n".to_string(),
         ),
         (
+            "a library object's class, its method a partial over a builtin",
+            "__class__",
+            "import functools, json, unittest.mock\nclass _D(json.JSONDecoder):\n    decode = functools.partial(dict.get, {'{}': {'a': 1}})\nunittest.mock.patch.object(json._default_decoder, '__class__', _D).start()\n".to_string(),
+        ),
+        (
             "a library object's own attribute",
             "scan_once",
             "import json\njson._default_decoder.scan_once = lambda s, i: ({'a': 1}, len(s))\n".to_string(),
