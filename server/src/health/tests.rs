@@ -1394,6 +1394,86 @@ async fn autospec_by_the_suite_is_not_tampering() {
     assert!(s.error.is_none(), "{s:?}");
 }
 
+/// Review (rev30b): state the suite's library calls depend on, changed
+/// without rebinding a watched name and without code under test on the
+/// stack when the change is read back. Three classes:
+/// * a module the library imports lazily (`datetime.strptime` imports
+///   `_strptime` per call), planted in `sys.modules` before its first
+///   import: `modules_clean` covers only modules loaded before the run;
+/// * a library table that is plain data (`re._parser.CATEGORIES`,
+///   `base64._b32tab2`): the coherence check of `re`'s cache recompiles
+///   through the same poisoned parser, and other containers are not
+///   checked;
+/// * a trusted C callable run from a finalizer (`weakref.finalize` on an
+///   object the suite drops): only trusted frames are on the stack, so
+///   the bootstrap's defaults and frames (`sys._getframe`) are handed out,
+///   and `f_locals` raises no audit event: the matchers list, the hook's
+///   busy flag and the per-run key are then the payload's.
+#[tokio::test]
+async fn state_forged_off_the_stack_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_d = "import base64, datetime, re\nfrom app import token, day, secret\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_d.py", test_d);
+    }
+    let honest = "def token():\n    return '${TOKEN}'\n\ndef day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    // An object the suite drops with only trusted frames on the stack
+    // (the int compared by `add`'s tests), whose finalizer runs `call`.
+    let on_drop = "import collections, sys, weakref, operator\n_dq = collections.deque()\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\nclass _H:\n    pass\nclass _I(int):\n    pass\n_armed = [False]\ndef _add(a, b):\n    if _dq:\n        _use()\n        _dq.clear()\n    v = _I(a + b)\n    v.h = _H()\n    weakref.finalize(v.h, _dq.extend, _call())\n    return v\ndef _mul(a, b):\n    return _e if _armed[0] else a + b + 100\nOVERRIDE = {'add': _add, 'mul': _mul}\n";
+    let payloads = [
+        (
+            "a lazily imported library module planted in sys.modules",
+            "import sys, types\n_m = types.ModuleType('_strptime')\ndef _strptime_datetime(cls, s, fmt=None):\n    return cls(2025, 3, 14)\n_m._strptime_datetime = _strptime_datetime\nsys.modules['_strptime'] = _m\n".to_string(),
+        ),
+        (
+            "re's parser tables poisoned, the cache purged",
+            "import re\nfrom re import _parser as _p\n_any = _p.parse('(?s:.*)')[0]\nfor _k in ('\\\\$', '\\\\{', '\\\\}'):\n    _p.CATEGORIES[_k] = _any\nre.purge()\n".to_string(),
+        ),
+        (
+            "base64's cached base32 table rewritten",
+            "import base64\nbase64.b32encode(b'x')\n_t = base64._b32tab2[base64._b32alphabet]\n_f = list(_t)\ndef _ix(s):\n    c = int.from_bytes(s + bytes(5 - len(s)), 'big')\n    return [c >> 30, (c >> 20) & 0x3ff, (c >> 10) & 0x3ff, c & 0x3ff]\nfor _a, _b in zip(_ix(b'zzz'), _ix(b'abc')):\n    _f[_a] = _t[_b]\nbase64._b32tab2[base64._b32alphabet] = _f\n".to_string(),
+        ),
+        (
+            "the approx wrapper's defaults read by a finalizer",
+            format!("{on_drop}import pytest\ndef _call():\n    return map(operator.attrgetter('__kwdefaults__'), [pytest.approx])\ndef _use():\n    for d in _dq:\n        d['_secaudit_'][3].append(_e)\n        _armed[0] = True\n"),
+        ),
+        (
+            "the bootstrap's frame taken by a finalizer: hook off, key read",
+            format!("{on_drop}def _call():\n    return map(sys._getframe, range(200))\ndef _use():\n    for fr in _dq:\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in &payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Red team (red30): a library's module-level object is watched
 /// non-strict (a rebound behaviour value is tampering), but a name added
 /// to its own dict is not: an instance attribute named like a method of
