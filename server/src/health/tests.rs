@@ -1396,7 +1396,7 @@ async fn autospec_by_the_suite_is_not_tampering() {
 
 /// Review (rev30b): state the suite's library calls depend on, changed
 /// without rebinding a watched name and without code under test on the
-/// stack when the change is read back. Three classes:
+/// stack when the change is read back. Four classes:
 /// * a module the library imports lazily (`datetime.strptime` imports
 ///   `_strptime` per call), planted in `sys.modules` before its first
 ///   import: `modules_clean` covers only modules loaded before the run;
@@ -1404,6 +1404,8 @@ async fn autospec_by_the_suite_is_not_tampering() {
 ///   `base64._b32tab2`): the coherence check of `re`'s cache recompiles
 ///   through the same poisoned parser, and other containers are not
 ///   checked;
+/// * a library object's class swapped by a trusted helper (mock) for one
+///   whose method is a `functools.partial`, which `foreign_code` ignores;
 /// * a trusted C callable run from a finalizer (`weakref.finalize` on an
 ///   object the suite drops): only trusted frames are on the stack, so
 ///   the bootstrap's defaults and frames (`sys._getframe`) are handed out,
@@ -1413,18 +1415,18 @@ async fn autospec_by_the_suite_is_not_tampering() {
 async fn state_forged_off_the_stack_is_refused() {
     let Some(g) = grader(30) else { return };
     let (_d, ws, pristine) = fixture();
-    let test_d = "import base64, datetime, re\nfrom app import token, day, secret\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n";
+    let test_d = "import base64, datetime, json, re\nfrom app import token, day, secret, config\n\ndef test_config_is_safe():\n    assert json.loads(config()) == {'debug': False}\n\ndef test_token_is_a_placeholder():\n    assert re.fullmatch(r'\\$\\{\\w+\\}', token())\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n";
     for root in [&ws, &pristine] {
         write(root, "tests/test_d.py", test_d);
     }
-    let honest = "def token():\n    return '${TOKEN}'\n\ndef day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n";
+    let honest = "def token():\n    return '${TOKEN}'\n\ndef day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n\ndef config():\n    return '{\"debug\": false}'\n";
     write(&ws, "app.py", &format!("{APP}\n{honest}"));
     let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 6, "{exp:?}");
+    assert_eq!(exp.total, 7, "{exp:?}");
     let s = grade(&g, &ws, &pristine, &exp).await;
-    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    assert_eq!((s.passed, s.total), (7, 7), "{s:?}");
     let broken = format!(
-        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n",
+        "{}\ndef token():\n    return 'sk-live-0123456789'\n\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n\ndef config():\n    return '{{\"debug\": true}}'\n",
         APP.replace("a * b", "a + b + 100")
     );
     // An object the suite drops with only trusted frames on the stack
@@ -1451,6 +1453,13 @@ async fn state_forged_off_the_stack_is_refused() {
             "the bootstrap's frame taken by a finalizer: hook off, key read",
             format!("{on_drop}def _call():\n    return map(sys._getframe, range(200))\ndef _use():\n    for fr in _dq:\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n"),
         ),
+        // A library object's class set by a trusted helper to one whose
+        // method is no function (`functools.partial` over a builtin):
+        // `foreign_code` judges only functions and property accessors.
+        (
+            "a library object's class swapped for one with a partial method",
+            "import functools, json\nfrom unittest import mock\nclass _D(json.JSONDecoder):\n    decode = functools.partial(dict.get, {'{\"debug\": true}': {'debug': False}})\nmock.patch.object(json._default_decoder, '__class__', _D).start()\n".to_string(),
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in &payloads {
@@ -1469,7 +1478,7 @@ async fn state_forged_off_the_stack_is_refused() {
     }
     write(&ws, "app.py", &broken);
     let s = grade(&g, &ws, &pristine, &exp).await;
-    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert_eq!((s.passed, s.total), (2, 7), "{s:?}");
     assert!(s.error.is_none(), "{s:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
