@@ -1422,7 +1422,8 @@ async fn autospec_by_app_code_is_not_tampering() {
 /// stack when the change is read back. Four classes:
 /// * a module the library imports lazily (`datetime.strptime` imports
 ///   `_strptime` per call), planted in `sys.modules` before its first
-///   import: `modules_clean` covers only modules loaded before the run;
+///   import, or imported by the app and rebound: `modules_clean` and the
+///   sweeps cover only modules loaded before the run;
 /// * a library table that is plain data (`re._parser.CATEGORIES`,
 ///   `base64._b32tab2`): the coherence check of `re`'s cache recompiles
 ///   through the same poisoned parser, and other containers are not
@@ -1459,6 +1460,12 @@ async fn state_forged_off_the_stack_is_refused() {
         (
             "a lazily imported library module planted in sys.modules",
             "import sys, types\n_m = types.ModuleType('_strptime')\ndef _strptime_datetime(cls, s, fmt=None):\n    return cls(2025, 3, 14)\n_m._strptime_datetime = _strptime_datetime\nsys.modules['_strptime'] = _m\n".to_string(),
+        ),
+        // The same module imported by the app itself: it was not in
+        // sys.modules at the baseline, so its namespace is not watched.
+        (
+            "a library module first imported by the app, its function rebound",
+            "import _strptime\n_strptime._strptime_datetime = lambda cls, s, fmt=None: cls(2025, 3, 14)\n".to_string(),
         ),
         (
             "re's parser tables poisoned, the cache purged",
