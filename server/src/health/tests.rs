@@ -1434,7 +1434,9 @@ async fn autospec_by_app_code_is_not_tampering() {
 ///   object the suite drops): only trusted frames are on the stack, so
 ///   the bootstrap's defaults and frames (`sys._getframe`) are handed out,
 ///   and `f_locals` raises no audit event: the matchers list, the hook's
-///   busy flag and the per-run key are then the payload's.
+///   busy flag and the per-run key are then the payload's. The same
+///   frames come straight from app code through `heapq` over a `map` of
+///   `sys._getframe`.
 #[tokio::test]
 async fn state_forged_off_the_stack_is_refused() {
     let Some(g) = grader(30) else { return };
@@ -1482,6 +1484,15 @@ async fn state_forged_off_the_stack_is_refused() {
         (
             "the bootstrap's frame taken by a finalizer: hook off, key read",
             format!("{on_drop}def _call():\n    return map(sys._getframe, range(200))\ndef _use():\n    for fr in _dq:\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n"),
+        ),
+        // No finalizer needed: `sys._getframe` mapped by a C iterator that
+        // a standard-library frame drives (heapq) is judged by that caller
+        // and the frame it returns, never by the stack (8c42148 did that
+        // for `__kwdefaults__` only). Trusted frames up to the
+        // bootstrap's own are handed to the app.
+        (
+            "the bootstrap's frame taken through heapq: hook off, key read",
+            "import heapq, sys\nclass _E:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n_e = _E()\n_armed = [False]\ndef _grab():\n    k = 3\n    while True:\n        try:\n            fr = heapq.nsmallest(1, map(sys._getframe, [k]), key=id)[0]\n        except ValueError:\n            return\n        loc = fr.f_locals\n        if 'write_verdict' in loc and 'state' in loc:\n            loc['state'][0] = True\n            assert loc['macs'].gi_frame.f_locals['key']\n            loc['state'][0] = False\n            loc['matchers'].append(_e)\n            _armed[0] = True\n            return\n        k += 1\ndef _add(a, b):\n    if not _armed[0]:\n        _grab()\n    return a + b\ndef _mul(a, b):\n    return _e if _armed[0] else a + b + 100\nOVERRIDE = {'add': _add, 'mul': _mul}\n".to_string(),
         ),
         // A library object's class set by a trusted helper to one whose
         // method is no function (`functools.partial` over a builtin):
