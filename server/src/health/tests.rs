@@ -1394,29 +1394,6 @@ async fn autospec_by_the_suite_is_not_tampering() {
     assert!(s.error.is_none(), "{s:?}");
 }
 
-/// Review (rev30b), a false positive of 8c42148: `unittest.mock` copies a
-/// spec'd function's `__kwdefaults__` onto its checker (mock.py,
-/// `_copy_func_details`), so an honest app that autospecs a library
-/// function (a dry-run helper the suite calls) has a trusted
-/// function's live kwdefaults read by a trusted frame with app code
-/// below it on the stack, which the audit hook refuses.
-#[tokio::test]
-async fn autospec_by_app_code_is_not_tampering() {
-    let Some(g) = grader(30) else { return };
-    let (_d, ws, pristine) = fixture();
-    let test_e = "from app import dry_run\n\ndef test_dry_run_parses_nothing():\n    assert dry_run('{\"a\": 1}') == {'dry': True}\n";
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_e.py", test_e);
-    }
-    let app = "import json\nfrom unittest import mock\n\ndef dry_run(text):\n    loads = mock.create_autospec(json.loads, return_value={'dry': True})\n    return loads(text)\n";
-    write(&ws, "app.py", &format!("{APP}\n{app}"));
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let s = grade(&g, &ws, &pristine, &exp).await;
-    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
-    assert!(s.error.is_none(), "{s:?}");
-}
-
 /// Review (rev30b): state the suite's library calls depend on, changed
 /// without rebinding a watched name and without code under test on the
 /// stack when the change is read back. Four classes:
