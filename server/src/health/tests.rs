@@ -1501,6 +1501,146 @@ async fn state_forged_off_the_stack_is_refused() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The same class from the other side: library state the suite computes
+/// with, changed by the app before the library ever used it, or as plain
+/// data rather than code. A workspace module named like a library module
+/// that is imported lazily (pytest's `pythonpath = .` puts the workspace
+/// before the standard library, so `datetime.strptime`'s own
+/// `import _strptime` would load it); a data name of a module the suite
+/// imports rebound (`base64._b32alphabet`: `b32encode` maps the broken
+/// value onto the expected text); a table of constants of such a module
+/// changed in place (`http.client.responses`). Each grades 3 of 6 against
+/// the broken app's 2 without the bootstrap's library-wide checks.
+#[tokio::test]
+async fn library_data_forged_before_use_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_f = "import base64, datetime, http.client\nfrom app import day, secret, status\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n\ndef test_status_is_ok():\n    assert http.client.responses[status()] == 'OK'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_f.py", test_f);
+    }
+    let honest = "def day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n\ndef status():\n    return 200\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n\ndef status():\n    return 500\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let shadow =
+        "import datetime\ndef _strptime_datetime(cls, s, fmt=None):\n    return cls(2025, 3, 14)\n";
+    let payloads = [
+        (
+            "a workspace module shadowing a lazily imported library module",
+            "_strptime.py",
+            shadow,
+        ),
+        (
+            "a data name of a module the suite imports rebound",
+            "x.dat",
+            "import base64\n_a = bytearray(base64._b32alphabet)\nfor _i, _c in ((15, 'M'), (9, 'F'), (29, 'R'), (7, 'G'), (20, 'G')):\n    _a[_i] = ord(_c)\nbase64._b32alphabet = bytes(_a)\n",
+        ),
+        (
+            "a table of constants changed in place",
+            "x.dat",
+            "import http.client\nhttp.client.responses[500] = 'OK'\n",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, file, payload) in payloads {
+        write(&ws, file, payload);
+        // The shadowing module is imported by the library itself; the
+        // others run as the app is imported.
+        let run = if file == "x.dat" {
+            "import runpy\n_ns = runpy.run_path('x.dat')\n"
+        } else {
+            ""
+        };
+        write(&ws, "app.py", &format!("{run}{broken}"));
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+        std::fs::remove_file(ws.join(file)).unwrap();
+    }
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What the checks above watch, used honestly: library modules first
+/// imported during the run, by the app inside its functions and by the
+/// library lazily (`datetime.strptime`), a workspace package module named
+/// like a standard-library module, logging and warnings configured by
+/// the app, `html` loading its entity tables, and a
+/// `sys.modules` entry of the app's own (not a library name): full score.
+#[tokio::test]
+async fn library_modules_loaded_during_the_run_are_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_g = "import base64, datetime, http.client, json, re\nimport app\n\ndef test_lazy_imports():\n    assert app.weekday() == 'Friday'\n    assert app.mean([1, 2, 3]) == 2\n    assert app.row('a,b') == ['a', 'b']\n    assert app.half() == '1/2'\n\ndef test_library_state():\n    assert datetime.datetime.strptime('2025-03-14', '%Y-%m-%d').day == 14\n    assert base64.b32encode(b'abc') == b'MFRGG==='\n    assert http.client.responses[200] == 'OK'\n    assert re.fullmatch(r'\\$\\{\\w+\\}', '${TOKEN}')\n\ndef test_app_configures_libraries():\n    assert app.configure() == 'text/plain'\n    assert json.loads(app.dump()) == {'ok': True}\n\ndef test_own_module_names():\n    assert app.mail() == 'noreply@example.com'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_g.py", test_g);
+    }
+    write(&ws, "shared/__init__.py", "");
+    write(&ws, "shared/email.py", "ADDRESS = 'noreply@example.com'\n");
+    let app = r#"
+import logging, sys, types, warnings
+
+
+def weekday():
+    import calendar
+    return calendar.day_name[calendar.weekday(2025, 3, 14)]
+
+
+def mean(xs):
+    import statistics
+    return statistics.mean(xs)
+
+
+def row(s):
+    import csv, io
+    return next(csv.reader(io.StringIO(s)))
+
+
+def half():
+    from fractions import Fraction
+    return str(Fraction(1, 2))
+
+
+def configure():
+    import html
+    logging.basicConfig(level=logging.INFO)
+    logging.getLogger('app').info('configured')
+    warnings.simplefilter('ignore', DeprecationWarning)
+    return html.unescape('text&#47;plain')
+
+
+def dump():
+    import json
+    return json.dumps({'ok': True})
+
+
+def mail():
+    from shared import email
+    return email.ADDRESS
+
+
+_plugins = types.ModuleType('app_plugins')
+sys.modules['app_plugins'] = _plugins
+"#;
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 7, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (7, 7), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
 /// Red team (red30): a library's module-level object is watched
 /// non-strict (a rebound behaviour value is tampering), but a name added
 /// to its own dict is not: an instance attribute named like a method of
