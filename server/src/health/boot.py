@@ -788,44 +788,57 @@ def _grader_main():
     # `loaded_ref[0]` (set with the baseline, below). Without this, a
     # library function the suite reaches only through such a module could
     # be rebound by the app with no sweep looking.
-    loaded_ref = [None]
+    # [watch the module now run, admit the module about to run] (set with
+    # the baseline). A module is admitted once, for a spec this finder
+    # made and nobody has run yet, with nothing in it but what the import
+    # system puts there: a loader's `exec_module` called by the app on a
+    # module of its own (extra names would shadow builtins for the
+    # library's code), or twice, must not make that module the library's.
+    loaded_ref = [None, None]
+    pending_specs = []
 
     class LibSourceLoader(machinery.SourceFileLoader):
         def exec_module(self, module, _ref=loaded_ref, _base=machinery.SourceFileLoader):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(self, module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     class LibExtensionLoader(machinery.ExtensionFileLoader):
         def exec_module(self, module, _ref=loaded_ref, _base=machinery.ExtensionFileLoader):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(self, module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     class LibSourcelessLoader(machinery.SourcelessFileLoader):
         def exec_module(self, module, _ref=loaded_ref, _base=machinery.SourcelessFileLoader):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(self, module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     class LibNamespaceLoader(machinery.NamespaceLoader):
         def exec_module(self, module, _ref=loaded_ref, _base=machinery.NamespaceLoader):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(self, module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     class LibBuiltinImporter(machinery.BuiltinImporter):
         @staticmethod
         def exec_module(module, _ref=loaded_ref, _base=machinery.BuiltinImporter):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     class LibFrozenImporter(machinery.FrozenImporter):
         @staticmethod
         def exec_module(module, _ref=loaded_ref, _base=machinery.FrozenImporter):
+            fresh = _ref[1] is not None and _ref[1](module)
             _base.exec_module(module)
-            if _ref[0] is not None:
+            if fresh:
                 _ref[0](module)
 
     # Loader type -> the watching subclass (its instance takes the
@@ -855,7 +868,8 @@ def _grader_main():
                       _rp=os.path.realpath, _pf=machinery.PathFinder, _loader=SuiteLoader,
                       _type=type, _str=str, _libl=lib_loaders, _lib=lib_file, _new=object.__new__,
                       _bi=machinery.BuiltinImporter, _fi=machinery.FrozenImporter,
-                      _lbi=LibBuiltinImporter, _lfi=LibFrozenImporter, _all=all, _list=list):
+                      _lbi=LibBuiltinImporter, _lfi=LibFrozenImporter, _all=all, _list=list,
+                      _ref=loaded_ref, _pend=pending_specs):
             # Builtin, then frozen, then the path: the order of the
             # importers this one comes before.
             for imp, lib in ((_bi, _lbi), (_fi, _lfi)):
@@ -863,6 +877,8 @@ def _grader_main():
                 if spec is not None:
                     if spec.loader is imp:
                         spec.loader = lib
+                        if _ref[0] is not None:
+                            _pend.append(spec)
                     return spec
             spec = _pf.find_spec(name, path, target)
             if spec is None:
@@ -879,6 +895,8 @@ def _grader_main():
             new = _new(w)
             new.__dict__.update(spec.loader.__dict__)
             spec.loader = new
+            if _ref[0] is not None:
+                _pend.append(spec)
             return spec
 
         @staticmethod
@@ -1718,12 +1736,49 @@ def _grader_main():
         _names.append(n)
         _objs.append(m)
 
+    def admit(m, _pend=pending_specs, _type=type, _str=str, _mt=types.ModuleType, _len=len,
+              _range=range, _gf=getframe, _lib=lib_file, _ga=obj_getattr):
+        """Called by a watching loader before it runs module `m`: True when
+        the import system itself runs it, for a spec this finder made, from
+        the library's file, once."""
+        # The import system's own call (`_load_unlocked` makes the module
+        # from the spec and runs it with no other code in between), not a
+        # loader's `exec_module` called by the app on a module it made and
+        # filled first (a builtin shadowed there) or on a spec it edited.
+        # (one `f_back` from the loader's frame: `_getframe(2)` on an app
+        # frame would end the run as a frame handed out.)
+        caller = _gf(1).f_back
+        if caller is None or caller.f_code.co_name != "_load_unlocked" \
+                or caller.f_code.co_filename != "<frozen importlib._bootstrap>":
+            return False
+        if _type(m) is not _mt:
+            return False
+        d = m.__dict__
+        spec = d.get("__spec__")
+        for i in _range(_len(_pend)):
+            if _pend[i] is spec:
+                del _pend[i]
+                break
+        else:
+            return False
+        name = d.get("__name__")
+        if _type(name) is not _str or name != spec.name:
+            return False
+        loader = spec.loader
+        path = _ga(loader, "__dict__").get("path") if _type(loader) is not type else None
+        return path is None or _lib(path)
+
     loaded_ref[0] = watch_loaded
+    loaded_ref[1] = admit
     known_keys = [tuple(sys.modules), {n: True for n in sys.modules}]
+
+    def same_entry(a, b, _is=is_):
+        return a[1] is b[1] and a[0] == b[0]
 
     def modules_clean(_mods=sys.modules, _names=mod_names, _objs=mod_objs, _all=all,
                       _map=map, _is=is_, _zip=zip, _known=known_keys, _len=len, _tuple=tuple,
-                      _any=any, _rep=_repeat, _libname=library_name):
+                      _any=any, _rep=_repeat, _libname=library_name, _both=same_entry,
+                      _type=type, _str=str):
         keys = _tuple(_mods)
         if not (_len(keys) == _len(_known[0]) and _all(_map(_is, keys, _known[0]))):
             # A name new to the table that is a library module's name must
@@ -1732,12 +1787,17 @@ def _grader_main():
             # it) would run in the library's place.
             seen = _known[1]
             for n in keys:
+                if _type(n) is not _str:
+                    return "a name in sys.modules that is not a str"
                 if n in seen:
                     continue
                 m = _mods.get(n)
                 if m is None:
                     continue
-                if not _any(_map(_is, _rep(m), _objs)) and _libname(n):
+                # The library's module under its own name (the import
+                # system's aliases, `os.path`, are in the baseline).
+                if _libname(n) and not _any(
+                        _map(_both, _zip(_names, _objs), _rep((n, m)))):
                     return "sys.modules[%r] is not the library's module" % n
                 seen[n] = True
             _known[0] = keys

@@ -1509,8 +1509,10 @@ async fn state_forged_off_the_stack_is_refused() {
 /// `import _strptime` would load it); a data name of a module the suite
 /// imports rebound (`base64._b32alphabet`: `b32encode` maps the broken
 /// value onto the expected text); a table of constants of such a module
-/// changed in place (`http.client.responses`). Each grades 3 of 6 against
-/// the broken app's 2 without the bootstrap's library-wide checks.
+/// changed in place (`http.client.responses`); a library loader run by
+/// the app on a module of its own, planted under a lazily imported name.
+/// Each grades 3 of 6 against the broken app's 2 without the bootstrap's
+/// library-wide checks.
 #[tokio::test]
 async fn library_data_forged_before_use_is_refused() {
     let Some(g) = grader(30) else { return };
@@ -1546,6 +1548,14 @@ async fn library_data_forged_before_use_is_refused() {
             "a table of constants changed in place",
             "x.dat",
             "import http.client\nhttp.client.responses[500] = 'OK'\n",
+        ),
+        // The library's own loader run by the app on a module it made,
+        // a builtin shadowed in it first: the module would be the
+        // library's with the app's name in its baseline.
+        (
+            "a library loader run by the app on a module of its own",
+            "x.dat",
+            "import builtins, importlib.util, sys\n_s = importlib.util.find_spec('_strptime')\n_m = importlib.util.module_from_spec(_s)\n_m.int = lambda x, _i=builtins.int: 14 if x == '15' else _i(x)\n_s.loader.exec_module(_m)\nsys.modules['_strptime'] = _m\n",
         ),
     ];
     let mut failures = Vec::new();
