@@ -339,29 +339,15 @@ fn parse_header(buf: &[u8], off: u64) -> Option<Entry> {
     })
 }
 
-/// Inflates a zlib stream that must produce exactly `size` bytes (one
-/// spare byte of room catches a stream that would produce more).
-/// `d` is reused between calls (its state is ~40 KB to set up).
-fn inflate(d: &mut flate2::Decompress, data: &[u8], size: u64) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(usize::try_from(size).ok()?.checked_add(1)?);
-    d.reset(true);
-    loop {
-        let (len, consumed) = (out.len(), d.total_in() as usize);
-        let st = d
-            .decompress_vec(
-                data.get(consumed..)?,
-                &mut out,
-                flate2::FlushDecompress::Finish,
-            )
-            .ok()?;
-        if st == flate2::Status::StreamEnd {
-            break;
-        }
-        if out.len() as u64 > size || (out.len() == len && d.total_in() as usize == consumed) {
-            return None; // too long, or truncated (no progress)
-        }
-    }
-    (out.len() as u64 == size).then_some(out)
+/// Inflates a zlib stream that must produce exactly `size` bytes (the
+/// size its entry header states, already bounded by the caller): a stream
+/// that would produce more fails for want of room, one that produces less
+/// is refused. Bytes after the stream (the next entry) are left alone.
+/// `d` is reused between calls.
+fn inflate(d: &mut libdeflater::Decompressor, data: &[u8], size: u64) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; usize::try_from(size).ok()?];
+    let n = d.zlib_decompress(data, &mut out).ok()?;
+    (n == out.len()).then_some(out)
 }
 
 /// Reads a delta header varint.
@@ -769,10 +755,10 @@ impl Plan {
 }
 
 /// One thread's reusable read state: entry buffer and inflater (its state
-/// is ~40 KB to set up).
+/// is tens of KB to set up).
 pub(super) struct Walker {
     buf: Vec<u8>,
-    z: flate2::Decompress,
+    z: libdeflater::Decompressor,
     /// Bytes of resolved ancestors held for pending deltas, and the most
     /// allowed.
     held: usize,
@@ -785,7 +771,7 @@ impl Walker {
     pub(super) fn new(threads: usize) -> Self {
         Walker {
             buf: Vec::new(),
-            z: flate2::Decompress::new(true),
+            z: libdeflater::Decompressor::new(),
             held: 0,
             held_max: MAX_HELD_BYTES / threads.max(1),
         }
@@ -795,6 +781,32 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry inflates to exactly the size its header states: a stream
+    /// that would produce more or less is refused, and the bytes after it
+    /// (the next entry) are not read as part of it.
+    #[test]
+    fn inflate_takes_exactly_the_stated_size() {
+        use flate2::{Compression, write::ZlibEncoder};
+        use std::io::Write;
+        let text = b"line one\nline two\n".repeat(50);
+        let mut enc = ZlibEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(&text).unwrap();
+        let mut stream = enc.finish().unwrap();
+        let n = text.len() as u64;
+        let mut d = libdeflater::Decompressor::new();
+        assert_eq!(inflate(&mut d, &stream, n).as_deref(), Some(&text[..]));
+        assert_eq!(inflate(&mut d, &stream, n - 1), None, "longer than stated");
+        assert_eq!(inflate(&mut d, &stream, n + 1), None, "shorter than stated");
+        assert_eq!(
+            inflate(&mut d, &stream[..stream.len() - 6], n),
+            None,
+            "truncated"
+        );
+        stream.extend_from_slice(b"\x95\x0anext entry bytes");
+        assert_eq!(inflate(&mut d, &stream, n).as_deref(), Some(&text[..]));
+        assert_eq!(inflate(&mut d, b"", 0), None, "no stream at all");
+    }
 
     /// A pack written by git itself (deep delta chains over many versions
     /// of one file) resolves to exactly the bytes git2 reads.
