@@ -1477,6 +1477,29 @@ def ssh_pub(kind="ssh-ed25519"):
     return f"{kind} {base64.b64encode(blob).decode()}"
 
 
+def b58encode(raw):
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = B58[r] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+def peer_id():
+    """A libp2p peer id: base58btc of the identity multihash of an Ed25519
+    public key (`00 24 08 01 12 20` + 32 bytes, `12D3KooW…`). Draws a
+    44-character string from R (as the first version of round 5 did) and
+    derives the key from it, so later draws are unchanged."""
+    return b58encode(bytes.fromhex("002408011220") + hashlib.sha256(rs(44, B58).encode()).digest())
+
+
+def cid_v0():
+    """An IPFS CIDv0: base58btc of a sha2-256 multihash (`12 20` + 32
+    bytes, `Qm…`). Drawn like peer_id."""
+    return b58encode(bytes.fromhex("1220") + hashlib.sha256(rs(44, B58).encode()).digest())
+
+
 def colon_hex(n, upper=True):
     h = rs(2 * n, "0123456789ABCDEF" if upper else HEX)
     return ":".join(h[i:i + 2] for i in range(0, 2 * n, 2))
@@ -1837,8 +1860,8 @@ def round_five():
     # keys and content hashes (none).
     neg("r5-p2p-ids", "config/bootnodes.toml",
         "[p2p]\nbootnodes = [\n" + "".join(f'  "enode://{hexs(128)}@{R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:30303",\n' for _ in range(2)) +
-        "]\nlibp2p_bootstrap = [\n" + "".join(f'  "/dnsaddr/bootstrap.libp2p.io/p2p/12D3KooW{rs(44, B58)}",\n' for _ in range(2)) +
-        f"]\n[assets]\nlogo_cid = \"bafybei{rs(52, 'abcdefghijklmnopqrstuvwxyz234567')}\"\nlegacy_cid = \"Qm{rs(44, B58)}\"\n")
+        "]\nlibp2p_bootstrap = [\n" + "".join(f'  "/dnsaddr/bootstrap.libp2p.io/p2p/{peer_id()}",\n' for _ in range(2)) +
+        f"]\n[assets]\nlogo_cid = \"bafybei{rs(52, 'abcdefghijklmnopqrstuvwxyz234567')}\"\nlegacy_cid = \"{cid_v0()}\"\n")
 
     # r5-grafana-dashboard: dashboard and datasource uids in exported
     # dashboards (none).
