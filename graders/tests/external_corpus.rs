@@ -51,12 +51,19 @@ use std::path::{Path, PathBuf};
 /// remaining false positives are listed in the README (public-by-design
 /// client keys in SDK calls, published RFC examples, hashes without a
 /// naming key).
+/// generator-3-r5 (its fifth round, written before that round's fixes):
+/// 0.476 / 0.909 before them, 0.917 / 1.000 after; its two remaining false
+/// positives are a vendor's published documentation key (Stripe's
+/// `sk_test_` docs key, reported by the leak-grade `service-token` rule)
+/// and the AES S-box as a hex string. The r4 floor rose with that round's
+/// history-point keys (`before`/`after`).
 const FLOORS: &[(&str, f64, f64)] = &[
     ("gitleaks", 0.985, 0.99),
     ("detect-secrets", 0.62, 0.83),
     ("generator-2", 0.999, 0.99),
     ("generator-3", 0.999, 0.99),
-    ("generator-3-r4", 0.71, 0.99),
+    ("generator-3-r4", 0.74, 0.99),
+    ("generator-3-r5", 0.91, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

@@ -1421,17 +1421,692 @@ def round_four_positives():
         f"postgresql:\n  auth:\n    username: orders\n    database: orders\n    postgresPassword: {pw()}\n    password: {pw()}\n")
 
 
+# ---------------------------------------------------------------- round 5
+# Fifth pass of the adversary (written before reading the scanner's rules
+# for this round): whole files of families no earlier round has (sources of
+# other languages, lockfiles of other ecosystems, manifests, CI configs,
+# bundles, fixtures, docs, masks, public keys, references, release notes),
+# and secrets in layouts no source has. Classes are prefixed `r5-`; one
+# line per family says why its label holds.
+
+def spki_rsa_hex_snk():
+    """A .NET strong-name public key blob (PublicKeyBlob: 0x0024 header,
+    RSA1 magic, exponent, 1024-bit modulus) as hex, as InternalsVisibleTo
+    prints it."""
+    return ("0024000004800000940000000602000000240000525341310004000001000100"
+            + "".join(f"{R.getrandbits(8):02x}" for _ in range(128)))
+
+
+def age_recipient():
+    """An age X25519 recipient: bech32 `age1` of 32 bytes with its checksum."""
+    key = bytes(R.getrandbits(8) for _ in range(32))
+    gen = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]
+
+    def polymod(values):
+        chk = 1
+        for v in values:
+            top = chk >> 25
+            chk = (chk & 0x1ffffff) << 5 ^ v
+            for i in range(5):
+                chk ^= gen[i] if (top >> i) & 1 else 0
+        return chk
+    acc, bits, data = 0, 0, []
+    for b in key:
+        acc = (acc << 8) | b
+        bits += 8
+        while bits >= 5:
+            bits -= 5
+            data.append((acc >> bits) & 31)
+    if bits:
+        data.append((acc << (5 - bits)) & 31)
+    hrp = "age"
+    hrp_exp = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    mod = polymod(hrp_exp + data + [0] * 6) ^ 1
+    data += [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(BECH32[d] for d in data)
+
+
+def ssh_pub(kind="ssh-ed25519"):
+    """An OpenSSH public key blob with its real wire header and random key."""
+    def s(b):
+        return len(b).to_bytes(4, "big") + b
+    if kind == "ssh-ed25519":
+        blob = s(b"ssh-ed25519") + s(bytes(R.getrandbits(8) for _ in range(32)))
+    else:
+        blob = s(b"ssh-rsa") + s(b"\x01\x00\x01") + s(b"\x00" + bytes(R.getrandbits(8) for _ in range(256)))
+    return f"{kind} {base64.b64encode(blob).decode()}"
+
+
+def b58encode(raw):
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = B58[r] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+def peer_id():
+    """A libp2p peer id: base58btc of the identity multihash of an Ed25519
+    public key (`00 24 08 01 12 20` + 32 bytes, `12D3KooW…`). Draws a
+    44-character string from R (as the first version of round 5 did) and
+    derives the key from it, so later draws are unchanged."""
+    return b58encode(bytes.fromhex("002408011220") + hashlib.sha256(rs(44, B58).encode()).digest())
+
+
+def cid_v0():
+    """An IPFS CIDv0: base58btc of a sha2-256 multihash (`12 20` + 32
+    bytes, `Qm…`). Drawn like peer_id."""
+    return b58encode(bytes.fromhex("1220") + hashlib.sha256(rs(44, B58).encode()).digest())
+
+
+def colon_hex(n, upper=True):
+    h = rs(2 * n, "0123456789ABCDEF" if upper else HEX)
+    return ":".join(h[i:i + 2] for i in range(0, 2 * n, 2))
+
+
+def round_five():
+    # r5-go-source: a Go package with long exported identifiers, header
+    # names, error texts and table constants naming tokens and secrets;
+    # every value is a name, a format or a published constant (none).
+    neg("r5-go-source", "internal/session/token.go",
+        "package session\n\nimport (\n\t\"errors\"\n\t\"net/http\"\n\t\"time\"\n)\n\n"
+        "const (\n\tAccessTokenCookieName          = \"__Host-acme_access_token\"\n"
+        "\tRefreshTokenHeaderName         = \"X-Acme-Refresh-Token\"\n"
+        "\tdefaultAccessTokenLifetime     = 15 * time.Minute\n"
+        "\tclientSecretPostAuthMethod     = \"client_secret_post\"\n"
+        "\tpasswordResetTokenPurpose      = \"password-reset\"\n"
+        "\tsecretRotationAnnotationKey    = \"acme.io/secret-rotated-at\"\n)\n\n"
+        "var (\n\tErrAccessTokenSignatureInvalid = errors.New(\"session: access token signature is invalid\")\n"
+        "\tErrRefreshTokenReused          = errors.New(\"session: refresh token was already used\")\n)\n\n"
+        "// crc32Koopman and the FNV-1a parameters are the published ones.\n"
+        "const crc32Koopman = 0xeb31d82e\nconst fnvOffsetBasis64 = 0xcbf29ce484222325\nconst fnvPrime64 = 0x100000001b3\n\n"
+        "type TokenPairResponse struct {\n\tAccessToken  string `json:\"access_token\"`\n\tRefreshToken string `json:\"refresh_token,omitempty\"`\n"
+        "\tTokenType    string `json:\"token_type\"`\n\tExpiresIn    int    `json:\"expires_in\"`\n}\n\n"
+        "func bearerFrom(r *http.Request) string {\n\treturn r.Header.Get(RefreshTokenHeaderName)\n}\n")
+    # r5-rust-source: a Rust module with key-length constants, serde renames,
+    # header names and an all-zero test key (none).
+    neg("r5-rust-source", "crates/auth/src/keys.rs",
+        "use serde::{Deserialize, Serialize};\n\npub const SECRET_KEY_LEN: usize = 32;\n"
+        "pub const API_TOKEN_HEADER: &str = \"x-acme-api-token\";\npub const SESSION_SECRET_ENV: &str = \"ACME_SESSION_SECRET\";\n\n"
+        "#[derive(Debug, Serialize, Deserialize)]\npub struct ClientCredentials {\n    #[serde(rename = \"client_id\")]\n    pub id: String,\n"
+        "    #[serde(rename = \"client_secret\", skip_serializing)]\n    pub secret: String,\n}\n\n"
+        "pub fn load_signing_key() -> anyhow::Result<[u8; SECRET_KEY_LEN]> {\n"
+        "    let hex = std::env::var(SESSION_SECRET_ENV)?;\n    let mut key = [0u8; SECRET_KEY_LEN];\n"
+        "    hex::decode_to_slice(hex.trim(), &mut key)?;\n    Ok(key)\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        "    const ZERO_KEY: &str = \"0000000000000000000000000000000000000000000000000000000000000000\";\n"
+        "    const COUNTING_KEY: &str = \"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\";\n\n"
+        "    #[test]\n    fn decodes_a_hex_key() {\n        std::env::set_var(SESSION_SECRET_ENV, COUNTING_KEY);\n"
+        "        assert_eq!(load_signing_key().unwrap()[31], 0x1f);\n        assert_ne!(ZERO_KEY, COUNTING_KEY);\n    }\n}\n")
+    # r5-java-source: Spring code: property placeholders, parameter names,
+    # header prefixes and serialVersionUID (none).
+    neg("r5-java-source", "src/main/java/com/acme/orders/security/JwtProperties.java",
+        "package com.acme.orders.security;\n\nimport org.springframework.beans.factory.annotation.Value;\n"
+        "import org.springframework.stereotype.Component;\n\n@Component\npublic class JwtProperties implements java.io.Serializable {\n"
+        f"    private static final long serialVersionUID = -{R.randint(10**17, 9 * 10**18)}L;\n"
+        "    public static final String AUTHORIZATION_HEADER_PREFIX = \"Bearer \";\n"
+        "    public static final String PASSWORD_PARAMETER = \"j_password\";\n"
+        "    public static final String CLIENT_SECRET_PROPERTY = \"spring.security.oauth2.client.registration.acme.client-secret\";\n\n"
+        "    @Value(\"${app.jwt.secret}\")\n    private String jwtSecret;\n\n"
+        "    @Value(\"${app.jwt.refresh-token-validity-seconds:604800}\")\n    private long refreshTokenValiditySeconds;\n\n"
+        "    private final String accessTokenConverterBeanName = \"jwtAccessTokenConverterDelegatingFactoryBean\";\n}\n")
+    # r5-csharp-source: C# with JSON property names, configuration lookups and
+    # an InternalsVisibleTo strong-name *public* key (none).
+    neg("r5-csharp-source", "src/Orders.Api/Properties/AssemblyInfo.cs",
+        "using System.Runtime.CompilerServices;\n\n"
+        f"[assembly: InternalsVisibleTo(\"Orders.Api.Tests, PublicKey={spki_rsa_hex_snk()}\")]\n")
+    neg("r5-csharp-source", "src/Orders.Api/Auth/TokenService.cs",
+        "using System.Text.Json.Serialization;\n\nnamespace Orders.Api.Auth;\n\npublic sealed class TokenResponse\n{\n"
+        "    [JsonPropertyName(\"access_token\")] public string AccessToken { get; init; } = string.Empty;\n"
+        "    [JsonPropertyName(\"refresh_token\")] public string? RefreshToken { get; init; }\n}\n\n"
+        "public sealed class TokenService(IConfiguration configuration)\n{\n"
+        "    private const string ApiKeyHeaderName = \"X-Api-Key\";\n"
+        "    private readonly string _signingKey = configuration[\"Jwt:SigningKey\"]\n"
+        "        ?? throw new InvalidOperationException(\"Jwt:SigningKey is not configured\");\n"
+        "    private readonly string _connectionString = configuration.GetConnectionString(\"OrdersDb\")!;\n"
+        "    public const string ClientSecretCredentialProviderTypeName = \"Azure.Identity.ClientSecretCredential\";\n}\n")
+
+    # r5-ecosystem-lock: lockfiles of ecosystems earlier rounds lack (Elixir,
+    # Ruby with checksums, Pipenv, Dart, Deno, uv, Julia, R, vcpkg): hashes of
+    # public packages and pinned commits (none).
+    neg("r5-ecosystem-lock", "mix.lock",
+        "%{\n" + "".join(
+            f'  "{p}": {{:hex, :{p}, "{ver()}", "{sha()}", [:mix], [], "hexpm", "{sha()}"}},\n'
+            for p in ("jason", "plug", "phoenix", "ecto_sql", "telemetry")) + "}\n")
+    neg("r5-ecosystem-lock", "Gemfile.lock",
+        "GEM\n  remote: https://rubygems.org/\n  specs:\n    rack (3.1.8)\n    rails (7.2.1)\n    nokogiri (1.16.7-x86_64-linux)\n\n"
+        "PLATFORMS\n  x86_64-linux\n\nDEPENDENCIES\n  rails (~> 7.2)\n\nCHECKSUMS\n"
+        f"  rack (3.1.8) sha256={sha()}\n  rails (7.2.1) sha256={sha()}\n  nokogiri (1.16.7-x86_64-linux) sha256={sha()}\n\n"
+        "BUNDLED WITH\n   2.5.22\n")
+    neg("r5-ecosystem-lock", "Pipfile.lock", json.dumps({
+        "_meta": {"hash": {"sha256": sha()}, "pipfile-spec": 6, "requires": {"python_version": "3.12"},
+                  "sources": [{"name": "pypi", "url": "https://pypi.org/simple", "verify_ssl": True}]},
+        "default": {p: {"hashes": [f"sha256:{sha()}", f"sha256:{sha()}"], "index": "pypi", "version": f"=={ver()}"}
+                    for p in ("requests", "pydantic", "sqlalchemy")}}, indent=4))
+    neg("r5-ecosystem-lock", "pubspec.lock",
+        "# Generated by pub\n# See https://dart.dev/tools/pub/glossary#lockfile\npackages:\n" + "".join(
+            f"  {p}:\n    dependency: \"direct main\"\n    description:\n      name: {p}\n"
+            f"      sha256: \"{sha()}\"\n      url: \"https://pub.dev\"\n    source: hosted\n    version: \"{ver()}\"\n"
+            for p in ("http", "provider", "intl")) + "sdks:\n  dart: \">=3.4.0 <4.0.0\"\n")
+    neg("r5-ecosystem-lock", "deno.lock", json.dumps({
+        "version": "4", "specifiers": {"jsr:@std/assert@1": "1.0.8", "npm:zod@3": "3.23.8"},
+        "jsr": {"@std/assert@1.0.8": {"integrity": sha()}},
+        "npm": {"zod@3.23.8": {"integrity": sri()}},
+        "remote": {f"https://deno.land/std@0.224.0/{m}.ts": sha() for m in ("path/mod", "fs/mod", "http/server")}}, indent=2))
+    neg("r5-ecosystem-lock", "uv.lock",
+        "version = 1\nrequires-python = \">=3.12\"\n\n" + "".join(
+            f'[[package]]\nname = "{p}"\nversion = "{v}"\nsource = {{ registry = "https://pypi.org/simple" }}\n'
+            f'sdist = {{ url = "https://files.pythonhosted.org/packages/{hexs(2)}/{hexs(2)}/{hexs(60)}/{p}-{v}.tar.gz", hash = "sha256:{sha()}", size = {R.randint(10**4, 10**6)} }}\n'
+            f'wheels = [\n    {{ url = "https://files.pythonhosted.org/packages/{hexs(2)}/{hexs(2)}/{hexs(60)}/{p}-{v}-py3-none-any.whl", hash = "sha256:{sha()}", size = {R.randint(10**4, 10**6)} }},\n]\n\n'
+            for p, v in (("anyio", ver()), ("httpx", ver()))))
+    neg("r5-ecosystem-lock", "Manifest.toml",
+        "# This file is machine-generated - editing it directly is not advised\n\njulia_version = \"1.10.4\"\nmanifest_format = \"2.0\"\n"
+        f"project_hash = \"{sha('sha1')}\"\n\n" + "".join(
+            f'[[deps.{p}]]\ndeps = ["Dates"]\ngit-tree-sha1 = "{sha("sha1")}"\nuuid = "{uid()}"\nversion = "{ver()}"\n\n'
+            for p in ("JSON3", "DataFrames", "HTTP")))
+    neg("r5-ecosystem-lock", "renv.lock", json.dumps({
+        "R": {"Version": "4.4.1", "Repositories": [{"Name": "CRAN", "URL": "https://cloud.r-project.org"}]},
+        "Packages": {p: {"Package": p, "Version": ver(), "Source": "Repository", "Repository": "CRAN",
+                         "Hash": hashlib.md5(p.encode()).hexdigest()} for p in ("dplyr", "ggplot2", "jsonlite")}}, indent=2))
+    neg("r5-ecosystem-lock", "vcpkg.json", json.dumps({
+        "name": "orders-native", "version-string": "1.4.0", "builtin-baseline": sha("sha1"),
+        "dependencies": ["openssl", "zlib", {"name": "curl", "features": ["ssl"]}],
+        "overrides": [{"name": "fmt", "version": "10.2.1"}]}, indent=2))
+    # r5-precommit-pins: frozen hook revisions are commits of public repos (none).
+    neg("r5-precommit-pins", ".pre-commit-config.yaml",
+        "repos:\n" + "".join(
+            f"  - repo: https://github.com/{r}\n    rev: {sha('sha1')}  # frozen: v{ver()}\n    hooks:\n      - id: {h}\n"
+            for r, h in (("pre-commit/pre-commit-hooks", "check-yaml"), ("psf/black", "black"),
+                         ("astral-sh/ruff-pre-commit", "ruff"), ("gitleaks/gitleaks", "gitleaks"))))
+
+    # r5-k8s-manifest: a kustomization with image digests and hashed
+    # generator names, an Argo CD app pinned to a commit, a Flux status with
+    # its revision, and a ConfigMap holding a config file (none).
+    neg("r5-k8s-manifest", "deploy/overlays/prod/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: orders\nresources:\n  - ../../base\n"
+        "images:\n  - name: ghcr.io/acme/orders\n    newTag: 1.4.0\n"
+        f"    digest: sha256:{sha()}\n  - name: ghcr.io/acme/orders-migrate\n    digest: sha256:{sha()}\n"
+        "configMapGenerator:\n  - name: orders-config\n    envs: [config.env]\nsecretGenerator:\n  - name: orders-secrets\n"
+        "    envs: [secrets.env]   # not committed; created by the pipeline\n"
+        f"patches:\n  - target:\n      kind: Deployment\n      name: orders\n    patch: |-\n      - op: replace\n"
+        f"        path: /spec/template/spec/volumes/0/configMap/name\n        value: orders-config-{rs(10, 'bcdfghkmt2456789')}\n")
+    neg("r5-k8s-manifest", "argocd/apps/orders.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: orders\n  namespace: argocd\n"
+        "spec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/deploy.git\n"
+        f"    targetRevision: {sha('sha1')}\n    path: apps/orders\n  destination:\n    server: https://kubernetes.default.svc\n"
+        f"    namespace: orders\nstatus:\n  sync:\n    revision: {sha('sha1')}\n    status: Synced\n")
+    neg("r5-k8s-manifest", "clusters/prod/flux-system/gotk-sync.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\n"
+        "spec:\n  interval: 1m0s\n  ref:\n    branch: main\n  secretRef:\n    name: flux-system\n  url: ssh://git@github.com/acme/fleet\n"
+        f"status:\n  artifact:\n    digest: sha256:{sha()}\n    revision: main@sha1:{sha('sha1')}\n"
+        f"    url: http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/flux-system/{sha('sha1')}.tar.gz\n")
+    neg("r5-k8s-manifest", "deploy/base/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: orders-nginx\ndata:\n  nginx.conf: |\n"
+        "    upstream orders { server 127.0.0.1:8080; keepalive 32; }\n    server {\n      listen 80;\n"
+        "      location / {\n        proxy_set_header Authorization $http_authorization;\n        proxy_set_header X-Request-Id $request_id;\n"
+        "        proxy_pass http://orders;\n      }\n    }\n  application.yaml: |\n    spring:\n      datasource:\n"
+        "        url: jdbc:postgresql://orders-db:5432/orders\n        username: ${DB_USER}\n        password: ${DB_PASSWORD}\n"
+        f"    acme:\n      token-cache-key-prefix: orders-token-cache-\n      build-sha: {sha('sha1')}\n")
+
+    # r5-ci-cache: CI configs whose cache keys are templates or lockfile
+    # hashes, and SSH key *fingerprints* naming deploy keys (none).
+    neg("r5-ci-cache", ".circleci/config.yml",
+        "version: 2.1\norbs:\n  node: circleci/node@5.2.0\njobs:\n  build:\n    docker:\n      - image: cimg/node:20.11\n"
+        "    steps:\n      - checkout\n      - add_ssh_keys:\n          fingerprints:\n"
+        f"            - \"{colon_hex(16, upper=False)}\"\n            - \"SHA256:{base64.b64encode(hashlib.sha256(rs(6).encode()).digest()).decode().rstrip('=')}\"\n"
+        "      - restore_cache:\n          keys:\n            - v3-deps-{{ checksum \"package-lock.json\" }}\n            - v3-deps-\n"
+        "      - run: npm ci\n      - save_cache:\n          key: v3-deps-{{ checksum \"package-lock.json\" }}\n          paths: [~/.npm]\n")
+    neg("r5-ci-cache", "azure-pipelines.yml",
+        "trigger: [main]\npool:\n  vmImage: ubuntu-latest\nvariables:\n  npm_config_cache: $(Pipeline.Workspace)/.npm\n"
+        "  - group: orders-prod-secrets\nsteps:\n  - task: Cache@2\n    inputs:\n"
+        "      key: 'npm | \"$(Agent.OS)\" | package-lock.json'\n      restoreKeys: |\n        npm | \"$(Agent.OS)\"\n"
+        "      path: $(npm_config_cache)\n  - script: npm ci && npm run build\n    env:\n      SONAR_TOKEN: $(sonarToken)\n"
+        f"  - task: AzureKeyVault@2\n    inputs:\n      azureSubscription: 'acme-prod ({uid()})'\n      KeyVaultName: orders-kv\n      SecretsFilter: 'db-password,api-key'\n")
+    neg("r5-ci-cache", ".gitlab/ci/build.gitlab-ci.yml",
+        "build:\n  stage: build\n  cache:\n    key:\n      files: [poetry.lock]\n      prefix: $CI_JOB_NAME\n    paths: [.venv/]\n"
+        "  script:\n    - poetry install --no-root\n  artifacts:\n    reports:\n      dotenv: build.env\n"
+        f"# last green pipeline cache: build-{sha('sha1')}-protected\n")
+    # r5-buildkite-plugins: plugin pins and secrets references in Buildkite (none).
+    neg("r5-ci-cache", ".buildkite/pipeline.yml",
+        "steps:\n  - label: \":docker: build\"\n    plugins:\n"
+        f"      - docker-compose#v5.4.1:\n          build: app\n          cache-from: app:ghcr.io/acme/orders:cache-{sha('sha1')[:12]}\n"
+        "      - seek-oss/aws-sm#v2.3.2:\n          env:\n            NPM_TOKEN: prod/orders/npm-token\n"
+        "    env:\n      BUILDKITE_PLUGIN_S3_CACHE_SAVE: \"true\"\n")
+
+    # r5-i18n-bundle: ICU/FormatJS messages, Fluent, and Angular XLIFF whose
+    # message ids are SHA-1 digests of the source text (none).
+    neg("r5-i18n-bundle", "src/locale/messages.de.xlf",
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">\n'
+        '  <file source-language="en" target-language="de" datatype="plaintext" original="ng2.template">\n    <body>\n' + "".join(
+            f'      <trans-unit id="{sha("sha1")}" datatype="html">\n        <source>{s}</source>\n        <target>{t}</target>\n      </trans-unit>\n'
+            for s, t in (("Generate a new API token", "Neues API-Token erzeugen"), ("Password", "Passwort"),
+                         ("Your secret key was rotated", "Ihr geheimer Schlüssel wurde rotiert"))) +
+        "    </body>\n  </file>\n</xliff>\n")
+    neg("r5-i18n-bundle", "lang/compiled/en.json", json.dumps({
+        rs(6, ALNUM + "+/"): [{"type": 0, "value": "Copy token"}] for _ in range(1)} | {
+        "auth.apiKey.revealed": "Your API key: {key}. Store it now, it will not be shown again.",
+        "auth.password.strength": "{score, select, 0 {Very weak} 1 {Weak} other {Strong}}",
+        "settings.tokens.count": "{count, plural, one {# personal access token} other {# personal access tokens}}"}, indent=2,
+        ensure_ascii=False))
+    neg("r5-i18n-bundle", "locales/en-US/main.ftl",
+        "login-password = Password\n    .placeholder = At least 12 characters\napi-token-created = Token { $name } created. Copy it now.\n"
+        "secret-key-label = Secret key\nsecret-key-help =\n    Keep this key private. Anyone with it can act as { $org }.\n")
+
+    # r5-css-svg: CSS modules class hashes, Figma-exported SVG with long path
+    # data and gradient ids, and a CSS custom-property theme (none).
+    neg("r5-css-svg", "src/icons/logo.svg",
+        '<svg width="120" height="32" viewBox="0 0 120 32" fill="none" xmlns="http://www.w3.org/2000/svg">\n'
+        f'<g clip-path="url(#clip0_{R.randint(1000, 9999)}_{R.randint(1000, 9999)})">\n'
+        '<path fill-rule="evenodd" clip-rule="evenodd" d="' + " ".join(
+            f"M{R.randint(0, 120)}.{R.randint(0, 999)} {R.randint(0, 32)}.{R.randint(0, 999)}C{R.randint(0, 120)}.{R.randint(0, 99)} "
+            f"{R.randint(0, 32)}.{R.randint(0, 99)} {R.randint(0, 120)} {R.randint(0, 32)}.{R.randint(0, 9)}Z" for _ in range(6)) +
+        f'" fill="url(#paint0_linear_{R.randint(1000, 9999)}_{R.randint(1000, 9999)})"/>\n</g>\n<defs>\n'
+        '<linearGradient id="paint0_linear" x1="0" y1="0" x2="120" y2="32" gradientUnits="userSpaceOnUse">\n'
+        f'<stop stop-color="#{hexs(6)}"/>\n<stop offset="1" stop-color="#{hexs(6)}"/>\n</linearGradient>\n</defs>\n</svg>\n')
+    neg("r5-css-svg", "dist/assets/index.module.css",
+        "".join(f".Button_{n}__{rs(5, ALNUM + '_-')}{{padding:.5rem 1rem;border-radius:6px}}\n" for n in ("primary", "secondary", "danger")) +
+        f":root{{--color-brand:#{hexs(6)};--shadow-token:0 1px 2px rgba(0,0,0,.2);--font-secret-mono:'JetBrains Mono'}}\n"
+        f".TokenField_masked__{rs(5, ALNUM)}{{-webkit-text-security:disc;font-family:var(--font-secret-mono)}}\n")
+
+    # r5-inline-wasm: a WebAssembly module inlined as base64 (starts with
+    # the `\0asm` magic) in a vendored JS file (none).
+    wasm = base64.b64encode(b"\x00asm\x01\x00\x00\x00" + bytes(R.getrandbits(8) for _ in range(300))).decode()
+    neg("r5-inline-wasm", "vendor/argon2-browser/argon2-bundled.min.js",
+        f'var Module=typeof Module!="undefined"?Module:{{}};var wasmBinaryBase64="{wasm}";'
+        'function decode(b){return Uint8Array.from(atob(b),function(c){return c.charCodeAt(0)})}'
+        'Module.wasmBinary=decode(wasmBinaryBase64);\n')
+    # r5-resx-blob: a .NET resource file with a base64 icon (none).
+    ico = base64.b64encode(b"\x00\x00\x01\x00\x01\x00\x10\x10\x00\x00\x01\x00\x20\x00" + bytes(R.getrandbits(8) for _ in range(240))).decode()
+    neg("r5-resx-blob", "src/Orders.Desktop/MainForm.resx",
+        '<?xml version="1.0" encoding="utf-8"?>\n<root>\n  <data name="ApiKeyLabel.Text" xml:space="preserve">\n    <value>API key</value>\n  </data>\n'
+        '  <data name="$this.Icon" type="System.Drawing.Icon, System.Drawing" mimetype="application/x-microsoft.net.object.bytearray.base64">\n'
+        f"    <value>\n        {wrap(ico, 76)}\n</value>\n  </data>\n</root>\n")
+    # r5-har-capture: a HAR capture of public assets: base64 response bodies
+    # and cache validators, no cookies or auth (none).
+    gif = base64.b64encode(b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + bytes(R.getrandbits(8) for _ in range(60))).decode()
+    neg("r5-har-capture", "tests/fixtures/landing.har", json.dumps({"log": {"version": "1.2", "creator": {"name": "Firefox", "version": "131.0"},
+        "entries": [{"request": {"method": "GET", "url": "https://cdn.acme.io/img/pixel.gif", "headers": [{"name": "Accept", "value": "image/*"}]},
+                     "response": {"status": 200, "headers": [{"name": "etag", "value": f'W/"{hexs(32)}"'},
+                                                              {"name": "x-amz-version-id", "value": rs(32, B64URL)}],
+                                  "content": {"mimeType": "image/gif", "encoding": "base64", "text": gif}}}]}}, indent=2))
+    # r5-email-attachment: a transactional-email fixture with a base64 PDF
+    # attachment (none).
+    pdf = base64.b64encode(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\n" + bytes(R.getrandbits(8) for _ in range(150))).decode()
+    neg("r5-email-attachment", "tests/fixtures/invoice_email.json", json.dumps({
+        "personalizations": [{"to": [{"email": "billing@acme.io"}]}], "from": {"email": "noreply@acme.io"},
+        "subject": "Invoice INV-2026-0042", "attachments": [{"content": pdf, "type": "application/pdf",
+                                                             "filename": "INV-2026-0042.pdf", "content_id": f"inv{hexs(8)}"}]}, indent=2))
+
+    # r5-test-fake-values: test code with obviously fake credentials (fake,
+    # dummy, not-a-real, all-zero, repeated), Stripe's published docs test
+    # key, and an unsigned `alg: none` JWT (none: none of them opens anything).
+    none_jwt = (base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').decode().rstrip("=") + "." +
+                base64.urlsafe_b64encode(b'{"sub":"user-42","role":"admin","exp":4102444800}').decode().rstrip("=") + ".")
+    neg("r5-test-fake-values", "tests/conftest.py",
+        "import pytest\n\nFAKE_STRIPE_KEY = \"sk_test_4eC39HqLyjWDarjtT1zdp7dc\"  # Stripe's documentation test key\n"
+        "DUMMY_GITHUB_TOKEN = \"ghp_\" + \"0\" * 36\n"
+        "NOT_A_REAL_PASSWORD = \"not-a-real-password\"\n\n\n@pytest.fixture\ndef settings(monkeypatch):\n"
+        "    monkeypatch.setenv(\"STRIPE_SECRET_KEY\", FAKE_STRIPE_KEY)\n    monkeypatch.setenv(\"GITHUB_TOKEN\", DUMMY_GITHUB_TOKEN)\n"
+        "    monkeypatch.setenv(\"DB_PASSWORD\", NOT_A_REAL_PASSWORD)\n"
+        "    monkeypatch.setenv(\"HMAC_KEY\", \"00\" * 32)\n    return Settings()\n")
+    neg("r5-test-fake-values", "src/__tests__/auth.test.ts",
+        "import { verify } from '../auth';\n\n"
+        f"const UNSIGNED = '{none_jwt}';\n"
+        "const FAKE_API_KEY = 'fake-api-key-for-unit-tests';\nconst MOCK_REFRESH_TOKEN = 'mock-refresh-token-0001';\n\n"
+        "describe('verify', () => {\n  it('rejects alg none', () => expect(() => verify(UNSIGNED)).toThrow());\n"
+        "  it('rejects an unknown key', () => expect(verify('Bearer ' + FAKE_API_KEY)).toBe(false));\n"
+        "  it('rejects a refresh token as access token', () => expect(verify(MOCK_REFRESH_TOKEN)).toBe(false));\n});\n")
+    neg("r5-test-fake-values", "spec/factories/users.rb",
+        "FactoryBot.define do\n  factory :user do\n    sequence(:email) { |n| \"user#{n}@example.com\" }\n"
+        "    password { \"Passw0rd!\" }\n    password_confirmation { password }\n"
+        "    api_token { \"test_token_#{SecureRandom.hex(4)}\" }\n  end\nend\n")
+    neg("r5-test-fake-values", "internal/billing/client_test.go",
+        "package billing\n\nimport \"testing\"\n\nconst (\n\ttestAPIKey    = \"sk_test_0000000000000000000000000000\"\n"
+        "\ttestWebhookSecret = \"whsec_test_secret\"\n\tdummyAccessKey = \"AKIAXXXXXXXXXXXXXXXX\"\n)\n\n"
+        "func TestClientRejectsEmptyKey(t *testing.T) {\n\tif _, err := NewClient(\"\"); err == nil {\n\t\tt.Fatal(\"want error\")\n\t}\n"
+        "\tif _, err := NewClient(testAPIKey); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n")
+
+    # r5-doc-howto: docs that show how to set a secret, with placeholders,
+    # shell expansions and generators in place of values (none).
+    neg("r5-doc-howto", "docs/deploy.rst",
+        "Configuring credentials\n=======================\n\nSet the key in your shell before running the CLI::\n\n"
+        "    export ACME_API_KEY=<your key>\n    export ACME_API_SECRET=\"${ACME_API_SECRET:?missing}\"\n\n"
+        "On Heroku::\n\n    heroku config:set STRIPE_SECRET_KEY=sk_live_... --app orders\n\n"
+        "In Kubernetes, generate a random password at creation time::\n\n"
+        "    kubectl create secret generic orders-db --from-literal=password=\"$(openssl rand -base64 32)\"\n\n"
+        "With GitHub Actions::\n\n    gh secret set NPM_TOKEN --body \"$NPM_TOKEN\"\n\n"
+        ".. code-block:: python\n\n    api_key = os.environ[\"ACME_API_KEY\"]\n    client = acme.Client(api_key=api_key)\n")
+    neg("r5-doc-howto", "docs/setup.adoc",
+        "= Setup\n\n== Secrets\n\n[source,powershell]\n----\n$env:ACME_TOKEN = Read-Host -AsSecureString 'Token'\n"
+        "[Environment]::SetEnvironmentVariable('ACME_TOKEN', $null, 'User')\n----\n\n"
+        "[source,bash]\n----\nvault kv put secret/orders api_key=@api_key.txt\n"
+        "aws configure set aws_secret_access_key \"$AWS_SECRET_ACCESS_KEY\" --profile orders\n"
+        "docker run -e API_KEY=\"$API_KEY\" -e DB_PASSWORD ghcr.io/acme/orders:1.4.0\n"
+        "echo \"SESSION_SECRET=$(head -c 32 /dev/urandom | base64)\" >> .env\n----\n")
+    neg("r5-doc-howto", "man/acmectl-login.1",
+        ".TH ACMECTL-LOGIN 1 \"November 2026\"\n.SH NAME\nacmectl-login \\- store an API token\n.SH SYNOPSIS\n"
+        ".B acmectl login\n[\\fB\\-\\-token\\fR \\fITOKEN\\fR] [\\fB\\-\\-password\\-stdin\\fR]\n.SH EXAMPLES\n"
+        ".nf\necho \"$ACME_TOKEN\" | acmectl login \\-\\-password\\-stdin\nacmectl login \\-\\-token \"$(pass show acme/token)\"\n.fi\n")
+
+    # r5-masked-values: values masked by tools, logs and dashboards: bullets,
+    # asterisks, `[FILTERED]`, `(sensitive value)`, a key shown only by its
+    # prefix and last four (none).
+    neg("r5-masked-values", "log/production.log.sample",
+        "Started POST \"/users/sign_in\" for 10.0.3.7 at 2026-11-03 10:12:07 +0000\n"
+        "Processing by Users::SessionsController#create as HTML\n"
+        "  Parameters: {\"authenticity_token\"=>\"[FILTERED]\", \"user\"=>{\"email\"=>\"ops@acme.io\", \"password\"=>\"[FILTERED]\"}}\n"
+        "  Parameters: {\"api_key\"=>\"[FILTERED]\", \"client_secret\"=>\"[FILTERED]\"}\nCompleted 302 Found in 41ms\n")
+    neg("r5-masked-values", "docs/terraform-plan.txt",
+        "  # aws_db_instance.orders will be updated in-place\n  ~ resource \"aws_db_instance\" \"orders\" {\n"
+        "      ~ password = (sensitive value)\n        username = \"orders\"\n    }\n\n"
+        "  # random_password.api will be created\n  + resource \"random_password\" \"api\" {\n"
+        "      + result  = (sensitive value)\n      + bcrypt_hash = (sensitive value)\n      + length = 32\n    }\n"
+        "Changes to Outputs:\n  ~ api_token = (sensitive value)\n")
+    neg("r5-masked-values", "docs/api-keys.md",
+        "## Your keys\n\n| Name | Key | Created |\n|---|---|---|\n"
+        f"| production | `sk_live_••••••••••••••••{R.randint(1000, 9999)}` | 2026-10-01 |\n"
+        f"| ci | `sk-proj-...{rs(4, ALNUM)}` | 2026-10-11 |\n| legacy | `AKIA************{rs(4, UP + DIG)}` | 2024-02-03 |\n"
+        "| webhook | `whsec_●●●●●●●●●●●●●●●●` | 2026-11-02 |\n| admin | `ghp_####################################` | 2026-11-02 |\n\n"
+        "The full value is shown once, when the key is created.\n")
+    neg("r5-masked-values", "ci/output/helm-upgrade.log",
+        "Release \"orders\" has been upgraded. Happy Helming!\nNAME: orders\nLAST DEPLOYED: Tue Nov  3 10:12:07 2026\n"
+        "USER-SUPPLIED VALUES:\npostgresql:\n  auth:\n    password: '*****'\n    postgresPassword: '*****'\n"
+        "stripe:\n  secretKey: <redacted>\n  webhookSecret: REDACTED\n")
+
+    # r5-public-keys: OpenSSH public keys with options and certificate
+    # authorities, an age recipients file, a signify key, and an Apache
+    # KEYS file (public keys are meant to be shared) (none).
+    neg("r5-public-keys", "ansible/roles/base/files/authorized_keys",
+        f'command="/usr/local/bin/backup-only",no-pty,no-port-forwarding {ssh_pub()} backup@nas\n'
+        f'from="10.0.0.0/8" {ssh_pub("ssh-rsa")} ops@laptop\n{ssh_pub()} deploy@ci\n')
+    neg("r5-public-keys", "ansible/roles/base/files/ssh_known_ca",
+        f"@cert-authority *.acme.io {ssh_pub()} acme-host-ca\n@revoked * {ssh_pub()} old-ci\n")
+    neg("r5-public-keys", "secrets/.age-recipients",
+        f"# ops team\n{age_recipient()}\n{age_recipient()}\n# ci (ssh key)\n{ssh_pub()} ci@acme\n")
+    neg("r5-public-keys", "release/acme.pub",
+        "untrusted comment: signify public key\n"
+        + base64.b64encode(b"Ed" + bytes(R.getrandbits(8) for _ in range(40))).decode() + "\n")
+    pgp_pub = b64_bytes(420)
+    neg("r5-public-keys", "KEYS",
+        "This file contains the PGP keys of developers who sign releases.\n\n"
+        f"pub   rsa4096 2021-03-02 [SC]\n      {rs(40, '0123456789ABCDEF')}\nuid           [ultimate] Ada Ops <ops@acme.io>\n"
+        f"sub   rsa4096 2021-03-02 [E]\n\n-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n{wrap('mQINBG' + pgp_pub)}\n={b64_bytes(3)}\n"
+        "-----END PGP PUBLIC KEY BLOCK-----\n")
+    # r5-cert-pins: public-key pins (HPKP, OkHttp, Android network security
+    # config) are hashes of public keys (none).
+    def pin():
+        return base64.b64encode(hashlib.sha256(rs(12).encode()).digest()).decode()
+    neg("r5-cert-pins", "app/src/main/res/xml/network_security_config.xml",
+        '<?xml version="1.0" encoding="utf-8"?>\n<network-security-config>\n  <domain-config>\n'
+        '    <domain includeSubdomains="true">api.acme.io</domain>\n    <pin-set expiration="2027-01-01">\n'
+        f'      <pin digest="SHA-256">{pin()}</pin>\n      <pin digest="SHA-256">{pin()}</pin>\n'
+        "    </pin-set>\n  </domain-config>\n</network-security-config>\n")
+    neg("r5-cert-pins", "app/src/main/java/com/acme/net/Http.kt",
+        "package com.acme.net\n\nimport okhttp3.CertificatePinner\nimport okhttp3.OkHttpClient\n\n"
+        "val pinner = CertificatePinner.Builder()\n"
+        f"    .add(\"api.acme.io\", \"sha256/{pin()}\")\n    .add(\"api.acme.io\", \"sha256/{pin()}\")\n    .build()\n\n"
+        "val client = OkHttpClient.Builder().certificatePinner(pinner).build()\n")
+    # r5-app-links: Android asset links (signing-certificate fingerprints),
+    # Apple app-site association (team-prefixed app ids) (none).
+    neg("r5-app-links", "public/.well-known/assetlinks.json", json.dumps([{
+        "relation": ["delegate_permission/common.handle_all_urls"],
+        "target": {"namespace": "android_app", "package_name": "io.acme.orders",
+                   "sha256_cert_fingerprints": [colon_hex(32), colon_hex(32)]}}], indent=2))
+    neg("r5-app-links", "public/.well-known/apple-app-site-association", json.dumps({
+        "applinks": {"details": [{"appIDs": [f"{rs(10, UP + DIG)}.io.acme.orders"], "components": [{"/": "/orders/*"}]}]},
+        "webcredentials": {"apps": [f"{rs(10, UP + DIG)}.io.acme.orders"]}}, indent=2))
+    # r5-p2p-ids: enode URLs, libp2p peer ids and IPFS CIDs are public node
+    # keys and content hashes (none).
+    neg("r5-p2p-ids", "config/bootnodes.toml",
+        "[p2p]\nbootnodes = [\n" + "".join(f'  "enode://{hexs(128)}@{R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:30303",\n' for _ in range(2)) +
+        "]\nlibp2p_bootstrap = [\n" + "".join(f'  "/dnsaddr/bootstrap.libp2p.io/p2p/{peer_id()}",\n' for _ in range(2)) +
+        f"]\n[assets]\nlogo_cid = \"bafybei{rs(52, 'abcdefghijklmnopqrstuvwxyz234567')}\"\nlegacy_cid = \"{cid_v0()}\"\n")
+
+    # r5-grafana-dashboard: dashboard and datasource uids in exported
+    # dashboards (none).
+    neg("r5-grafana-dashboard", "grafana/dashboards/orders.json", json.dumps({
+        "uid": rs(14, LOW + DIG), "title": "Orders", "version": 12,
+        "panels": [{"id": 2, "type": "timeseries", "title": "Token refresh errors",
+                    "datasource": {"type": "prometheus", "uid": "P" + rs(15, "0123456789ABCDEF")},
+                    "targets": [{"expr": "sum(rate(auth_token_refresh_errors_total[5m]))", "refId": "A"}]}],
+        "templating": {"list": [{"name": "ds", "type": "datasource", "query": "prometheus",
+                                 "current": {"text": "Mimir", "value": rs(14, LOW + DIG)}}]}}, indent=2))
+    # r5-installer-guids: WiX product/upgrade codes and component GUIDs (none).
+    neg("r5-installer-guids", "installer/Product.wxs",
+        '<Wix xmlns="http://wixtoolset.org/schemas/v4/wxs">\n'
+        f'  <Package Name="Acme Orders" Manufacturer="Acme" Version="1.4.0.0" UpgradeCode="{uid().upper()}">\n'
+        '    <StandardDirectory Id="ProgramFiles6432Folder">\n      <Directory Id="INSTALLFOLDER" Name="Acme Orders">\n'
+        f'        <Component Id="MainExe" Guid="{uid().upper()}">\n          <File Source="Orders.exe" KeyPath="yes" />\n        </Component>\n'
+        "      </Directory>\n    </StandardDirectory>\n  </Package>\n</Wix>\n")
+    # r5-unreal-ids: Unreal project ids and asset-registry GUIDs (none).
+    neg("r5-unreal-ids", "Config/DefaultGame.ini",
+        "[/Script/EngineSettings.GeneralProjectSettings]\n"
+        f"ProjectID={rs(32, '0123456789ABCDEF')}\nProjectName=Warehouse Sim\nCompanyName=Acme\n\n"
+        "[/Script/UnrealEd.ProjectPackagingSettings]\nBuildConfiguration=PPBC_Shipping\n"
+        f"+DirectoriesToAlwaysCook=(Path=\"/Game/Maps\")\nDefaultMapGuid={rs(32, '0123456789ABCDEF')}\n")
+    # r5-ble-uuids: Bluetooth service and characteristic UUIDs in firmware
+    # (public protocol identifiers) (none).
+    neg("r5-ble-uuids", "firmware/src/ble_service.h",
+        "#pragma once\n/* Nordic UART service and the Heart Rate service (Bluetooth SIG). */\n"
+        "#define BT_UUID_NUS_VAL BT_UUID_128_ENCODE(0x6e400001, 0xb5a3, 0xf393, 0xe0a9, 0xe50e24dcca9e)\n"
+        "#define HRS_SERVICE_UUID \"0000180d-0000-1000-8000-00805f9b34fb\"\n"
+        f"#define ACME_TOKEN_CHAR_UUID \"{uid()}\"\n#define ACME_SECRET_CHAR_UUID_BYTES {{ " +
+        ", ".join(f"0x{R.getrandbits(8):02x}" for _ in range(16)) + " }\n")
+
+    # r5-migration-checksum: sqlx offline query data and an Atlas sum file
+    # (hashes of public SQL) (none).
+    q = "SELECT id, status, total FROM orders WHERE id = $1"
+    qh = hashlib.sha256(q.encode()).hexdigest()
+    neg("r5-migration-checksum", f".sqlx/query-{qh}.json", json.dumps({
+        "db_name": "PostgreSQL", "query": q, "describe": {"columns": [{"ordinal": 0, "name": "id", "type_info": "Uuid"}],
+                                                           "parameters": {"Left": ["Uuid"]}, "nullable": [False]},
+        "hash": qh}, indent=2))
+    neg("r5-migration-checksum", "migrations/atlas.sum",
+        f"h1:{base64.b64encode(hashlib.sha256(rs(9).encode()).digest()).decode()}\n" + "".join(
+            f"2026{R.randint(1000, 1299)}{R.randint(100000, 235959)}_{w}.sql h1:{base64.b64encode(hashlib.sha256(w.encode()).digest()).decode()}\n"
+            for w in ("init", "add_api_keys", "add_password_resets")))
+    # r5-hashed-token-column: SQL seeds storing *hashes* of API keys and
+    # reset tokens with a visible prefix (a hash is not the key) (none).
+    neg("r5-hashed-token-column", "db/seeds/002_api_keys.sql",
+        "INSERT INTO api_keys (id, name, key_prefix, key_hash, created_at) VALUES\n" + ",\n".join(
+            f"  ('{uid()}', '{w}', 'ak_live_{rs(4, LOW + DIG)}', '{sha()}', '2026-10-0{i}')" for i, w in enumerate(("ci", "reports"), 1)) +
+        ";\nINSERT INTO password_reset_tokens (user_id, token_sha256, expires_at) VALUES\n"
+        f"  (42, '{sha()}', now() + interval '15 minutes');\n")
+    # r5-dvc-pointers: DVC pointer and lock files (md5 of data files) (none).
+    neg("r5-dvc-pointers", "data/orders.csv.dvc",
+        f"outs:\n- md5: {hexs(32)}\n  size: {R.randint(10**5, 10**9)}\n  hash: md5\n  path: orders.csv\n")
+    neg("r5-dvc-pointers", "dvc.lock",
+        "schema: '2.0'\nstages:\n  featurize:\n    cmd: python src/featurize.py\n    deps:\n"
+        f"    - path: data/orders.csv\n      hash: md5\n      md5: {hexs(32)}\n      size: {R.randint(10**5, 10**9)}\n"
+        f"    outs:\n    - path: data/features\n      hash: md5\n      md5: {hexs(32)}.dir\n      nfiles: 4\n")
+
+    # r5-iac-references: Helm templates, Pulumi, CDK, Bicep, Serverless,
+    # Ansible lookups, swarm secrets, systemd credentials, and secret-manager
+    # paths/ARNs: references to secrets, never their values (none).
+    neg("r5-iac-references", "charts/orders/templates/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ include \"orders.fullname\" . }}\ntype: Opaque\ndata:\n"
+        "  db-password: {{ .Values.postgresql.auth.password | b64enc | quote }}\n"
+        "  session-secret: {{ default (randAlphaNum 48) .Values.sessionSecret | b64enc | quote }}\n"
+        "  {{- with .Values.stripe }}\n  stripe-key: {{ required \"stripe.secretKey is required\" .secretKey | b64enc }}\n  {{- end }}\n")
+    neg("r5-iac-references", "infra/pulumi/index.ts",
+        "import * as pulumi from '@pulumi/pulumi';\nimport * as aws from '@pulumi/aws';\n\nconst config = new pulumi.Config();\n"
+        "const dbPassword = config.requireSecret('dbPassword');\n"
+        "const apiKeySecret = aws.secretsmanager.getSecretVersionOutput({ secretId: 'prod/orders/api-key' });\n"
+        "export const db = new aws.rds.Instance('orders', { username: 'orders', password: dbPassword, instanceClass: 'db.t4g.small' });\n"
+        "export const apiKey = apiKeySecret.secretString;\n")
+    neg("r5-iac-references", "infra/cdk/lib/orders-stack.ts",
+        "const dbSecret = secretsmanager.Secret.fromSecretNameV2(this, 'DbSecret', 'prod/orders/db');\n"
+        "new ecs.FargateTaskDefinition(this, 'Task').addContainer('app', {\n  image: ecs.ContainerImage.fromRegistry('ghcr.io/acme/orders:1.4.0'),\n"
+        "  secrets: {\n    DB_PASSWORD: ecs.Secret.fromSecretsManager(dbSecret, 'password'),\n"
+        "    API_TOKEN: ecs.Secret.fromSsmParameter(ssm.StringParameter.fromSecureStringParameterAttributes(this, 'Tok', { parameterName: '/prod/orders/api_token' })),\n"
+        "  },\n});\nconst signingKey = cdk.SecretValue.secretsManager('prod/orders/signing-key');\n")
+    neg("r5-iac-references", "infra/main.bicep",
+        "@secure()\nparam adminPassword string\nparam keyVaultName string = 'orders-kv'\n\n"
+        "resource kv 'Microsoft.KeyVault/vaults@2023-07-01' existing = {\n  name: keyVaultName\n}\n\n"
+        "module sql 'sql.bicep' = {\n  name: 'sql'\n  params: {\n    administratorLoginPassword: kv.getSecret('sql-admin-password')\n"
+        "    appPassword: adminPassword\n  }\n}\n")
+    neg("r5-iac-references", "serverless.yml",
+        "service: orders\nprovider:\n  name: aws\n  runtime: nodejs20.x\n  environment:\n"
+        "    DB_PASSWORD: ${ssm:/aws/reference/secretsmanager/prod/orders/db~true}\n    STRIPE_SECRET_KEY: ${env:STRIPE_SECRET_KEY}\n"
+        "    JWT_SECRET: ${self:custom.secrets.JWT_SECRET}\n"
+        f"    API_KEY_SECRET_ARN: arn:aws:secretsmanager:eu-west-1:{R.randint(10**11, 10**12 - 1)}:secret:prod/orders/api-key-{rs(6, ALNUM)}\n"
+        "custom:\n  secrets: ${file(./secrets.${opt:stage}.yml)}\n")
+    neg("r5-iac-references", "ansible/group_vars/prod/main.yml",
+        "db_user: orders\ndb_password: \"{{ vault_db_password }}\"\n"
+        "api_token: \"{{ lookup('community.hashi_vault.hashi_vault', 'secret=kv/data/orders:api_token') }}\"\n"
+        "ssh_private_key_file: ~/.ssh/id_ed25519\ntls_key_path: /etc/ssl/private/orders.key\n"
+        "smtp_password: \"{{ lookup('env', 'SMTP_PASSWORD') }}\"\n")
+    neg("r5-iac-references", "stack/docker-stack.yml",
+        "services:\n  api:\n    image: ghcr.io/acme/orders:1.4.0\n    secrets:\n      - db_password\n      - source: stripe_key\n"
+        "        target: /run/secrets/stripe\n    environment:\n      DB_PASSWORD_FILE: /run/secrets/db_password\n"
+        "secrets:\n  db_password:\n    external: true\n  stripe_key:\n    external: true\n")
+    neg("r5-iac-references", "deploy/systemd/orders.service",
+        "[Unit]\nDescription=Acme orders\n\n[Service]\nExecStart=/usr/local/bin/orders\nDynamicUser=yes\n"
+        "LoadCredential=db-password:/etc/orders/credentials/db-password\nLoadCredentialEncrypted=api-token:/etc/orders/credentials/api-token.cred\n"
+        "Environment=DB_PASSWORD_FILE=%d/db-password\nEnvironmentFile=-/etc/orders/orders.env\n\n[Install]\nWantedBy=multi-user.target\n")
+    neg("r5-iac-references", "infra/gcp/run.tf",
+        'resource "google_cloud_run_v2_service" "orders" {\n  name     = "orders"\n  location = "europe-west1"\n  template {\n    containers {\n'
+        '      image = "europe-docker.pkg.dev/acme-prod/orders/api:1.4.0"\n      env {\n        name = "DB_PASSWORD"\n'
+        '        value_source {\n          secret_key_ref {\n            secret  = google_secret_manager_secret.db_password.secret_id\n'
+        '            version = "latest"\n          }\n        }\n      }\n    }\n  }\n}\n'
+        f'# projects/{R.randint(10**11, 10**12 - 1)}/secrets/orders-db-password/versions/3\n')
+
+    # r5-url-no-password: URLs and DSNs with a host, a user without password,
+    # or a scoped path under credential-ish names (none).
+    neg("r5-url-no-password", "config/services.yaml",
+        "cache:\n  redis_url: redis://redis-master.cache.svc.cluster.local:6379/0\nqueue:\n  broker_url: amqp://rabbitmq.messaging:5672/%2Forders\n"
+        "mongo:\n  connection_string: mongodb://mongo-0.mongo:27017,mongo-1.mongo:27017/orders?replicaSet=rs0&authSource=admin\n"
+        "oauth:\n  token_endpoint: https://login.acme.io/oauth2/v2.0/token\n  jwks_uri: https://login.acme.io/.well-known/jwks.json\n"
+        "git:\n  secrets_repo: git@github.com:acme/secrets-config.git\n  credentials_helper: ssh://git@git.acme.io:2222/ops/credentials.git\n"
+        "npm:\n  auth_registry: https://registry.npmjs.org/@acme%2fauth-client\n  token_url: https://npm.pkg.github.com/@acme/token-client\n")
+    neg("r5-url-no-password", "src/db/config.go",
+        "package db\n\nconst (\n\tprimaryDSN  = \"postgres://orders@db-primary.internal:5432/orders?sslmode=verify-full\"\n"
+        "\treplicaDSN  = \"postgres://db-replica.internal:5432/orders?sslmode=verify-full&application_name=orders-ro\"\n"
+        "\tvaultAddr   = \"https://vault.acme.io:8200/v1/auth/kubernetes/login\"\n"
+        "\ttokenReviewURL = \"https://kubernetes.default.svc/apis/authentication.k8s.io/v1/tokenreviews\"\n)\n")
+
+    # r5-release-notes: GitHub release notes, conventional-changelog links,
+    # Gerrit Change-Id trailers and a pasted `git log` (commit ids) (none).
+    neg("r5-release-notes", "docs/releases/v1.4.0.md",
+        "## What's Changed\n" + "".join(
+            f"* {t} by @{u} in https://github.com/acme/orders/pull/{R.randint(100, 999)}\n"
+            for t, u in (("Rotate webhook signing secret without downtime", "ada"), ("Stop logging the access token", "lin"))) +
+        "\n### Bug Fixes\n\n" + "".join(
+            f"* **auth:** {t} ([{h[:7]}](https://github.com/acme/orders/commit/{h}))\n"
+            for t, h in (("refresh token reuse detection", sha("sha1")), ("constant-time password comparison", sha("sha1")))) +
+        "\n**Full Changelog**: https://github.com/acme/orders/compare/v1.3.2...v1.4.0\n")
+    neg("r5-release-notes", "docs/dev/commit-message.txt",
+        "auth: hash API keys at rest\n\nStore sha256(key) instead of the key and compare in constant time.\n\n"
+        f"Bug: 4812\nChange-Id: I{sha('sha1')}\nReviewed-on: https://review.acme.io/c/orders/+/{R.randint(10**4, 10**5)}\n"
+        f"Signed-off-by: Ada Ops <ops@acme.io>\ngit-svn-id: https://svn.acme.io/repos/orders/trunk@48121 {uid()}\n")
+    neg("r5-release-notes", "docs/dev/bisect.md",
+        "## Where the token leak in logs came from\n\n```\n$ git log --oneline -4\n" + "".join(
+            f"{sha('sha1')[:10]} {m}\n" for m in ("Redact tokens in request logs", "Log request headers for debugging",
+                                                   "Bump secret-manager client", "Merge branch 'password-reset'")) +
+        f"$ git rev-parse HEAD\n{sha('sha1')}\n```\n")
+
+    # r5-generated-build: a static-export page with the framework's build id
+    # and chunk hashes (public in every URL it serves) (none).
+    neg("r5-generated-build", "out/index.html",
+        '<!DOCTYPE html><html><head><meta charSet="utf-8"/>'
+        f'<link rel="preload" href="/_next/static/css/{hexs(16)}.css" as="style"/>'
+        f'<script src="/_next/static/chunks/pages/_app-{hexs(16)}.js" defer=""></script></head><body><div id="__next"></div>'
+        f'<script id="__NEXT_DATA__" type="application/json">{{"props":{{"pageProps":{{}}}},"page":"/","query":{{}},"buildId":"{rs(21, B64URL)}","nextExport":true,"autoExport":true,"isFallback":false,"scriptLoader":[]}}</script></body></html>\n')
+
+    # r5-algorithm-constants: SHA-256 round constants, an AES S-box prefix
+    # and Keccak round constants as hex strings in a C source (none).
+    neg("r5-algorithm-constants", "src/crypto/sha256.c",
+        "/* FIPS 180-4 section 4.2.2 */\nstatic const uint32_t K[64] = {\n"
+        "    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,\n};\n"
+        "static const char *SBOX_HEX = \"637c777bf26b6fc53001672bfed7ab76ca82c97dfa5947f0add4a2af9ca472c0\";\n"
+        "static const char *KECCAK_RC0_3 = \"000000000000000100000000000080820800000000008a8a8000000080008000\";\n"
+        "static const char *SHA256_IV = \"6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19\";\n")
+
+
+def round_five_positives():
+    """Secrets in layouts no source has (recall guard for round 5). Every
+    value is random from the fixed seed, assigned to a credential in
+    non-test, non-example code or configuration."""
+    pos("r5-go-struct-literal", "cmd/orders/main.go",
+        "package main\n\nfunc main() {\n\tcfg := payments.Config{\n\t\tEndpoint: \"https://api.payments.acme.io\",\n"
+        f"\t\tAPIKey:   \"{rs(40, ALNUM)}\",\n\t\tTimeout:  10 * time.Second,\n\t}}\n\trun(cfg)\n}}\n")
+    pos("r5-rust-bearer", "src/bin/sync.rs",
+        "fn main() -> anyhow::Result<()> {\n    let client = reqwest::blocking::Client::new();\n"
+        f"    let resp = client.get(\"https://api.acme.io/v1/orders\").bearer_auth(\"{rs(48, ALNUM)}\").send()?;\n"
+        "    println!(\"{}\", resp.status());\n    Ok(())\n}\n")
+    pos("r5-csharp-connection", "src/Orders.Worker/Db.cs",
+        "public static class Db\n{\n    public static SqlConnection Open() =>\n"
+        f"        new SqlConnection(\"Server=sql.prod.internal;Database=orders;User Id=orders_worker;Password={pw()};TrustServerCertificate=True\");\n}}\n")
+    pos("r5-java-props-put", "src/main/java/com/acme/orders/Mail.java",
+        "Properties props = new Properties();\nprops.put(\"mail.smtp.host\", \"smtp.acme.io\");\n"
+        f"props.put(\"mail.smtp.user\", \"mailer\");\nprops.put(\"mail.smtp.password\", \"{pw()}\");\n")
+    pos("r5-gradle-credentials", "build.gradle.kts",
+        "repositories {\n    maven {\n        url = uri(\"https://nexus.acme.io/repository/maven-releases/\")\n"
+        f"        credentials {{\n            username = \"deploy\"\n            password = \"{pw()}\"\n        }}\n    }}\n}}\n")
+    pos("r5-configmap-embedded", "deploy/base/app-configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: orders\ndata:\n  application.properties: |\n"
+        "    spring.datasource.url=jdbc:postgresql://orders-db:5432/orders\n    spring.datasource.username=orders\n"
+        f"    spring.datasource.password={pw()}\n")
+    pos("r5-helm-set", "ci/deploy.sh",
+        "#!/bin/sh\nset -eu\nhelm upgrade --install orders ./charts/orders \\\n  --namespace orders \\\n"
+        f"  --set postgresql.auth.password={pw()} \\\n  --set image.tag=\"$TAG\"\n")
+    pos("r5-ci-env-literal", ".circleci/config.yml",
+        "version: 2.1\njobs:\n  deploy:\n    docker:\n      - image: cimg/base:2024.10\n    environment:\n"
+        f"      DATADOG_API_KEY: {hexs(32)}\n    steps:\n      - run: ./deploy.sh\n")
+    pos("r5-terraform-provider", "infra/providers.tf",
+        'terraform {\n  required_providers {\n    cloudflare = { source = "cloudflare/cloudflare" }\n  }\n}\n\n'
+        f'provider "cloudflare" {{\n  api_token = "{rs(40, B64URL)}"\n}}\n')
+    pos("r5-vault-token", "ops/.vault-token", f"hvs.{rs(90, B64URL)}\n")
+    pos("r5-systemd-env", "deploy/systemd/reports.service",
+        "[Service]\nExecStart=/usr/local/bin/reports\n"
+        f"Environment=\"REPORTS_API_SECRET={rs(32, ALNUM)}\"\nEnvironment=\"LOG_LEVEL=info\"\n")
+    pos("r5-supervisor-env", "deploy/supervisord.conf",
+        "[program:worker]\ncommand=/app/bin/worker\n"
+        f"environment=DB_HOST=\"db.prod.internal\",DB_PASSWORD=\"{pw()}\",QUEUE=\"orders\"\n")
+    pos("r5-nginx-header", "deploy/nginx/upstream.conf",
+        "location /internal/ {\n    proxy_pass https://reports.acme.io/;\n"
+        f"    proxy_set_header X-Api-Key \"{rs(36, ALNUM)}\";\n}}\n")
+    pos("r5-haproxy-userlist", "deploy/haproxy.cfg",
+        f"userlist stats_users\n    user admin insecure-password {pw()}\n\nlisten stats\n    bind :8404\n    stats enable\n    acl auth_ok http_auth(stats_users)\n")
+    pos("r5-elixir-config", "config/prod.exs",
+        "import Config\n\nconfig :orders, Orders.Repo,\n  username: \"orders\",\n"
+        f"  password: \"{pw()}\",\n  hostname: \"db.prod.internal\"\n\n"
+        f"config :orders, OrdersWeb.Endpoint,\n  secret_key_base: \"{rs(64, B64)}\"\n")
+    pos("r5-symfony-parameters", "app/config/parameters.yml",
+        "parameters:\n    database_host: db.prod.internal\n    database_user: orders\n"
+        f"    database_password: {pw()}\n    secret: {hexs(40)}\n")
+    pos("r5-aws-positional", "config/initializers/aws.rb",
+        f"Aws.config.update(\n  region: 'eu-west-1',\n  credentials: Aws::Credentials.new('{akia()}', '{aws_secret()}')\n)\n")
+    pos("r5-plist", "Orders/Secrets.plist",
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
+        f'<plist version="1.0">\n<dict>\n\t<key>APIBaseURL</key>\n\t<string>https://api.acme.io</string>\n\t<key>APISecret</key>\n\t<string>{rs(40, ALNUM)}</string>\n</dict>\n</plist>\n')
+    pos("r5-powershell-securestring", "scripts/Deploy.ps1",
+        f"$password = ConvertTo-SecureString '{pw()}' -AsPlainText -Force\n"
+        "$cred = New-Object System.Management.Automation.PSCredential ('ACME\\svc-deploy', $password)\n"
+        "Invoke-Command -ComputerName app01 -Credential $cred -ScriptBlock { Restart-Service Orders }\n")
+    pos("r5-dotnet-flat-keys", "src/Orders.Api/appsettings.Production.json", json.dumps({
+        "Logging:LogLevel:Default": "Information", "Smtp:Host": "smtp.acme.io", "Smtp:Password": pw()}, indent=2))
+    pos("r5-sql-create-user", "db/migrations/0007_reporting_role.sql",
+        f"CREATE ROLE reporting LOGIN PASSWORD '{pw()}';\nGRANT SELECT ON ALL TABLES IN SCHEMA public TO reporting;\n")
+    pos("r5-basic-auth-header", "scripts/export.sh",
+        "#!/bin/sh\ncurl -fsS https://reports.acme.io/api/export \\\n"
+        f"  -H \"Authorization: Basic {base64.b64encode(f'svc-export:{pw()}'.encode()).decode()}\" -o export.csv\n")
+
+
 def main():
     for gen in (lockfiles, digests_and_hashes, ids, public_material, encrypted,
                 references_and_placeholders, words_and_vocab, fixtures_and_vectors, encoded_config, positives, round_two, round_three,
-                round_four, round_four_positives):
+                round_four, round_four_positives, round_five, round_five_positives):
         gen()
     path = os.path.join(HERE, "generator3.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for label, cls, p, ext, text in CASES:
             # Round 4 is its own source so its floor is held apart from
             # rounds 1-3's (its before-fix figure is the held-out evidence).
-            source = "generator-3-r4" if cls.startswith("r4-") else "generator-3"
+            # Round 5 likewise (`generator-3-r5`).
+            source = ("generator-3-r4" if cls.startswith("r4-")
+                      else "generator-3-r5" if cls.startswith("r5-") else "generator-3")
             f.write(json.dumps({"source": source, "class": cls, "label": label, "text": text,
                                 "ext": ext, "path": p, "origin": f"make_hard_negatives.py seed {SEED}"},
                                ensure_ascii=False, sort_keys=True) + "\n")

@@ -3,6 +3,12 @@
 //! and the value is a literal of 8+ characters, not code (`os.environ[...]`,
 //! `os.getenv(`, `process.env.X`, `${VAR}`, a call, an attribute path).
 //!
+//! Round 5 (issue 18): password directives without an operator (HAProxy
+//! `user x insecure-password <pw>`); not values: ICU MessageFormat
+//! arguments, `@file` arguments, comma lists of secret names,
+//! `name:/path` pairs, fields of an ARN, git remotes with a user and no
+//! password.
+//!
 //! Hand-scanned in one pass over identifiers rather than with a lookahead
 //! regex: each byte is visited a bounded number of times, so cost stays
 //! linear on hostile lines like `a=a=a=...`.
@@ -200,10 +206,21 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             continue;
         }
         let key = &lower[start..end];
-        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) {
+        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) || in_arn(lower, start) {
             continue;
         }
         let password = PASSWORD_WORDS.iter().any(|w| key.contains(w));
+        if password
+            && !code_file
+            && let Some((vs, ve)) = directive_value(b, start, end)
+        {
+            let mut scanned = ve;
+            if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
+                out.push(span);
+            }
+            done = done.max(ve);
+            continue;
+        }
         let form = KeyForm::of(b, start, end);
         match value_after(b, lb, end, code_file, password, form) {
             Ok((vs, ve)) => {
@@ -215,6 +232,92 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             Err(resume) => done = done.max(resume),
         }
     }
+}
+
+/// True when the key at `start` is a field of an ARN
+/// (`arn:aws:secretsmanager:eu-west-1:…:secret:prod/api-key-AbC123`): the
+/// piece of text it ends opens with `arn:`, so `secretsmanager:` and
+/// `secret:` are an ARN's service and resource type, not assignments.
+fn in_arn(lower: &str, start: usize) -> bool {
+    let before = &lower[start.saturating_sub(MAX_KEY)..start];
+    let piece = before
+        .rsplit(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | '[' | ',' | '=')
+        })
+        .next()
+        .unwrap_or("");
+    piece.starts_with("arn:")
+}
+
+/// Fields on a directive line before its password keyword
+/// (`user admin insecure-password …`).
+const MAX_DIRECTIVE_FIELDS: usize = 3;
+/// Longest directive head (text before the keyword on its line) and
+/// longest value read.
+const MAX_DIRECTIVE_HEAD: usize = 128;
+
+/// The value of a space-separated configuration directive whose keyword
+/// names a password and whose value is the line's last field: HAProxy's
+/// `user admin insecure-password <pw>`, `masterauth`-style lines. Only
+/// plain words may precede the keyword on its line, and exactly one field
+/// follows it, so prose (`the password is below`) is not read as one.
+fn directive_value(b: &[u8], start: usize, end: usize) -> Option<(usize, usize)> {
+    let n = b.len();
+    // The keyword is a plain identifier (`insecure-password`), not a file
+    // name (`add_password_resets.sql h1:…` in a checksum list).
+    if !matches!(b.get(end), Some(b' ' | b'\t'))
+        || b[start..end].contains(&b'.')
+        || b[start].is_ascii_digit()
+    {
+        return None;
+    }
+    // A directive's head is short: look back a bounded distance, so a long
+    // line of keywords (`PASSWORD 'PASSWORD '…`) costs linear time.
+    let from = start.saturating_sub(MAX_DIRECTIVE_HEAD);
+    let line_start = match b[from..start].iter().rposition(|&c| c == b'\n') {
+        Some(i) => from + i + 1,
+        None if from == 0 => 0,
+        None => return None,
+    };
+    let head = &b[line_start..start];
+    let fields = head
+        .split(|c| matches!(c, b' ' | b'\t'))
+        .filter(|f| !f.is_empty());
+    let mut count = 0;
+    for f in fields {
+        count += 1;
+        if count > MAX_DIRECTIVE_FIELDS
+            || !f
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+        {
+            return None;
+        }
+    }
+    let mut vs = end;
+    while vs < n && matches!(b[vs], b' ' | b'\t') {
+        vs += 1;
+    }
+    let mut ve = vs;
+    let limit = (vs + MAX_DIRECTIVE_HEAD * 2).min(n);
+    while ve < limit && !matches!(b[ve], b' ' | b'\t' | b'\r' | b'\n') {
+        ve += 1;
+    }
+    if ve == limit && ve < n {
+        return None;
+    }
+    let mut rest = ve;
+    while rest < n && matches!(b[rest], b' ' | b'\t' | b'\r') {
+        rest += 1;
+    }
+    if ve == vs || (rest < n && b[rest] != b'\n') {
+        return None;
+    }
+    // An operator or a quoted value is the ordinary assignment form.
+    if matches!(b[vs], b'=' | b':' | b'"' | b'\'') {
+        return None;
+    }
+    Some((vs, ve))
 }
 
 fn is_ident(c: u8) -> bool {
@@ -573,6 +676,11 @@ fn judge(
     // value a password again (`hunter2`, `P@ssw0rd!`), and it is judged
     // from six characters on.
     if words::is_reference(v)
+        || words::is_scp_remote(v)
+        || is_message_format(v)
+        || is_file_argument(v)
+        || is_name_list(v)
+        || is_named_path(v)
         || is_sentence(v)
         || words::is_word_path(v)
         || words::is_fixture(v)
@@ -594,6 +702,64 @@ fn judge(
         return None;
     }
     Some((vs, ve))
+}
+
+/// True for an ICU MessageFormat argument (`{count, plural, one {…} other
+/// {…}}`, `{score, select, …}`): UI text in FormatJS/ICU bundles, under
+/// keys such as `tokens.count`.
+fn is_message_format(v: &str) -> bool {
+    let Some(body) = v.strip_prefix('{') else {
+        return false;
+    };
+    let mut parts = body.splitn(3, ',');
+    let (Some(arg), Some(kind)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let arg = arg.trim();
+    !arg.is_empty()
+        && arg.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && matches!(
+            kind.trim().trim_end_matches('}'),
+            "plural" | "select" | "selectordinal" | "number" | "date" | "time"
+        )
+}
+
+/// True for a file argument in `@file` syntax (`vault kv put … api_key=@key.txt`,
+/// `curl -d @body.json`, httpie `token=@token.txt`): the value is read
+/// from the named file.
+fn is_file_argument(v: &str) -> bool {
+    v.strip_prefix('@').is_some_and(|f| {
+        !f.is_empty()
+            && f.contains(['.', '/'])
+            && f.split(['/', '.']).all(|p| p.is_empty() || is_name(p))
+    })
+}
+
+/// True for an identifier made of word-like pieces joined by `-`/`_`
+/// (`db-password`, `api_key`): each piece alone is word-like, so short
+/// abbreviations may dominate, as they do in names.
+fn is_name(p: &str) -> bool {
+    p.split(['-', '_']).all(|w| {
+        let short = w.len() <= 4 && w.bytes().all(|c| c.is_ascii_alphabetic());
+        !w.is_empty() && (short || words::is_word_like(w, true))
+    })
+}
+
+/// True for a comma-separated list of names (`db-password,api-key`: a
+/// Key Vault task's `SecretsFilter`): which secrets to fetch, not one.
+fn is_name_list(v: &str) -> bool {
+    v.contains(',') && v.split(',').all(|p| is_name(p.trim()))
+}
+
+/// True for `name:/absolute/path` (systemd `LoadCredential=db-password:/etc/…`):
+/// a credential's name and the file it is loaded from.
+fn is_named_path(v: &str) -> bool {
+    v.split_once(':').is_some_and(|(name, path)| {
+        !name.is_empty()
+            && words::is_word_like(name, true)
+            && path.starts_with('/')
+            && words::is_word_path(path)
+    })
 }
 
 /// Fewest words of a value read as a sentence by [`is_sentence`].
@@ -814,5 +980,77 @@ mod tests {
                 ),
             ],
         );
+    }
+
+    /// Issue 18, generator-3 round 5: values that name or point at a
+    /// secret (an ICU message, an `@file` argument, a list of secret
+    /// names, `name:/path`, an ARN's fields, a filter's marker, a git
+    /// remote without password), and a password directive read without an
+    /// operator; beside each, a literal the rule still reports.
+    #[test]
+    fn round_five_references_and_directives() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "    user admin insecure-password Qx7!pL2mR9vT4\n",
+                    "Qx7!pL2mR9vT4",
+                ),
+                ("SecretsFilter: 'Qx7pL2mR9vT4wZk3'", "Qx7pL2mR9vT4wZk3"),
+                ("api_key=@Qx7pL2mR9vT4wZk3", "@Qx7pL2mR9vT4wZk3"),
+                (
+                    "secrets_repo: https://Qx7pL2mR9vT4wZk3nB8c@github.com/acme/x.git",
+                    "https://Qx7pL2mR9vT4wZk3nB8c@github.com/acme/x.git",
+                ),
+                ("\"password\"=>\"[Qx7pL2mR9vT4]\"", "[Qx7pL2mR9vT4]"),
+            ],
+            &[
+                (
+                    "\"auth.password.strength\": \"{score, select, 0 {Very weak} other {Strong}}\"",
+                    "ICU select",
+                ),
+                (
+                    "\"tokens.count\": \"{count, plural, one {# token} other {# tokens}}\"",
+                    "ICU plural",
+                ),
+                (
+                    "vault kv put secret/orders api_key=@api_key.txt",
+                    "@file argument",
+                ),
+                (
+                    "      SecretsFilter: 'db-password,api-key'",
+                    "list of secret names",
+                ),
+                (
+                    "LoadCredential=db-password:/etc/orders/credentials/db-password",
+                    "systemd credential name and path",
+                ),
+                (
+                    "    API_ARN: arn:aws:secretsmanager:eu-west-1:373609481489:secret:prod/orders/api-key-rDOg9F",
+                    "ARN fields",
+                ),
+                (
+                    "  Parameters: {\"password\"=>\"[FILTERED]\", \"api_key\"=>\"[FILTERED]\"}",
+                    "Rails filtered parameters",
+                ),
+                (
+                    "  secrets_repo: git@github.com:acme/secrets-config.git",
+                    "scp-like remote",
+                ),
+                (
+                    "  credentials_helper: ssh://git@git.acme.io:2222/ops/credentials.git",
+                    "ssh URL with a user",
+                ),
+                ("Enter the password below", "prose"),
+            ],
+        );
+        // A file name in a checksum list is no directive keyword (the
+        // checksum itself is the random-token rule's to judge).
+        let s = Scanner::new(ScanConfig::default());
+        let f = s.scan_bytes(
+            "migrations/sum.txt",
+            b"20261064194729_add_password_resets.sql h1:u1QGiuqF+qfkh1MAgzZr6ZYjkK+CLkxx7x0=\n",
+        );
+        assert!(f.iter().all(|f| f.rule != "credential-assignment"), "{f:?}");
     }
 }

@@ -101,6 +101,9 @@ pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
     if v.bytes().all(|b| b == first) {
         return true;
     }
+    if is_marker(v) {
+        return true;
+    }
     // Any masking character repeated ("sk_live_••••9506", "ab**cd", "##").
     let mut prev = None;
     let mut run = 0;
@@ -119,6 +122,23 @@ pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
     mask * 2 >= v.chars().count()
 }
 
+/// True for a filter's marker in place of a value: a word or two of
+/// letters in brackets or parentheses (Rails' `[FILTERED]`, `[MASKED]`,
+/// `[HIDDEN]`, Terraform's `(sensitive value)`). A secret is never written
+/// as letters and spaces between brackets.
+fn is_marker(v: &str) -> bool {
+    let inner = match (v.strip_prefix('['), v.strip_prefix('(')) {
+        (Some(r), _) => r.strip_suffix(']'),
+        (_, Some(r)) => r.strip_suffix(')'),
+        _ => None,
+    };
+    inner.is_some_and(|i| {
+        i.bytes().filter(u8::is_ascii_alphabetic).count() >= 3
+            && i.bytes()
+                .all(|c| c.is_ascii_alphabetic() || matches!(c, b' ' | b'_' | b'-'))
+    })
+}
+
 /// Mask markers only (no placeholder words): used on whole values such as
 /// URLs whose host may legitimately contain "example".
 pub(crate) fn is_masked_or_placeholder_strict(v: &str) -> bool {
@@ -135,6 +155,9 @@ mod tests {
     #[test]
     fn masks() {
         for v in [
+            "[FILTERED]",
+            "[masked]",
+            "(sensitive value)",
             "sk-****",
             "ghp_ab12....",
             "AKIA12345…",

@@ -20,7 +20,15 @@
 //! (`main.<hex>.js`), AWS resource ids (`sg-` + 17 hex), submodule-status
 //! lines, hex or base64 that decodes to text (the decoder judges the text),
 //! base64 DER of a public key or certificate, and hex in test files that
-//! say they hold published test vectors. Each skip has a
+//! say they hold published test vectors. Round 5 added: hex whose bytes
+//! count by a constant step, inline WebAssembly and the wrapped lines of a
+//! base64 file whose first line opens with a file signature, certificate
+//! pins (`sha256/…`, standard base64 of a digest's length on a line naming
+//! a digest), `enode://` public keys, base58 multihashes (IPFS CIDv0,
+//! libp2p peer ids), weak ETags (`W/"…"`), a leading `+` operator, 40-hex
+//! under a GnuPG key listing or a git command's line, SQL `INSERT` values
+//! whose column names a hash, and keys naming a point in history
+//! (`baseline`, `before`, `after`). Each skip has a
 //! false-positive row, and a true-positive row showing where it stops, in
 //! the tests below. Over-redaction is accepted; under-redaction is not.
 
@@ -68,6 +76,11 @@ const SHA_CONTEXT: &[&str] = &[
     "gpg",
     "release",
     "version",
+    // Round 5: keys naming a point in a repository's history (vcpkg's
+    // `builtin-baseline`, push events' `before`/`after`).
+    "baseline",
+    "before",
+    "after",
 ];
 
 /// Words that mark a hex value of *any* length as a content hash when they
@@ -112,6 +125,8 @@ const FILE_MAGIC_B64: &[&str] = &[
     "d09GRg",
     "d09GMg",
     "AAEAAAA",
+    // WebAssembly (`\0asm`), inlined by bundlers as base64.
+    "AGFzbQ",
 ];
 /// Shortest token judged as an embedded file: the smallest PNG is 67 bytes
 /// (92 base64 chars), so a short token with a magic-like opening is still
@@ -599,6 +614,7 @@ pub(crate) fn find(
     let vectors = is_test_vector_file(path, lower);
     let csv = CsvHeader::of(path, text);
     let api_doc = is_api_description(lower);
+    let sql = lower.contains("insert into");
     // Whether the current line is a non-secret header, computed once per
     // line: a megabyte-long line of tokens must not re-read it per token.
     let mut header_skip = LineMemo::default();
@@ -606,6 +622,11 @@ pub(crate) fn find(
     // tracked as the scan moves forward, so a megabyte-long line costs one
     // pass, not a search per token.
     let (mut line_start, mut line_end) = (0usize, 0usize);
+    // The last line of a wrapped base64 file seen so far: its start and
+    // width (see [`FILE_MAGIC_B64`]).
+    let mut file_block: Option<(usize, usize)> = None;
+    let previous_line_start =
+        |ls: usize| (ls > 0).then(|| text[..ls - 1].rfind('\n').map_or(0, |p| p + 1));
     let mut i = 0;
     while i < n {
         if !is_token_byte(b[i]) {
@@ -629,6 +650,7 @@ pub(crate) fn find(
             || ltok.starts_with("sha384-")
             || ltok.starts_with("sha256-")
             || ltok.starts_with("sha1-")
+            || is_pin_syntax(ltok)
         {
             continue;
         }
@@ -638,7 +660,25 @@ pub(crate) fn find(
             continue;
         }
         if tok.len() >= MIN_FILE_B64 && FILE_MAGIC_B64.iter().any(|m| tok.starts_with(m)) {
+            if alone_on_line(text, line_start, ts, te) {
+                file_block = Some((line_start, te - ts));
+            }
             continue;
+        }
+        // The next lines of a wrapped base64 file (a `.resx` icon, MIME
+        // parts): continued from a line that opened with a file signature.
+        if let Some((prev_start, width)) = file_block {
+            if te - ts <= width
+                && alone_on_line(text, line_start, ts, te)
+                && previous_line_start(line_start) == Some(prev_start)
+                && tok
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+            {
+                file_block = Some((line_start, width));
+                continue;
+            }
+            file_block = None;
         }
         // The line before the token, at most LOOKBACK bytes, starting on a
         // char boundary (at most 3 bytes later than the byte count says).
@@ -653,6 +693,8 @@ pub(crate) fn find(
             || is_id_call_argument(prefix)
             || is_known_hosts_salt(&text[line_start..ts])
             || ltok.starts_with("nonce-")
+            || is_public_key_scheme(prefix, tok)
+            || is_entity_tag(prefix)
         {
             continue;
         }
@@ -662,6 +704,7 @@ pub(crate) fn find(
         if is_hex_object_key(tok, &text[line_start..ts], &text[te..line_end])
             || is_checksum_listing(tok, &text[line_start..ts], &text[te..line_end])
             || is_submodule_status(tok, &text[line_start..ts], &text[te..line_end])
+            || (sql && sql_column(text, line_start, ts).is_some_and(column_is_non_secret))
             || *header_skip.get_or_insert_with(line_start, || {
                 header_of_line(text, line_start).is_some_and(header_is_non_secret)
                     || list_key(text, line_start, ts).is_some_and(|k| {
@@ -716,6 +759,7 @@ pub(crate) fn find(
                 && !is_public_der(&tok[s..e])
                 && !is_cbor_map(&tok[s..e])
                 && !is_encoded_text(&tok[s..e])
+                && !is_digest_b64(&tok[s..seg_end], &lower[from..ts])
             {
                 let seg = asset_path_dir(&tok[s..e], &ltok[e..]);
                 if segment_is_random(seg, |part_off, part_len| {
@@ -1237,7 +1281,7 @@ fn neighbour_hash_context(
             .iter()
             .rposition(|&c| c == b'\n')
             .map_or(win, |i| &win[i + 1..]);
-        if ALGO_RE.is_match(prev) {
+        if ALGO_RE.is_match(prev) || (part_len == 40 && LISTING_RE.is_match(prev)) {
             return true;
         }
     }
@@ -1296,6 +1340,178 @@ fn is_hex_object_key(tok: &str, before: &str, after: &str) -> bool {
             .is_some_and(|a| a.trim_start().starts_with('{'))
 }
 
+/// True when the token at `ts..te` is alone on its line but for
+/// indentation and trailing spaces.
+fn alone_on_line(text: &str, line_start: usize, ts: usize, te: usize) -> bool {
+    let end = text[te..].find('\n').map_or(text.len(), |p| te + p);
+    text[line_start..ts].trim().is_empty() && text[te..end].trim().is_empty()
+}
+
+/// Certificate-pin syntax: an algorithm, `/`, then base64 of a public
+/// key's digest (OkHttp `sha256/…`, HPKP-style pin lists). A pin is a hash
+/// of public material.
+fn is_pin_syntax(ltok: &str) -> bool {
+    ["sha1/", "sha256/", "sha384/", "sha512/"]
+        .iter()
+        .any(|p| ltok.starts_with(p))
+}
+
+/// URL schemes whose userinfo is the node's *public* key: an Ethereum
+/// `enode://<128 hex>@host:port` names a peer by its secp256k1 public key.
+fn is_public_key_scheme(prefix: &str, tok: &str) -> bool {
+    tok.starts_with("//") && prefix.to_ascii_lowercase().ends_with("enode:")
+}
+
+/// An HTTP entity tag in its weak form, `W/"<opaque>"` (RFC 9110 §8.8.3),
+/// also JSON-escaped (`W/\"…`): a validator of public content.
+fn is_entity_tag(prefix: &str) -> bool {
+    prefix.ends_with("W/\"") || prefix.ends_with("W/\\\"")
+}
+
+/// Decoded lengths of a digest: MD5, SHA-1, SHA-224, SHA-256, SHA-384,
+/// SHA-512.
+const DIGEST_BYTE_LENS: &[usize] = &[16, 20, 28, 32, 48, 64];
+
+/// True for base64 of exactly a digest's length on a line that names a
+/// digest or hash algorithm before it (`<pin digest="SHA-256">…</pin>` in
+/// an Android network security config, `sha256: <base64>`): a hash of
+/// public content. A key of the same length under such a line is not
+/// reported by this rule (its own credential name still is, by the
+/// assignment rule).
+fn is_digest_b64(seg: &str, line_before: &str) -> bool {
+    // Digests are written in standard base64 with its padding (SRI,
+    // pins, `Content-Digest`); an unpadded base64url run of 43 characters
+    // is a token's body (OpenShift's `sha256~…` tokens).
+    if seg.bytes().all(|c| c.is_ascii_hexdigit())
+        || !seg.len().is_multiple_of(4)
+        || seg.contains(['-', '_'])
+    {
+        return false;
+    }
+    let Some(d) = b64_decode(seg) else {
+        return false;
+    };
+    DIGEST_BYTE_LENS.contains(&d.len())
+        && (HASH_RE.is_match(line_before.as_bytes()) || ALGO_RE.is_match(line_before.as_bytes()))
+}
+
+/// Base58btc decoding (Bitcoin alphabet), for short tokens only.
+fn b58_decode(s: &str) -> Option<Vec<u8>> {
+    const ALPHA: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    if s.len() > 128 {
+        return None;
+    }
+    let mut out: Vec<u8> = Vec::new(); // little-endian base-256
+    for c in s.bytes() {
+        let mut carry = ALPHA.iter().position(|&a| a == c)? as u32;
+        for b in &mut out {
+            carry += u32::from(*b) * 58;
+            *b = (carry & 0xff) as u8;
+            carry >>= 8;
+        }
+        while carry > 0 {
+            out.push((carry & 0xff) as u8);
+            carry >>= 8;
+        }
+    }
+    let zeros = s.bytes().take_while(|&c| c == b'1').count();
+    out.extend(std::iter::repeat_n(0, zeros));
+    out.reverse();
+    Some(out)
+}
+
+/// True for a base58btc multihash: an IPFS CIDv0 (`Qm…`: sha2-256
+/// multihash, `12 20` + 32 bytes) or a libp2p peer id (`12D3KooW…`,
+/// `16Uiu2…`: the identity multihash of an Ed25519 or secp256k1 *public*
+/// key). Content hashes and public identities. The header bytes are what
+/// the `Qm`/`12D3KooW` opening encodes, so the test is that opening, the
+/// base58 alphabet and the exact length: a random 46-character base58
+/// token opens `Qm` with probability ~1/3400, and is then skipped.
+fn is_multihash_b58(part: &str) -> bool {
+    if !(part.starts_with("Qm") || part.starts_with("12D3KooW") || part.starts_with("16Uiu2")) {
+        return false;
+    }
+    let Some(d) = b58_decode(part) else {
+        return false;
+    };
+    (d.len() == 34 && d.starts_with(&[0x12, 0x20]))
+        || (d.len() == 38 && d.starts_with(&[0x00, 0x24, 0x08, 0x01, 0x12, 0x20]))
+        || (d.len() == 39 && d.starts_with(&[0x00, 0x25, 0x08, 0x02, 0x12, 0x21]))
+}
+
+/// True for hex whose bytes step by one constant (`000102…1f`,
+/// `fffefd…`): the counting keys of test code and published vectors, a
+/// filler shape, not randomness.
+fn is_hex_byte_walk(b: &[u8]) -> bool {
+    if b.len() < 16 || !b.len().is_multiple_of(2) {
+        return false;
+    }
+    let nib = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+    let bytes: Vec<u8> = b.chunks(2).map(|p| nib(p[0]) << 4 | nib(p[1])).collect();
+    let step = bytes[1].wrapping_sub(bytes[0]);
+    bytes.windows(2).all(|w| w[1].wrapping_sub(w[0]) == step)
+}
+
+/// A line that lists key or commit ids on the lines under it: GnuPG's
+/// key listing (`pub   rsa4096 2021-03-02 [SC]`, then the fingerprint on
+/// its own line) and a shell transcript of git commands that print commit
+/// ids (`$ git rev-parse HEAD`).
+static LISTING_RE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(concat!(
+        r"^\s*(?:(?:pub|sub|sec|ssb)\s+(?:rsa|dsa|elg|ed25519|ed448|cv25519|cv448|nistp|brainpool|secp256k1)\w*\s",
+        r"|(?:\$\s*)?git\s+(?:rev-parse|rev-list|log|show|merge-base|describe|hash-object|commit-tree|write-tree)\b)",
+    ))
+    .expect("listing regex")
+});
+
+/// Bytes looked back from a SQL values tuple for its `INSERT INTO`.
+const MAX_SQL_SCAN: usize = 4096;
+
+/// The column of a value in a SQL `INSERT INTO t (c1, c2, …) VALUES (…)`
+/// tuple: its name is the value's key, as a CSV header's is (`key_hash`,
+/// `token_sha256`). Fields are counted by commas outside quotes from the
+/// tuple's `(`; a quoted comma elsewhere shifts the column, which can only
+/// name another column of the same statement.
+fn sql_column(text: &str, line_start: usize, ts: usize) -> Option<&str> {
+    // Only the end of a long line is read: a tuple is shorter than that.
+    let mut line_start = line_start.max(ts.saturating_sub(MAX_SQL_SCAN));
+    while !text.is_char_boundary(line_start) {
+        line_start += 1;
+    }
+    let line = &text[line_start..ts];
+    let open = line.rfind('(')?;
+    let mut quoted = false;
+    let mut field = 0usize;
+    for c in line[open + 1..].bytes() {
+        match c {
+            b'\'' => quoted = !quoted,
+            b',' if !quoted => field += 1,
+            b')' if !quoted => return None,
+            _ => {}
+        }
+    }
+    let mut from = line_start.saturating_sub(MAX_SQL_SCAN);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let window = &text[from..line_start + open];
+    let lw = window.to_ascii_lowercase();
+    let ins = lw.rfind("insert into")?;
+    let stmt = &window[ins..];
+    let lstmt = &lw[ins..];
+    let values = lstmt.find("values")?;
+    let cols_open = lstmt[..values].find('(')?;
+    let cols_close = lstmt[..values].rfind(')')?;
+    // Another statement between the INSERT and the tuple ends it.
+    if lstmt[values..].contains(';') || cols_close < cols_open {
+        return None;
+    }
+    stmt[cols_open + 1..cols_close]
+        .split(',')
+        .nth(field)
+        .map(|c| c.trim().trim_matches(['"', '`', '[', ']']))
+}
+
 /// Digest lengths in hex: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
 const DIGEST_HEX_LENS: &[usize] = &[32, 40, 56, 64, 96, 128];
 
@@ -1330,7 +1546,7 @@ fn segment_is_random(seg: &str, sha_ctx: impl Fn(usize, usize) -> bool) -> bool 
         while e < b.len() && !matches!(b[e], b'/' | b'_' | b'-') {
             e += 1;
         }
-        if e - s >= MIN_PART && part_is_random(&seg[s..e]) {
+        if e - s >= MIN_PART && part_is_random(&seg[s..e]) && !is_multihash_b58(&seg[s..e]) {
             let hex = b[s..e].iter().all(u8::is_ascii_hexdigit);
             if !(hex && sha_ctx(s, e - s)) {
                 return true;
@@ -1427,7 +1643,7 @@ pub(crate) fn part_is_random(p: &str) -> bool {
     if is_hex {
         // Needs both digits and letters: all-digit runs are ids/timestamps.
         let letters = n - digit;
-        if digit == 0 || letters == 0 {
+        if digit == 0 || letters == 0 || is_hex_byte_walk(b) {
             return false;
         }
         return entropy(b) >= 3.0;
@@ -1438,6 +1654,11 @@ pub(crate) fn part_is_random(p: &str) -> bool {
     }
     if digit == 0 && other == 0 && is_camel_words(b) {
         return false;
+    }
+    // An INI array operator or a diff line's sign before a name
+    // (`+DirectoriesToAlwaysCook=`): the rest is judged without it.
+    if other == 1 && b[0] == b'+' {
+        return part_is_random(&p[1..]);
     }
     // Identifiers with a digit among real words (`OAuth2AccessTokenFactory`).
     if super::words::is_word_like(p, true) {
@@ -1946,6 +2167,104 @@ mod tests {
                 (
                     "\"state\": {\"1a0fb44416288907075defde726c9747\": {\"model_name\": \"LayoutModel\"}}",
                     "widget id",
+                ),
+            ],
+        );
+    }
+
+    /// Round 5 classes, each with a true positive where its skip stops:
+    /// counting hex keys, inline WebAssembly and the wrapped lines of a
+    /// base64 file, certificate pins, enode and multihash ids, weak ETags,
+    /// an INI array operator, GnuPG and git listings, SQL columns naming
+    /// hashes, keys naming a point in history.
+    #[test]
+    fn round_five_classes() {
+        let ico = "AAABAAEAEBAAAAEAIABoBAAAFgAAACgAAAAQAAAAIAAAAAEAIAAAAAAAAAQAABILAAASCwAAAAAAAA";
+        let resx = format!(
+            "<value>\n        {ico}\nZk3mQ8pL2xN7vR4tW9yB1cHq5sD8aF3kL9mP2rT6vX8zB0dF2hJ4kM6nQ8sU0wY2aC4eG6iK8m\nR8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h=\n</value>\n"
+        );
+        let resx_then_key = format!(
+            "{resx}<data name=\"Key\"><value>R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0</value></data>\n"
+        );
+        let peer = "/p2p/12D3KooWMhsfdxpxoTJik3zfsbHS4PNndYVPhNP3JSbRUJ7dBc2F";
+        let keys_file =
+            "pub   rsa4096 2021-03-02 [SC]\n      D0FA1C534D6DE0BDB86F9CAE0346586BBFAF852E\n";
+        let sql = "INSERT INTO api_keys (id, name, key_hash) VALUES\n  (1, 'ci', 'd3d737a619336eaaa2cda94e4e1b5323bb4ae58ef449910fe0447a226ab17824');\n";
+        let sql_secret = "INSERT INTO api_keys (id, name, secret) VALUES\n  (1, 'ci', 'd3d737a619336eaaa2cda94e4e1b5323bb4ae58ef449910fe0447a226ab17824');\n";
+        check(
+            "generic_secret",
+            &[
+                (
+                    "KEY = \"00a1b2c3d4e5f60718293a4b5c6d7e8f9fa0b1c2d3e4f5061728394a5b6c7d8e\"",
+                    "00a1b2c3d4e5f60718293a4b5c6d7e8f9fa0b1c2d3e4f5061728394a5b6c7d8e",
+                ),
+                (resx_then_key.as_str(), "R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0"),
+                (
+                    "<pin>D8NnpLko+UOz07yEb3B6w1VG2CgfqdOu6fyElO14T9s=</pin>",
+                    "D8NnpLko+UOz07yEb3B6w1VG2CgfqdOu6fyElO14T9s=",
+                ),
+                (
+                    "Authorization: Bearer sha256~kV46hPnEYhCWFnB85r5NrprAxggzgb6GOeLbgcKNsH0",
+                    "kV46hPnEYhCWFnB85r5NrprAxggzgb6GOeLbgcKNsH0",
+                ),
+                (
+                    // `0` is not base58: no CID.
+                    "peer = \"QmZk3mQ8pL2xN7vR4tW9yB1cHq5sD8aF3kL9mP2rT6vX0z\"",
+                    "QmZk3mQ8pL2xN7vR4tW9yB1cHq5sD8aF3kL9mP2rT6vX0z",
+                ),
+                (
+                    "      D0FA1C534D6DE0BDB86F9CAE0346586BBFAF852E\n",
+                    "D0FA1C534D6DE0BDB86F9CAE0346586BBFAF852E",
+                ),
+                (
+                    sql_secret,
+                    "d3d737a619336eaaa2cda94e4e1b5323bb4ae58ef449910fe0447a226ab17824",
+                ),
+            ],
+            &[
+                (
+                    "const COUNTING_KEY: &str = \"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\";",
+                    "counting bytes",
+                ),
+                (
+                    "var wasm=\"AGFzbQEAAAD0ElGZjujuD6kMzNqqvbkRmMasp9Pv0hZqGVTqsFb6J6OjTcpHVzw2LAm/k+eXpBrMmCmI\";",
+                    "inline WebAssembly",
+                ),
+                (resx.as_str(), "wrapped base64 icon"),
+                (
+                    "<pin digest=\"SHA-256\">SSKwCvs8yMHkcNo3E6ddHgJMxxkmgtD9QMnwPrk4cw4=</pin>",
+                    "certificate pin",
+                ),
+                (
+                    ".add(\"api.acme.io\", \"sha256/D8NnpLko+UOz07yEb3B6w1VG2CgfqdOu6fyElO14T9s=\")",
+                    "OkHttp pin",
+                ),
+                (
+                    "\"enode://ef0a5eab587223385ba60d21468e95359789ab116b7fac5ea7153cc1c7171dcb9d7e4394620e84cc8b524777d43359895e00ddd47f0c797839f2bce1dbd0c7fa@212.103.23.232:30303\"",
+                    "enode public key",
+                ),
+                (peer, "libp2p peer id"),
+                (
+                    "legacy_cid = \"QmRNGcmMdddSSWkvLsPKVym4tRgfdWJrSmBVUa8PzqBVfq\"",
+                    "CIDv0",
+                ),
+                (
+                    "{\"name\": \"etag\", \"value\": \"W/\\\"7b554221d316168d8fcbea588f10ee06\\\"\"}",
+                    "weak entity tag",
+                ),
+                (
+                    "+DirectoriesToAlwaysCook=(Path=\"/Game/Maps\")",
+                    "INI array operator",
+                ),
+                (keys_file, "GnuPG key listing"),
+                (
+                    "$ git rev-parse HEAD\nc9a8bb09e5fc5669a6ff276e5e9f445a9d8cd266\n",
+                    "git output",
+                ),
+                (sql, "SQL column naming a hash"),
+                (
+                    "\"builtin-baseline\": \"bc2ee7f47eda077023296da5f4cca6e6dfa975b1\",",
+                    "history point",
                 ),
             ],
         );

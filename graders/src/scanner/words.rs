@@ -488,7 +488,41 @@ pub(crate) fn is_plain_url(v: &str) -> bool {
     }
     let rest = &v[i + 3..];
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    !authority.contains('@')
+    match authority.rfind('@') {
+        None => true,
+        // A user name and no password (`ssh://git@host/…`,
+        // `postgres://orders@db/…`): an address. A token written as the
+        // user (`https://<token>@github.com`) is not word-like and stays
+        // judged.
+        Some(at) => plain_user(&authority[..at]),
+    }
+}
+
+/// True for a URL's user part that names an account and carries no
+/// password: no `:`, and word-like.
+fn plain_user(user: &str) -> bool {
+    !user.contains(':') && !user.is_empty() && is_word_like(user, true)
+}
+
+/// True for a git remote in scp-like syntax, `user@host:path`
+/// (`git@github.com:acme/secrets-config.git`): an address with a user name
+/// and no password.
+pub(crate) fn is_scp_remote(v: &str) -> bool {
+    let Some((user, rest)) = v.split_once('@') else {
+        return false;
+    };
+    let Some((host, path)) = rest.split_once(':') else {
+        return false;
+    };
+    plain_user(user)
+        && host.contains('.')
+        && host
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-'))
+        && !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains(['@', ':'])
+        && is_word_path(path)
 }
 
 /// True when `v`, a path with `/` separators (`/etc/app/db.pass`,
@@ -506,6 +540,25 @@ pub(crate) fn is_word_path(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// URLs and git remotes with a user and no password are addresses; a
+    /// password or a token as the user is not.
+    #[test]
+    fn user_without_password() {
+        assert!(is_plain_url(
+            "ssh://git@git.acme.io:2222/ops/credentials.git"
+        ));
+        assert!(is_plain_url("postgres://orders@db.internal:5432/orders"));
+        assert!(!is_plain_url(
+            "postgres://orders:Qx7pL2mR9vT4@db.internal/orders"
+        ));
+        assert!(!is_plain_url(
+            "https://Zk3mQ8pL2xR7vT4nW9bY6cJ1@github.com/acme/x.git"
+        ));
+        assert!(is_scp_remote("git@github.com:acme/secrets-config.git"));
+        assert!(!is_scp_remote("deploy@github.com:Zk3mQ8pL2xR7vT4nW9bY6cJ1"));
+        assert!(!is_scp_remote("admin:hunter2@db.internal:5432"));
+    }
 
     /// Alphabet and digit walks are typed placeholders; random keys and
     /// short ascending runs (`abc`, `123`) are not caught by them.

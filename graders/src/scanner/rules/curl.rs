@@ -10,6 +10,7 @@
 //! the `secret=` of an `otpauth://` URI (a TOTP/HOTP seed), a
 //! `requests`/`httpx` `auth=("user", "password")` tuple and JDBC's
 //! `DriverManager.getConnection(url, "user", "password")`.
+//! Round 5 added PowerShell's `ConvertTo-SecureString '<pw>' -AsPlainText`.
 //! The password is the value; shell references (`$PASS`, `${{ secrets.X }}`,
 //! `$(cat pw)`), template placeholders and word-like passwords
 //! (`user:pass`, `username:password`) are not credentials.
@@ -111,6 +112,21 @@ pub(super) const RULES: &[RuleDef] = &[
         context_type: None,
         validate: Some(is_literal_password),
     },
+    // Round 5: PowerShell's plaintext-to-SecureString conversion. The
+    // string argument of `ConvertTo-SecureString … -AsPlainText` is the
+    // password itself (`Read-Host -AsSecureString` and variables are not
+    // literals and are not matched).
+    RuleDef {
+        name: "powershell-plaintext-password",
+        secret_type: "generic_secret",
+        description: "Literal password converted with ConvertTo-SecureString -AsPlainText (PowerShell)",
+        keywords: &["convertto-securestring"],
+        pattern: r#"(?i)\bConvertTo-SecureString\s+(?:-String\s+)?['"]([^'"\n]{6,256})['"]\s+(?:-\w+\s+)*-AsPlainText\b"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(is_literal_password),
+    },
 ];
 
 /// A literal password: no shell or template reference in it, and not a
@@ -129,6 +145,37 @@ fn is_literal_password(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    #[test]
+    fn powershell_plaintext_passwords() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "$pw = ConvertTo-SecureString 'wci0u0aWErHF9N#yBKx' -AsPlainText -Force",
+                    "wci0u0aWErHF9N#yBKx",
+                ),
+                (
+                    "ConvertTo-SecureString -String \"Qm3v!X8zR2tLp\" -Force -AsPlainText",
+                    "Qm3v!X8zR2tLp",
+                ),
+            ],
+            &[
+                (
+                    "$pw = ConvertTo-SecureString $env:DEPLOY_PASSWORD -AsPlainText -Force",
+                    "a variable, not a literal",
+                ),
+                (
+                    "$pw = ConvertTo-SecureString '${{ secrets.DEPLOY }}' -AsPlainText -Force",
+                    "a template reference",
+                ),
+                (
+                    "$pw = Read-Host -AsSecureString 'Password'",
+                    "read at run time",
+                ),
+            ],
+        );
+    }
 
     #[test]
     fn curl_user_passwords() {

@@ -29,9 +29,22 @@ fn is_jose_header(token: &str) -> bool {
         base64::engine::general_purpose::GeneralPurposeConfig::new()
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
-    engine
+    let Some(v) = engine
         .decode(header)
-        .is_ok_and(|b| serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| v.is_object()))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(serde_json::Value::is_object)
+    else {
+        return false;
+    };
+    // An unsecured JWS (`"alg": "none"`, RFC 7519 §6) with no signature
+    // authenticates nothing: it is the shape of test fixtures that check a
+    // verifier rejects it. A signed token, or one whose header names a
+    // real algorithm, is still reported.
+    let unsecured = v["alg"]
+        .as_str()
+        .is_some_and(|a| a.eq_ignore_ascii_case("none"));
+    !(unsecured && token.split('.').nth(2).is_none_or(str::is_empty))
 }
 
 #[cfg(test)]
@@ -45,6 +58,11 @@ mod tests {
             "jwt",
             &[
                 (&format!("Authorization: Bearer {t}"), t),
+                // alg none but signed anyway: judged as a token.
+                (
+                    "t = eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJ1c2VyLTQyIiwicm9sZSI6ImFkbWluIn0.kX9zQ2mL4pR7sV1wY3bD5fH8",
+                    "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJ1c2VyLTQyIiwicm9sZSI6ImFkbWluIn0.kX9zQ2mL4pR7sV1wY3bD5fH8",
+                ),
                 // Unsecured (no signature part).
                 (
                     "token = eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJuYW1lIjoiSm9lIiwKInN0YXR1cyI6ImVtcGxveWVlIgp9",
@@ -54,6 +72,10 @@ mod tests {
             &[
                 ("header starts eyJ... and ends", "elided"),
                 ("eyJAAAAAAAAAA.eyJBBBBBBBBBB", "not base64 of a JOSE header"),
+                (
+                    "const UNSIGNED = 'eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJ1c2VyLTQyIiwicm9sZSI6ImFkbWluIn0.';",
+                    "unsecured (alg none, no signature): authenticates nothing",
+                ),
                 (
                     "eyJhbGciOiJ9.eyJ9.x",
                     "parts too short to be a signed token",
