@@ -85,14 +85,6 @@ pub(super) fn bwrap_args_filtered(
         "--symlink",
         "usr/sbin",
         "/sbin",
-        // /usr/bin/awk and friends point into /etc/alternatives; the
-        // loader cache only saves path searches. No other host /etc.
-        "--ro-bind-try",
-        "/etc/alternatives",
-        "/etc/alternatives",
-        "--ro-bind-try",
-        "/etc/ld.so.cache",
-        "/etc/ld.so.cache",
         "--proc",
         "/proc",
         "--dev",
@@ -111,6 +103,9 @@ pub(super) fn bwrap_args_filtered(
         a.push(src.as_os_str().to_owned());
         a.push(dst.as_os_str().to_owned());
     };
+    for f in SYSTEM_ETC {
+        bind(&mut a, "--ro-bind-try", Path::new(f), Path::new(f));
+    }
     bind(&mut a, "--ro-bind-try", &cfg.venv, &cfg.venv);
     bind(&mut a, "--bind", &req.workspace, Path::new(WORKSPACE_MOUNT));
     for (src, dst) in &req.extra_rw_binds {

@@ -31,6 +31,7 @@
 //! The kernel's Landlock ABI is used up to the newest this crate knows
 //! ([`TARGET_ABI`]); what is in force is reported ([`Landlock::abi`]).
 
+use super::SYSTEM_ETC;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,8 +51,8 @@ use super::{SandboxConfig, sys};
 /// kernel with an older ABI enforces what it has).
 const TARGET_ABI: ABI = ABI::V6;
 
-/// Read-only system paths a command needs: binaries and libraries, the
-/// loader cache, `alternatives` (awk and friends point there). Missing
+/// Read-only system paths a command needs: binaries and libraries, a
+/// few devices, and [`SYSTEM_ETC`] (added where the rules are made). Missing
 /// ones are skipped (a merged-/usr system has `/bin` as a symlink into
 /// `/usr`). Not `/proc`: without a pid namespace it is the host's (every
 /// process's command line, other sessions' included), and Landlock can
@@ -63,8 +64,6 @@ const READ_PATHS: &[&str] = &[
     "/sbin",
     "/lib",
     "/lib64",
-    "/etc/alternatives",
-    "/etc/ld.so.cache",
     "/dev/urandom",
     "/dev/random",
     "/dev/zero",
@@ -288,7 +287,11 @@ impl Landlock {
         let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
             paths.into_iter().filter(|p| p.exists()).collect()
         };
-        let mut read_paths: Vec<PathBuf> = READ_PATHS.iter().map(PathBuf::from).collect();
+        let mut read_paths: Vec<PathBuf> = READ_PATHS
+            .iter()
+            .chain(SYSTEM_ETC)
+            .map(PathBuf::from)
+            .collect();
         read_paths.push(cfg.venv.clone());
         read_paths.extend(ro.iter().cloned());
         let mut write_paths: Vec<PathBuf> = WRITE_DEVICES.iter().map(PathBuf::from).collect();

@@ -97,6 +97,23 @@ pub fn server_is_root() -> bool {
 /// Where the workspace appears inside the sandbox (and the command's cwd).
 pub const WORKSPACE_MOUNT: &str = "/workspace";
 
+/// Host files under `/etc` a command may read, in every tier alike: what
+/// the binaries need (`/usr/bin/awk` and friends point into
+/// `alternatives`; the loader cache only saves path searches) and public
+/// system tables the standard library reads when they exist (`mimetypes`
+/// reads `mime.types`, `socket.getservbyname` the other two). The landlock
+/// tier cannot hide a host file, only refuse it, so a file missing from
+/// this list exists there but fails to open: an honest app calling
+/// `mimetypes.guess_type` failed in that tier and worked under bubblewrap.
+/// No other host `/etc` (not `localtime`: every tier runs in UTC).
+pub(crate) const SYSTEM_ETC: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/mime.types",
+    "/etc/protocols",
+    "/etc/services",
+];
+
 /// How long to keep reading output after the command ended, for pipes held
 /// by a stray process (fallback mode only; bwrap's pid namespace kills it).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
