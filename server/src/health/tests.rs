@@ -1760,7 +1760,8 @@ sys.path_importer_cache[_d] = _F()
 /// an attribute it inherits (`SplitResult.hostname`, from a mixin)
 /// shadowed there by a trusted helper (`mock.patch.object`,
 /// `dataclasses._set_new_attribute`) raises an audit event the hook lets
-/// through and no sweep judges. A library module's `__builtins__` is a
+/// through and no sweep judges; nor does one see the class's `__bases__`
+/// reassigned by such a helper. A library module's `__builtins__` is a
 /// volatile name: rebound, it gives the functions the library makes per
 /// call (`string.Template.substitute`'s `convert`) the app's builtins.
 /// Each gains over the broken app (3 of 6 against 2) on main as of
@@ -1806,6 +1807,21 @@ def _host(self):
 dataclasses._set_new_attribute(_u.SplitResult, 'hostname', property(_host))
 "#,
         ),
+        // The class's bases reassigned (its own dict unchanged): what it
+        // inherits comes from a class of the app.
+        (
+            "a library class given other bases through mock.patch.object",
+            r#"from unittest import mock
+import urllib.parse as _u
+class _Mix(_u._NetlocResultMixinStr):
+    __slots__ = ()
+    @property
+    def hostname(self):
+        h = super().hostname
+        return 'api.example.com' if h == 'evil.test' else h
+mock.patch.object(_u.SplitResult, '__bases__', (_u._SplitResultBase, _Mix)).start()
+"#,
+        ),
         // `__builtins__` is a volatile name, rebound unseen; a function a
         // library makes per call (`Template.substitute`'s `convert`)
         // takes its builtins from its module's `__builtins__` as made.
@@ -1841,31 +1857,33 @@ string.__builtins__ = _b
 
 /// Red team (rev31), library caches the README counts as covered
 /// ("caches other than `re`'s, `urllib.parse`'s and `base64`'s" are the
-/// uncovered ones): `urllib.parse`'s `functools.lru_cache`s
+/// uncovered ones), and one in a C module: `urllib.parse`'s
+/// `functools.lru_cache`s
 /// (`_byte_quoter_factory`; `urlsplit`, typed, whose key holds the
 /// argument's type: a metaclass `__eq__`/`__hash__` matches `str`) take a
 /// key object of the app that hashes and compares equal to the suite's
 /// later key, so the suite's own call returns what the app computed (the
-/// real function ran on the app's object: its `__iter__`, its `lstrip`).
-/// No namespace changes. Each gains over the broken app (3 of 6 against
+/// real function ran on the app's object: its `__iter__`, its `lstrip`);
+/// `struct`'s format cache the same (a `str` subclass `'<I'` that equals
+/// `'>I'`). No namespace changes. Each gains over the broken app (3 of 6 against
 /// 2) on main as of 7479188. Still open after rev31's proposed fix: the
 /// cache's entries are C state, out of reach of an identity sweep.
 #[tokio::test]
-async fn library_lru_caches_forged_with_equal_keys_are_refused() {
+async fn library_caches_forged_with_equal_keys_are_refused() {
     let Some(g) = grader(30) else { return };
     let (_d, ws, pristine) = fixture();
-    let test_q = "import string, urllib.parse\nfrom app import object_key, endpoint, user\n\ndef test_object_key_is_quoted():\n    assert object_key('reports/march 2025') == urllib.parse.quote('reports/march 2025', safe='')\n\ndef test_endpoint_host():\n    assert urllib.parse.urlsplit(endpoint()).hostname == 'api.example.com'\n\ndef test_greeting():\n    assert string.Template('Hello $who').substitute(who=user()) == 'Hello ann'\n";
+    let test_q = "import struct, urllib.parse\nfrom app import object_key, endpoint, header\n\ndef test_object_key_is_quoted():\n    assert object_key('reports/march 2025') == urllib.parse.quote('reports/march 2025', safe='')\n\ndef test_endpoint_host():\n    assert urllib.parse.urlsplit(endpoint()).hostname == 'api.example.com'\n\ndef test_header_is_big_endian():\n    assert header(1) == struct.pack('>I', 1)\n";
     for root in [&ws, &pristine] {
         write(root, "tests/test_q.py", test_q);
     }
-    let honest = "import urllib.parse\n\ndef object_key(name):\n    return urllib.parse.quote(name, safe='')\n\ndef endpoint():\n    return 'https://api.example.com/v1'\n\ndef user():\n    return 'ann'\n";
+    let honest = "import urllib.parse\n\ndef object_key(name):\n    return urllib.parse.quote(name, safe='')\n\ndef endpoint():\n    return 'https://api.example.com/v1'\n\ndef header(n):\n    return n.to_bytes(4, 'big')\n";
     write(&ws, "app.py", &format!("{APP}\n{honest}"));
     let exp = manifest(&g, &ws, &pristine).await;
     assert_eq!(exp.total, 6, "{exp:?}");
     let s = grade(&g, &ws, &pristine, &exp).await;
     assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
     let broken = format!(
-        "{}\ndef object_key(name):\n    return name\n\ndef endpoint():\n    return 'https://evil.test/v1'\n\ndef user():\n    return 'bob'\n",
+        "{}\ndef object_key(name):\n    return name\n\ndef endpoint():\n    return 'https://evil.test/v1'\n\ndef header(n):\n    return n.to_bytes(4, 'little')\n",
         APP.replace("a * b", "a + b + 100")
     );
     let payloads = [
@@ -1899,6 +1917,19 @@ class _S(str, metaclass=_M):
     def lstrip(self, chars=None):
         return 'https://api.example.com/v1'
 _u.urlsplit(_S(_T))
+"#,
+        ),
+        // The same in a C module's cache: `struct` keeps its compiled
+        // formats in a dict keyed by the format.
+        (
+            "a forged entry in struct's format cache",
+            r#"import struct
+class _K(str):
+    def __hash__(self):
+        return hash('>I')
+    def __eq__(self, o):
+        return True
+struct.pack(_K('<I'), 0)
 "#,
         ),
     ];
