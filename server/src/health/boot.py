@@ -1099,6 +1099,12 @@ def _grader_main():
                         # function's onto its `checksig`).
                         if _type(obj) is _ft and obj in _libfns:
                             _die(ev + " " + name + " of a library function via " + cfn)
+                    elif name == "__bases__":
+                        # A library class given other bases: what it
+                        # inherits comes from them (its own dict unchanged,
+                        # so no sweep sees it).
+                        if _any(_map(_is, _rep(obj), _libtypes)):
+                            _die(ev + " __bases__ of a library class via " + cfn)
                     elif name == "__class__":
                         # To a class the library did not have before the
                         # run, whatever its methods are (a
