@@ -1954,6 +1954,50 @@ struct.pack(_K('<I'), 0)
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Red team (rev31), process-wide state of a C module that the suite's
+/// own arithmetic reads: the thread's `decimal` context. An app that sets
+/// `decimal.getcontext().prec = 2` at import makes the suite's
+/// `Decimal(price) * 3` round 29.97 to 30, which equals `Decimal('30.00')`:
+/// no namespace changes and no audit event. 3 of 4 against the broken
+/// app's 2 on main as of 7479188, and with rev31's proposed fixes. Not
+/// listed among the README's uncovered channels (it names `copyreg` and
+/// `codecs` registries); an honest app may set its context's rounding,
+/// so a fix would run the suite's statements under the context it had
+/// before the run rather than refuse the change. Left open.
+#[tokio::test]
+async fn library_context_set_by_the_app_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_d = "from decimal import Decimal\nfrom app import unit_price\n\ndef test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_d.py", test_d);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef unit_price():\n    return '10.00'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef unit_price():\n    return '9.99'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import decimal\ndecimal.getcontext().prec = 2\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "the decimal context set by the app: {hack:?}"
+    );
+}
+
 /// Red team (rev31), false positives of 71141bc/7479188: honest apps
 /// that load the standard library in documented ways, each with a suite
 /// of its own, each expected at full score. `xml.dom.minidom` imports
