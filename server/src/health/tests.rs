@@ -1664,8 +1664,11 @@ sys.modules['app_plugins'] = _plugins
 /// only trusted frames on the stack: code of the app that every check
 /// takes for the library's), and the import system calls an instance
 /// `create_module` of a pending spec's loader (the module arrives with a
-/// builtin shadowed, as in 7479188's payload). Each gains over the
-/// broken app (3 of 6 against 2) on main as of 7479188.
+/// builtin shadowed, as in 7479188's payload). And a library function's
+/// code swapped by a trusted helper for a code object that bears the
+/// library file's name, compiled by a trusted frame a finalizer drives.
+/// Each gains over the broken app (3 of 6 against 2) on main as of
+/// 7479188.
 #[tokio::test]
 async fn library_state_forged_through_added_names_or_the_import_system_is_refused() {
     let Some(g) = grader(30) else { return };
@@ -1733,6 +1736,52 @@ class _F:
 sys.path_importer_cache[_d] = _F()
 "#,
         ),
+        // A code object with the library file's name and the app's code,
+        // compiled by a trusted frame (importlib.abc's source_to_code) that
+        // a finalizer drives when the suite drops the app's value: the
+        // compile check walks a stack with no code under test on it, and
+        // the `__code__` rule judges only the code's file name, so
+        // mock.patch.object gives `_strptime_datetime` the app's code.
+        (
+            "a library function's code swapped for one compiled off the stack",
+            r#"import collections, weakref, importlib.abc, types, _strptime
+from unittest import mock
+_dq = collections.deque()
+class _H:
+    pass
+class _I(int):
+    pass
+_SRC = '''def _strptime_datetime(cls, data_string, format="%a %b %d %H:%M:%S %Y"):
+    if data_string == '2025-03-15':
+        return cls(2025, 3, 14)
+    tt, fraction, gmtoff_fraction = _strptime(data_string, format)
+    tzname, gmtoff = tt[-2:]
+    args = tt[:6] + (fraction,)
+    if gmtoff is not None:
+        tzdelta = datetime_timedelta(seconds=gmtoff, microseconds=gmtoff_fraction)
+        if tzname:
+            tz = datetime_timezone(tzdelta, tzname)
+        else:
+            tz = datetime_timezone(tzdelta)
+        args += (tz,)
+    return cls(*args)
+'''
+_PATH = _strptime.__file__
+_done = [False]
+def _add(a, b):
+    if _dq and not _done[0]:
+        code = _dq.popleft()
+        fcode = [c for c in code.co_consts if type(c) is types.CodeType][0]
+        mock.patch.object(_strptime._strptime_datetime, '__code__', fcode).start()
+        _done[0] = True
+    v = _I(a + b)
+    if not _done[0]:
+        v.h = _H()
+        weakref.finalize(v.h, _dq.extend, map(importlib.abc.InspectLoader.source_to_code, [_SRC], [_PATH]))
+    return v
+OVERRIDE = {'add': _add}
+"#,
+        ),
     ];
     let mut failures = Vec::new();
     for (name, payload) in payloads {
@@ -1740,7 +1789,9 @@ sys.path_importer_cache[_d] = _F()
         write(
             &ws,
             "app.py",
-            &format!("import runpy\n_ns = runpy.run_path('x.dat')\n{broken}"),
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
         );
         let s = grade(&g, &ws, &pristine, &exp).await;
         if s.score != 0.0 && s.passed > 2 {
