@@ -1091,6 +1091,13 @@ def _grader_main():
                         if _type(v) is _codetype and not _t(v.co_filename):
                             _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
                                  + ") via " + cfn)
+                        # The library's own functions keep their code, like
+                        # their defaults: a code object can carry a
+                        # library file's name without being that file's
+                        # (compiled by a trusted frame that a finalizer
+                        # drives, with no code under test on the stack).
+                        if _type(obj) is _ft and obj in _libfns:
+                            _die(ev + " __code__ of a library function via " + cfn)
                     elif name == "__defaults__" or name == "__kwdefaults__":
                         # The library's own functions, as its namespaces
                         # held them before the run: a function a library
