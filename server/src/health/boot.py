@@ -1659,11 +1659,63 @@ def _grader_main():
 
     builtin_names = frozenset(builtins.__dict__)
 
+    # The names a held module's own functions rebind (`global x; x = …`,
+    # `mimetypes.init` rebinding `inited` and its maps): state the library
+    # changes itself, so a change of it is no evidence of tampering. Found
+    # from the bytecode of the functions and methods the module defines,
+    # once per module, only when a held data name is seen rebound.
+    import opcode as opcode_mod
+    STORE_G = opcode_mod.opmap["STORE_GLOBAL"]
+    DEL_G = opcode_mod.opmap["DELETE_GLOBAL"]
+    EXT_ARG = opcode_mod.EXTENDED_ARG
+    stored_memo = {}
+
+    def globals_stored(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
+                       _len=len):
+        if depth > 20:
+            return
+        b, names, arg = code.co_code, code.co_names, 0
+        for i in _range(0, _len(b), 2):
+            op, a = b[i], b[i + 1] | arg
+            if op == EXT_ARG:
+                arg = a << 8
+                continue
+            arg = 0
+            if (op == STORE_G or op == DEL_G) and a < _len(names):
+                out.add(names[a])
+        for c in code.co_consts:
+            if _type(c) is _ct:
+                globals_stored(c, out, depth + 1)
+
+    def stored_by(name, d, _memo=stored_memo, _type=type, _ft=FT, _td=tdict_of, _list=list,
+                  _str=str, _abc=ABCMeta):
+        out = _memo.get(name)
+        if out is not None:
+            return out
+        out = set()
+        vals = _list(d.values())
+        for v in _list(vals):
+            if (_type(v) is type or _type(v) is _abc) and _td(v).get("__module__") == name:
+                vals.extend(_list(_td(v).values()))
+        for v in vals:
+            k = _type(v)
+            if k is staticmethod or k is classmethod:
+                v = v.__func__
+            elif k is property:
+                for f in (v.fget, v.fset, v.fdel):
+                    if _type(f) is _ft and f.__module__ == name:
+                        globals_stored(f.__code__, out)
+                continue
+            if _type(v) is _ft and v.__module__ == name:
+                globals_stored(v.__code__, out)
+        _memo[name] = out
+        return out
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
                   _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
-                  _bn=builtin_names):
+                  _bn=builtin_names, _stored=stored_by):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
@@ -1703,11 +1755,12 @@ def _grader_main():
                             break
                 continue
             if d[k] is not items[k] and (
-                    strict or (held and items[k] is not None) or _beh(items[k])
-                    or k == "__builtins__"):
+                    strict or _beh(items[k]) or k == "__builtins__"
+                    or (held and items[k] is not None and k not in _stored(name, d))):
                 return "%s.%s rebound" % (name, k)
         for k, v in items.items():
-            if k not in d and (strict or held or _beh(v) or k == "__builtins__"):
+            if k not in d and (strict or _beh(v) or k == "__builtins__"
+                               or (held and k not in _stored(name, d))):
                 return "%s.%s removed" % (name, k)
         return None
 

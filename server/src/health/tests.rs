@@ -2117,9 +2117,7 @@ def mean_of(s):
 /// own lazy `init()` rebinds `inited`, `types_map`, `common_types`,
 /// `encodings_map`, `suffix_map`: plain data of a module the suite
 /// imports, which is held) ends an honest run (health 0) on main as of
-/// 7479188; even the manifest's pristine run is refused. Still open after
-/// rev31's proposed fix (a per-module fix would list these names among
-/// the volatile ones; the library reads its `_db`, not them).
+/// 7479188; even the manifest's pristine run is refused.
 #[tokio::test]
 async fn honest_lazy_library_initialisation_is_not_tampering() {
     let Some(g) = grader(30) else { return };
