@@ -2121,6 +2121,12 @@ def mean_of(s):
 #[tokio::test]
 async fn honest_lazy_library_initialisation_is_not_tampering() {
     let Some(g) = grader(30) else { return };
+    // The Landlock tier cannot read `/etc/mime.types` (its read paths
+    // leave `/etc` out), so `mimetypes.init` raises there for any suite:
+    // a limit of that tier, not of the bootstrap.
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
     let (_d, ws, pristine) = fixture();
     let test_h = "import mimetypes\nimport app\n\ndef test_upload_type():\n    assert mimetypes.guess_type(app.upload_name())[0] == 'application/json'\n";
     for root in [&ws, &pristine] {
