@@ -2049,6 +2049,51 @@ async fn library_context_set_by_the_app_is_refused() {
     );
 }
 
+/// Red team (rev31), data of a library's module-level object: the sweeps
+/// watch the own attributes of such objects (`json._default_encoder`), but
+/// judge only behaviour values there, and the held-data rule of 71141bc
+/// covers module namespaces, not these objects. `json.dumps` reads
+/// `_default_encoder.sort_keys` per call, so an app that sets it at import
+/// turns its unsorted output into what the suite expects. 3 of 4 against
+/// the broken app's 2 on main as of 7479188 and with rev31's proposed
+/// fixes (local bootstrap runs). Left open: honest library code rebinds
+/// such attributes itself (`logging.root.level` through `setLevel`), so
+/// holding them needs the set of attributes the library writes after
+/// construction.
+#[tokio::test]
+async fn library_object_data_forged_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_j = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_j.py", test_j);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef settings():\n    return {{'debug': False, 'port': 8080}}\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef settings():\n    return {{'port': 8080, 'debug': False}}\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import json\njson._default_encoder.sort_keys = True\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "json._default_encoder.sort_keys set by the app: {hack:?}"
+    );
+}
+
 /// Red team (rev31), false positives of 71141bc/7479188: honest apps
 /// that load the standard library in documented ways, each with a suite
 /// of its own, each expected at full score. `xml.dom.minidom` imports
