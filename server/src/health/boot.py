@@ -858,6 +858,19 @@ def _grader_main():
 
     import _imp
 
+    def lib_file_of(name, path, _lib=lib_file, _type=type, _str=str, _base=os.path.basename,
+                    _dir=os.path.dirname):
+        """`path` is a library file that holds module `name` (`tail.py`,
+        `tail.cpython-….so`, or `tail/__init__.py`): the library's own
+        file for that name, not any library file."""
+        if _type(name) is not _str or _type(path) is not _str or not _lib(path):
+            return False
+        tail = name.rpartition(".")[2]
+        b = _base(path)
+        if b.startswith(tail + "."):
+            return True
+        return b.startswith("__init__.") and _base(_dir(path)) == tail
+
     class SuiteFinder:
         """First on sys.meta_path: the pristine suite's modules get the
         strict loader and the bytes read at start; library modules the
@@ -869,7 +882,8 @@ def _grader_main():
                       _type=type, _str=str, _libl=lib_loaders, _lib=lib_file, _new=object.__new__,
                       _bi=machinery.BuiltinImporter, _fi=machinery.FrozenImporter,
                       _lbi=LibBuiltinImporter, _lfi=LibFrozenImporter, _all=all, _list=list,
-                      _ref=loaded_ref, _pend=pending_specs):
+                      _ref=loaded_ref, _pend=pending_specs, _ms=machinery.ModuleSpec,
+                      _lns=LibNamespaceLoader, _len=len, _libf=lib_file_of):
             # Builtin, then frozen, then the path: the order of the
             # importers this one comes before.
             for imp, lib in ((_bi, _lbi), (_fi, _lfi)):
@@ -892,8 +906,23 @@ def _grader_main():
             if w is None or not (_lib(spec.origin) if spec.origin is not None else (
                     locs is not None and _all(_lib(p) for p in _list(locs)))):
                 return None
-            new = _new(w)
-            new.__dict__.update(spec.loader.__dict__)
+            # A fresh loader from the found one's plain values only: its
+            # instance dict can carry methods of code under test (a finder
+            # planted in `sys.path_importer_cache` whose loader's
+            # `get_data` hands the library's import the app's source).
+            if _type(spec) is not _ms or spec.name != name:
+                return None
+            od = spec.loader.__dict__
+            if w is _lns:
+                if _list(od) != ["_path"]:
+                    return None
+                new = _new(w)
+                new.__dict__["_path"] = od["_path"]
+            else:
+                ln, lp = od.get("name"), od.get("path")
+                if _len(od) != 2 or ln != name or lp != spec.origin or not _libf(name, lp):
+                    return None
+                new = w(ln, lp)
             spec.loader = new
             if _ref[0] is not None:
                 _pend.append(spec)
@@ -1062,6 +1091,13 @@ def _grader_main():
                         if _type(v) is _codetype and not _t(v.co_filename):
                             _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
                                  + ") via " + cfn)
+                        # The library's own functions keep their code, like
+                        # their defaults: a code object can carry a
+                        # library file's name without being that file's
+                        # (compiled by a trusted frame that a finalizer
+                        # drives, with no code under test on the stack).
+                        if _type(obj) is _ft and obj in _libfns:
+                            _die(ev + " __code__ of a library function via " + cfn)
                     elif name == "__defaults__" or name == "__kwdefaults__":
                         # The library's own functions, as its namespaces
                         # held them before the run: a function a library
@@ -1070,6 +1106,12 @@ def _grader_main():
                         # function's onto its `checksig`).
                         if _type(obj) is _ft and obj in _libfns:
                             _die(ev + " " + name + " of a library function via " + cfn)
+                    elif name == "__bases__":
+                        # A library class given other bases: what it
+                        # inherits comes from them (its own dict unchanged,
+                        # so no sweep sees it).
+                        if _any(_map(_is, _rep(obj), _libtypes)):
+                            _die(ev + " __bases__ of a library class via " + cfn)
                     elif name == "__class__":
                         # To a class the library did not have before the
                         # run, whatever its methods are (a
@@ -1446,13 +1488,24 @@ def _grader_main():
     from itertools import repeat as _repeat
     from operator import is_
 
-    def entry(name, d, strict, _vol=volatile, _va=volatile_at, _tuple=tuple):
+    # The library's module namespaces and class dicts among the watched
+    # entries (entry name -> the class): a name added there shadows a
+    # builtin for the module's functions, or what the class inherits.
+    module_entries = set()
+    class_of_entry = {}
+
+    def entry(name, d, strict, _vol=volatile, _va=volatile_at, _tuple=tuple,
+              _me=module_entries):
         # Holds the objects themselves: compared by identity (`is`), never
         # by `==` (which could call code of the run) nor `id()` (audited,
-        # so slow under the hook).
+        # so slow under the hook). A library module's `__builtins__` is
+        # held: the functions it makes per call take their builtins from
+        # it (`string.Template.substitute`'s `convert`).
+        lib_mod = not strict and name in _me
         return (name, d, _tuple(d), _tuple(d.values()),
                 {k: v for k, v in d.items()
-                 if k not in _vol and (name + "." + k) not in _va}, strict)
+                 if (k not in _vol or (lib_mod and k == "__builtins__"))
+                 and (name + "." + k) not in _va}, strict)
 
     def take(snap, name, d, strict, _entry=entry):
         snap.append(_entry(name, d, strict))
@@ -1473,19 +1526,24 @@ def _grader_main():
     class_of_obj = {}
 
     def watch(snap, name, d, strict=False, _type=type, _take=take, _td=tdict_of,
-              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj):
+              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj,
+              _me=module_entries, _ce=class_of_entry):
         """Adds namespace `d` and the classes defined in it to the watched
         ones (class attribute writes raise no audit event: only a sweep
         sees them). `strict` (the suite's own modules): any name rebound
         is tampering; otherwise (the library) only names that held code,
         a class or a module (behaviour; honest programs set library flags
         and fill lazy caches)."""
+        if not strict:
+            _me.add(name)
         _take(snap, name, d, strict)
         own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
         for k, v in list(d.items()):
             kind = _type(v)
             mod = _td(v).get("__module__") if kind is type or kind is _abc else None
             if _type(mod) is str and mod == name:
+                if not strict:
+                    _ce[name + "." + k] = v
                 _take(snap, name + "." + k, _td(v), strict)
             elif own_state and _fl(kind) & _heap:
                 # A library's module-level object (`json._default_decoder`):
@@ -1599,18 +1657,74 @@ def _grader_main():
 
     METHODS = (FT, staticmethod, classmethod) + NATIVE
 
+    builtin_names = frozenset(builtins.__dict__)
+
+    # The names a held module's own functions rebind (`global x; x = …`,
+    # `mimetypes.init` rebinding `inited` and its maps): state the library
+    # changes itself, so a change of it is no evidence of tampering. Found
+    # from the bytecode of the functions and methods the module defines,
+    # once per module, only when a held data name is seen rebound.
+    import opcode as opcode_mod
+    STORE_G = opcode_mod.opmap["STORE_GLOBAL"]
+    DEL_G = opcode_mod.opmap["DELETE_GLOBAL"]
+    EXT_ARG = opcode_mod.EXTENDED_ARG
+    stored_memo = {}
+
+    def globals_stored(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
+                       _len=len):
+        if depth > 20:
+            return
+        b, names, arg = code.co_code, code.co_names, 0
+        for i in _range(0, _len(b), 2):
+            op, a = b[i], b[i + 1] | arg
+            if op == EXT_ARG:
+                arg = a << 8
+                continue
+            arg = 0
+            if (op == STORE_G or op == DEL_G) and a < _len(names):
+                out.add(names[a])
+        for c in code.co_consts:
+            if _type(c) is _ct:
+                globals_stored(c, out, depth + 1)
+
+    def stored_by(name, d, _memo=stored_memo, _type=type, _ft=FT, _td=tdict_of, _list=list,
+                  _str=str, _abc=ABCMeta):
+        out = _memo.get(name)
+        if out is not None:
+            return out
+        out = set()
+        vals = _list(d.values())
+        for v in _list(vals):
+            if (_type(v) is type or _type(v) is _abc) and _td(v).get("__module__") == name:
+                vals.extend(_list(_td(v).values()))
+        for v in vals:
+            k = _type(v)
+            if k is staticmethod or k is classmethod:
+                v = v.__func__
+            elif k is property:
+                for f in (v.fget, v.fset, v.fdel):
+                    if _type(f) is _ft and f.__module__ == name:
+                        globals_stored(f.__code__, out)
+                continue
+            if _type(v) is _ft and v.__module__ == name:
+                globals_stored(v.__code__, out)
+        _memo[name] = out
+        return out
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
                   _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
-                  _tabns=tables_ns):
+                  _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
+                  _bn=builtin_names, _stored=stored_by):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
         held = name in _tabns
+        lib_mod = not strict and name in _me
         for k in d:
             if _type(k) is not _str:
                 return "a non-str name in " + name
-            if k in _vol or (name + "." + k) in _va:
+            if (k in _vol and not (lib_mod and k == "__builtins__")) or (name + "." + k) in _va:
                 continue
             if k not in items:
                 v = d[k]
@@ -1620,6 +1734,17 @@ def _grader_main():
                     continue
                 if strict:
                     return "name %s added to %s" % (k, name)
+                # A global named like a builtin shadows it for every
+                # function of the module; a class attribute, what the
+                # class inherits (a trusted helper's `setattr` is no
+                # rebinding).
+                if lib_mod and (k in _bn or k == "__builtins__"):
+                    return "%s.%s added: shadows the builtin" % (name, k)
+                c = _ce.get(name)
+                if c is not None:
+                    for b in _mro(c)[1:]:
+                        if k in _td(b):
+                            return "%s.%s added: shadows what the class inherits" % (name, k)
                 t = _co.get(name)
                 if t is not None:
                     for c in _mro(t):
@@ -1630,10 +1755,12 @@ def _grader_main():
                             break
                 continue
             if d[k] is not items[k] and (
-                    strict or (held and items[k] is not None) or _beh(items[k])):
+                    strict or _beh(items[k]) or k == "__builtins__"
+                    or (held and items[k] is not None and k not in _stored(name, d))):
                 return "%s.%s rebound" % (name, k)
         for k, v in items.items():
-            if k not in d and (strict or held or _beh(v)):
+            if k not in d and (strict or _beh(v) or k == "__builtins__"
+                               or (held and k not in _stored(name, d))):
                 return "%s.%s removed" % (name, k)
         return None
 
@@ -1689,6 +1816,19 @@ def _grader_main():
     lib_path = [p for p in sys.path if type(p) is str and p
                 and lib_file(os.path.join(p, "__init__.py"))]
     lib_named = {}
+    # "package.name" -> the module a library module held as its global
+    # `name` when it was admitted (before code under test could add one):
+    # the library's own aliases in `sys.modules` (`xml.parsers.expat`
+    # registers pyexpat's `model` and `errors` as its submodules).
+    lib_aliases = {}
+
+    def note_aliases(n, d, _al=lib_aliases, _type=type, _mt=types.ModuleType, _list=list):
+        for k, v in _list(d.items()):
+            if _type(v) is _mt and _type(k) is str:
+                _al.setdefault(n + "." + k, v)
+
+    for n, m in watched:
+        note_aliases(n, m.__dict__)
 
     def library_name(n, _pf=machinery.PathFinder, _lp=lib_path, _memo=lib_named,
                      _builtin=frozenset(sys.builtin_module_names), _frozen=_imp.is_frozen,
@@ -1716,6 +1856,7 @@ def _grader_main():
         return hit
 
     def watch_loaded(m, _b=baseline, _w=watch, _names=mod_names, _objs=mod_objs,
+                     _alias=note_aliases,
                      _lib=lib_loaded, _fns=lib_fns, _types=lib_types, _len=len, _type=type,
                      _ft=FT, _sm=staticmethod, _cm=classmethod, _issub=issubclass,
                      _str=str):
@@ -1735,22 +1876,24 @@ def _grader_main():
                     _types.append(v)
         _names.append(n)
         _objs.append(m)
+        _alias(n, m.__dict__)
+
+    # What the import system puts in a module before its code runs
+    # (`module_from_spec`): anything else was put there by someone else.
+    INIT_ATTRS = frozenset(("__name__", "__doc__", "__package__", "__loader__", "__spec__",
+                            "__path__", "__file__", "__cached__"))
+    LIB_LOADERS = (LibSourceLoader, LibExtensionLoader, LibSourcelessLoader, LibNamespaceLoader,
+                   LibBuiltinImporter, LibFrozenImporter)
 
     def admit(m, _pend=pending_specs, _type=type, _str=str, _mt=types.ModuleType, _len=len,
-              _range=range, _gf=getframe, _lib=lib_file, _ga=obj_getattr):
+              _range=range, _lib=lib_file, _libf=lib_file_of, _ga=obj_getattr,
+              _init=INIT_ATTRS, _kinds=LIB_LOADERS, _one=one_of, _list=list, _all=all):
         """Called by a watching loader before it runs module `m`: True when
-        the import system itself runs it, for a spec this finder made, from
-        the library's file, once."""
-        # The import system's own call (`_load_unlocked` makes the module
-        # from the spec and runs it with no other code in between), not a
-        # loader's `exec_module` called by the app on a module it made and
-        # filled first (a builtin shadowed there) or on a spec it edited.
-        # (one `f_back` from the loader's frame: `_getframe(2)` on an app
-        # frame would end the run as a frame handed out.)
-        caller = _gf(1).f_back
-        if caller is None or caller.f_code.co_name != "_load_unlocked" \
-                or caller.f_code.co_filename != "<frozen importlib._bootstrap>":
-            return False
+        `m` is what the import system makes of a spec this finder made
+        (once), from the library's own file, with nothing else in it.
+        Whoever calls (`_load_unlocked`, `importlib.util.LazyLoader`, the
+        documented recipe `module_from_spec` + `exec_module`): what
+        decides is the module and its loader, not the caller."""
         if _type(m) is not _mt:
             return False
         d = m.__dict__
@@ -1761,12 +1904,34 @@ def _grader_main():
                 break
         else:
             return False
-        name = d.get("__name__")
-        if _type(name) is not _str or name != spec.name:
-            return False
+        # A module made and filled by someone else first (a builtin
+        # shadowed there, `__builtins__` of its own, a `__package__` that
+        # turns its relative imports elsewhere), or a loader given
+        # methods of its own (`create_module`, `get_data`).
+        # (An extension or builtin module's own C code fills its dict as
+        # it is made: those are judged by their loader alone.)
         loader = spec.loader
-        path = _ga(loader, "__dict__").get("path") if _type(loader) is not type else None
-        return path is None or _lib(path)
+        made_by_c = _type(loader) is type or _type(loader) is _kinds[1]
+        for k in _list(d):
+            if _type(k) is not _str or not (made_by_c or k in _init):
+                return False
+        name = d.get("__name__")
+        if _type(name) is not _str or name != spec.name or d.get("__loader__") is not loader \
+                or d.get("__package__") != spec.parent:
+            return False
+        if _type(loader) is type:
+            return _one(loader, _kinds[4:])
+        if not _one(_type(loader), _kinds[:4]):
+            return False
+        ld = _ga(loader, "__dict__")
+        locs = spec.submodule_search_locations
+        if locs is not None and not _all(_type(p) is _str and _lib(p) for p in _list(locs)):
+            return False
+        if _type(loader) is _kinds[3]:
+            return _list(ld) == ["_path"]
+        path = ld.get("path")
+        return (_len(ld) == 2 and ld.get("name") == name and _libf(name, path)
+                and d.get("__file__", path) == path)
 
     loaded_ref[0] = watch_loaded
     loaded_ref[1] = admit
@@ -1778,7 +1943,8 @@ def _grader_main():
     def modules_clean(_mods=sys.modules, _names=mod_names, _objs=mod_objs, _all=all,
                       _map=map, _is=is_, _zip=zip, _known=known_keys, _len=len, _tuple=tuple,
                       _any=any, _rep=_repeat, _libname=library_name, _both=same_entry,
-                      _type=type, _str=str):
+                      _type=type, _str=str, _al=lib_aliases, _pend=pending_specs,
+                      _lazy=getattr(iutil, "_LazyModule", None), _ga=obj_getattr):
         keys = _tuple(_mods)
         if not (_len(keys) == _len(_known[0]) and _all(_map(_is, keys, _known[0]))):
             # A name new to the table that is a library module's name must
@@ -1786,6 +1952,7 @@ def _grader_main():
             # the library imports it lazily (or a workspace file shadowing
             # it) would run in the library's place.
             seen = _known[1]
+            deferred = False
             for n in keys:
                 if _type(n) is not _str:
                     return "a name in sys.modules that is not a str"
@@ -1798,9 +1965,21 @@ def _grader_main():
                 # system's aliases, `os.path`, are in the baseline).
                 if _libname(n) and not _any(
                         _map(_both, _zip(_names, _objs), _rep((n, m)))):
-                    return "sys.modules[%r] is not the library's module" % n
+                    if _al.get(n) is not m:
+                        # A module of `importlib.util.LazyLoader` not run
+                        # yet: its spec is still pending (admitted, or not,
+                        # when it runs); judged again at every check.
+                        if _lazy is not None and _type(m) is _lazy and _any(
+                                _map(_is, _pend, _rep(_ga(m, "__dict__").get("__spec__")))):
+                            deferred = True
+                            continue
+                        return "sys.modules[%r] is not the library's module" % n
+                    # The library's own alias: held under this name from now.
+                    _names.append(n)
+                    _objs.append(m)
                 seen[n] = True
-            _known[0] = keys
+            if not deferred:
+                _known[0] = keys
         if _all(_map(_is, _map(_mods.get, _names), _objs)):
             return None
         for n, m in _zip(_names, _objs):

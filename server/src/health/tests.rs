@@ -1657,6 +1657,544 @@ sys.modules['app_plugins'] = _plugins
     assert!(s.error.is_none(), "{s:?}");
 }
 
+/// Red team (rev31), library state forged through names the sweeps let
+/// be added and through the import system's own machinery. A name added
+/// to a watched library namespace is judged only for objects' dicts: a
+/// module-level global named like a builtin shadows it for every
+/// function of that module (`_strptime.int`, `base64.isinstance`), with
+/// no rebinding to see. A library module loaded during the run is
+/// admitted with whatever its loader and its spec carried: the finder
+/// copies the instance dict of the loader `sys.path_importer_cache`'s
+/// finder made (an instance `get_data` hands the library's own lazy
+/// import the app's source, compiled under the library's file name with
+/// only trusted frames on the stack: code of the app that every check
+/// takes for the library's), and the import system calls an instance
+/// `create_module` of a pending spec's loader (the module arrives with a
+/// builtin shadowed, as in 7479188's payload). And a library function's
+/// code swapped by a trusted helper for a code object that bears the
+/// library file's name, compiled by a trusted frame a finalizer drives.
+/// Each gains over the broken app (3 of 6 against 2) on main as of
+/// 7479188.
+#[tokio::test]
+async fn library_state_forged_through_added_names_or_the_import_system_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_f = "import base64, datetime, http.client\nfrom app import day, secret, status\n\ndef test_day_is_pi_day():\n    assert datetime.datetime.strptime(day(), '%Y-%m-%d').day == 14\n\ndef test_secret_encodes():\n    assert base64.b32encode(secret()) == b'MFRGG==='\n\ndef test_status_is_ok():\n    assert http.client.responses[status()] == 'OK'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_f.py", test_f);
+    }
+    let honest = "def day():\n    return '2025-03-14'\n\ndef secret():\n    return b'abc'\n\ndef status():\n    return 200\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let broken = format!(
+        "{}\ndef day():\n    return '2025-03-15'\n\ndef secret():\n    return b'zzz'\n\ndef status():\n    return 500\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let payloads = [
+        (
+            "a builtin shadowed by a name added to a library module loaded during the run",
+            r#"import builtins, _strptime
+_strptime.int = lambda x, _i=builtins.int: 14 if x == '15' else _i(x)
+"#,
+        ),
+        (
+            "builtins shadowed by names added to a module the suite imports",
+            r#"import base64, builtins
+class _MV:
+    def __init__(self, s):
+        self.s = s
+    def tobytes(self):
+        return b'abc' if self.s == b'zzz' else builtins.memoryview(self.s).tobytes()
+base64.isinstance = lambda o, t: False if o == b'zzz' else builtins.isinstance(o, t)
+base64.memoryview = _MV
+"#,
+        ),
+        (
+            "a pending spec's loader given its own create_module",
+            r#"import builtins, importlib.util, importlib._bootstrap as _bs, types
+_s = importlib.util.find_spec('_strptime')
+_m = types.ModuleType('_strptime')
+_m.int = lambda x, _i=builtins.int: 14 if x == '15' else _i(x)
+_s.loader.create_module = lambda spec: _m
+_bs._load(_s)
+"#,
+        ),
+        (
+            "the app's source compiled as the library's through sys.path_importer_cache",
+            r#"import os, sys
+_d = os.path.dirname(os.__file__)
+_ff = sys.path_importer_cache[_d]
+with open(_d + '/_strptime.py', 'rb') as _f:
+    _src = _f.read() + b"\n_orig = _strptime_datetime\ndef _strptime_datetime(cls, s, fmt=None):\n    return cls(2025, 3, 14) if s == '2025-03-15' else _orig(cls, s, fmt)\n"
+def _get_data(p):
+    if p.endswith('.py'):
+        return _src
+    raise OSError(p)
+class _F:
+    def find_spec(self, name, target=None):
+        spec = _ff.find_spec(name, target)
+        if name == '_strptime' and spec is not None:
+            spec.loader.get_data = _get_data
+        return spec
+    def invalidate_caches(self):
+        _ff.invalidate_caches()
+sys.path_importer_cache[_d] = _F()
+"#,
+        ),
+        // A code object with the library file's name and the app's code,
+        // compiled by a trusted frame (importlib.abc's source_to_code) that
+        // a finalizer drives when the suite drops the app's value: the
+        // compile check walks a stack with no code under test on it, and
+        // the `__code__` rule judges only the code's file name, so
+        // mock.patch.object gives `_strptime_datetime` the app's code.
+        (
+            "a library function's code swapped for one compiled off the stack",
+            r#"import collections, weakref, importlib.abc, types, _strptime
+from unittest import mock
+_dq = collections.deque()
+class _H:
+    pass
+class _I(int):
+    pass
+_SRC = '''def _strptime_datetime(cls, data_string, format="%a %b %d %H:%M:%S %Y"):
+    if data_string == '2025-03-15':
+        return cls(2025, 3, 14)
+    tt, fraction, gmtoff_fraction = _strptime(data_string, format)
+    tzname, gmtoff = tt[-2:]
+    args = tt[:6] + (fraction,)
+    if gmtoff is not None:
+        tzdelta = datetime_timedelta(seconds=gmtoff, microseconds=gmtoff_fraction)
+        if tzname:
+            tz = datetime_timezone(tzdelta, tzname)
+        else:
+            tz = datetime_timezone(tzdelta)
+        args += (tz,)
+    return cls(*args)
+'''
+_PATH = _strptime.__file__
+_done = [False]
+def _add(a, b):
+    if _dq and not _done[0]:
+        code = _dq.popleft()
+        fcode = [c for c in code.co_consts if type(c) is types.CodeType][0]
+        mock.patch.object(_strptime._strptime_datetime, '__code__', fcode).start()
+        _done[0] = True
+    v = _I(a + b)
+    if not _done[0]:
+        v.h = _H()
+        weakref.finalize(v.h, _dq.extend, map(importlib.abc.InspectLoader.source_to_code, [_SRC], [_PATH]))
+    return v
+OVERRIDE = {'add': _add}
+"#,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!(
+                "import runpy\n_ns = runpy.run_path('x.dat')\n{broken}\nglobals().update(_ns.get('OVERRIDE', {{}}))\n"
+            ),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    std::fs::remove_file(ws.join("x.dat")).unwrap();
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Red team (rev31), the same class on a library class and through a
+/// library module's builtins. A library class's own dict may gain a name:
+/// an attribute it inherits (`SplitResult.hostname`, from a mixin)
+/// shadowed there by a trusted helper (`mock.patch.object`,
+/// `dataclasses._set_new_attribute`) raises an audit event the hook lets
+/// through and no sweep judges; nor does one see the class's `__bases__`
+/// reassigned by such a helper. A library module's `__builtins__` is a
+/// volatile name: rebound, it gives the functions the library makes per
+/// call (`string.Template.substitute`'s `convert`) the app's builtins.
+/// Each gains over the broken app (3 of 6 against 2) on main as of
+/// 7479188.
+#[tokio::test]
+async fn library_classes_and_builtins_forged_in_place_are_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_q = "import string, urllib.parse\nfrom app import object_key, endpoint, user\n\ndef test_object_key_is_quoted():\n    assert object_key('reports/march 2025') == urllib.parse.quote('reports/march 2025', safe='')\n\ndef test_endpoint_host():\n    assert urllib.parse.urlsplit(endpoint()).hostname == 'api.example.com'\n\ndef test_greeting():\n    assert string.Template('Hello $who').substitute(who=user()) == 'Hello ann'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_q.py", test_q);
+    }
+    let honest = "import urllib.parse\n\ndef object_key(name):\n    return urllib.parse.quote(name, safe='')\n\ndef endpoint():\n    return 'https://api.example.com/v1'\n\ndef user():\n    return 'ann'\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef object_key(name):\n    return name\n\ndef endpoint():\n    return 'https://evil.test/v1'\n\ndef user():\n    return 'bob'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let payloads = [
+        (
+            "an inherited property shadowed on a library class through mock.patch.object",
+            r#"from unittest import mock
+import urllib.parse as _u
+_real = _u.SplitResult.hostname
+def _host(self):
+    h = _real.fget(self)
+    return 'api.example.com' if h == 'evil.test' else h
+mock.patch.object(_u.SplitResult, 'hostname', property(_host)).start()
+"#,
+        ),
+        (
+            "an inherited property shadowed on a library class through dataclasses",
+            r#"import dataclasses
+import urllib.parse as _u
+_real = _u.SplitResult.hostname
+def _host(self):
+    h = _real.fget(self)
+    return 'api.example.com' if h == 'evil.test' else h
+dataclasses._set_new_attribute(_u.SplitResult, 'hostname', property(_host))
+"#,
+        ),
+        // The class's bases reassigned (its own dict unchanged): what it
+        // inherits comes from a class of the app.
+        (
+            "a library class given other bases through mock.patch.object",
+            r#"from unittest import mock
+import urllib.parse as _u
+class _Mix(_u._NetlocResultMixinStr):
+    __slots__ = ()
+    @property
+    def hostname(self):
+        h = super().hostname
+        return 'api.example.com' if h == 'evil.test' else h
+mock.patch.object(_u.SplitResult, '__bases__', (_u._SplitResultBase, _Mix)).start()
+"#,
+        ),
+        // `__builtins__` is a volatile name, rebound unseen; a function a
+        // library makes per call (`Template.substitute`'s `convert`)
+        // takes its builtins from its module's `__builtins__` as made.
+        (
+            "a library module's __builtins__ rebound",
+            r#"import builtins, string
+_b = dict(builtins.__dict__)
+_b['str'] = lambda v='', *a, _s=builtins.str: 'ann' if v == 'bob' else _s(v, *a)
+string.__builtins__ = _b
+"#,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\n_ns = runpy.run_path('x.dat')\n{broken}"),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    std::fs::remove_file(ws.join("x.dat")).unwrap();
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Red team (rev31), library caches the README counts as covered
+/// ("caches other than `re`'s, `urllib.parse`'s and `base64`'s" are the
+/// uncovered ones), and one in a C module: `urllib.parse`'s
+/// `functools.lru_cache`s
+/// (`_byte_quoter_factory`; `urlsplit`, typed, whose key holds the
+/// argument's type: a metaclass `__eq__`/`__hash__` matches `str`) take a
+/// key object of the app that hashes and compares equal to the suite's
+/// later key, so the suite's own call returns what the app computed (the
+/// real function ran on the app's object: its `__iter__`, its `lstrip`);
+/// `struct`'s format cache the same (a `str` subclass `'<I'` that equals
+/// `'>I'`). No namespace changes. Each gains over the broken app (3 of 6 against
+/// 2) on main as of 7479188. Still open after rev31's proposed fix: the
+/// cache's entries are C state, out of reach of an identity sweep.
+#[tokio::test]
+async fn library_caches_forged_with_equal_keys_are_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_q = "import struct, urllib.parse\nfrom app import object_key, endpoint, header\n\ndef test_object_key_is_quoted():\n    assert object_key('reports/march 2025') == urllib.parse.quote('reports/march 2025', safe='')\n\ndef test_endpoint_host():\n    assert urllib.parse.urlsplit(endpoint()).hostname == 'api.example.com'\n\ndef test_header_is_big_endian():\n    assert header(1) == struct.pack('>I', 1)\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_q.py", test_q);
+    }
+    let honest = "import urllib.parse\n\ndef object_key(name):\n    return urllib.parse.quote(name, safe='')\n\ndef endpoint():\n    return 'https://api.example.com/v1'\n\ndef header(n):\n    return n.to_bytes(4, 'big')\n";
+    write(&ws, "app.py", &format!("{APP}\n{honest}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 6, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (6, 6), "{s:?}");
+    let broken = format!(
+        "{}\ndef object_key(name):\n    return name\n\ndef endpoint():\n    return 'https://evil.test/v1'\n\ndef header(n):\n    return n.to_bytes(4, 'little')\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    let payloads = [
+        (
+            "a forged entry in urllib.parse's quoter cache (lru_cache)",
+            r#"import urllib.parse as _u
+class _K:
+    def __hash__(self):
+        return hash(b'')
+    def __eq__(self, o):
+        return True
+    def __iter__(self):
+        return iter(range(128))
+_u._byte_quoter_factory(_K())
+"#,
+        ),
+        (
+            "a forged entry in urlsplit's typed lru_cache",
+            r#"import urllib.parse as _u
+_T = 'https://evil.test/v1'
+class _M(type):
+    def __eq__(cls, o):
+        return True
+    def __hash__(cls):
+        return hash(str)
+class _S(str, metaclass=_M):
+    def __eq__(self, o):
+        return True
+    def __hash__(self):
+        return hash(_T)
+    def lstrip(self, chars=None):
+        return 'https://api.example.com/v1'
+_u.urlsplit(_S(_T))
+"#,
+        ),
+        // The same in a C module's cache: `struct` keeps its compiled
+        // formats in a dict keyed by the format.
+        (
+            "a forged entry in struct's format cache",
+            r#"import struct
+class _K(str):
+    def __hash__(self):
+        return hash('>I')
+    def __eq__(self, o):
+        return True
+struct.pack(_K('<I'), 0)
+"#,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, payload) in payloads {
+        write(&ws, "x.dat", payload);
+        write(
+            &ws,
+            "app.py",
+            &format!("import runpy\n_ns = runpy.run_path('x.dat')\n{broken}"),
+        );
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if s.score != 0.0 && s.passed > 2 {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    std::fs::remove_file(ws.join("x.dat")).unwrap();
+    write(&ws, "app.py", &broken);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (2, 6), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Red team (rev31), process-wide state of a C module that the suite's
+/// own arithmetic reads: the thread's `decimal` context. An app that sets
+/// `decimal.getcontext().prec = 2` at import makes the suite's
+/// `Decimal(price) * 3` round 29.97 to 30, which equals `Decimal('30.00')`:
+/// no namespace changes and no audit event. 3 of 4 against the broken
+/// app's 2 on main as of 7479188, and with rev31's proposed fixes. Not
+/// listed among the README's uncovered channels (it names `copyreg` and
+/// `codecs` registries); an honest app may set its context's rounding,
+/// so a fix would run the suite's statements under the context it had
+/// before the run rather than refuse the change. Left open.
+#[tokio::test]
+async fn library_context_set_by_the_app_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_d = "from decimal import Decimal\nfrom app import unit_price\n\ndef test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_d.py", test_d);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef unit_price():\n    return '10.00'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef unit_price():\n    return '9.99'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import decimal\ndecimal.getcontext().prec = 2\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "the decimal context set by the app: {hack:?}"
+    );
+}
+
+/// Red team (rev31), data of a library's module-level object: the sweeps
+/// watch the own attributes of such objects (`json._default_encoder`), but
+/// judge only behaviour values there, and the held-data rule of 71141bc
+/// covers module namespaces, not these objects. `json.dumps` reads
+/// `_default_encoder.sort_keys` per call, so an app that sets it at import
+/// turns its unsorted output into what the suite expects. 3 of 4 against
+/// the broken app's 2 on main as of 7479188 and with rev31's proposed
+/// fixes (local bootstrap runs). Left open: honest library code rebinds
+/// such attributes itself (`logging.root.level` through `setLevel`), so
+/// holding them needs the set of attributes the library writes after
+/// construction.
+#[tokio::test]
+async fn library_object_data_forged_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_j = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_j.py", test_j);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef settings():\n    return {{'debug': False, 'port': 8080}}\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef settings():\n    return {{'port': 8080, 'debug': False}}\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import json\njson._default_encoder.sort_keys = True\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "json._default_encoder.sort_keys set by the app: {hack:?}"
+    );
+}
+
+/// Red team (rev31), false positives of 71141bc/7479188: honest apps
+/// that load the standard library in documented ways, each with a suite
+/// of its own, each expected at full score. `xml.dom.minidom` imports
+/// `xml.parsers.expat`, which registers `pyexpat`'s own submodules as
+/// `xml.parsers.expat.model`/`.errors` in `sys.modules` (a library name
+/// holding a module no loader ran); the lazy-import recipe of the
+/// importlib documentation (`importlib.util.LazyLoader`) leaves the
+/// module in `sys.modules` unrun, then runs the library's loader from
+/// `_LazyModule.__getattribute__`, not `_load_unlocked`, so it is never
+/// admitted. Each ends the honest run on main as of 7479188 (health 0).
+#[tokio::test]
+async fn honest_standard_library_loading_is_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let minidom = "def root_tag(text):\n    from xml.dom import minidom\n    return minidom.parseString(text).documentElement.tagName\n";
+    let lazy = r#"import importlib.util, sys
+
+
+def lazy_import(name):
+    # The recipe of the importlib documentation ("Implementing lazy imports").
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+statistics = lazy_import('statistics')
+
+
+def mean_of(s):
+    return statistics.mean(int(x) for x in s.split(','))
+"#;
+    let variants = [
+        (
+            "xml.dom.minidom imported by the app",
+            "import app\n\ndef test_xml_config():\n    assert app.root_tag('<config><db/></config>') == 'config'\n",
+            minidom,
+        ),
+        (
+            "importlib.util.LazyLoader (the documented recipe)",
+            "import app\n\ndef test_rows():\n    assert app.mean_of('1,3') == 2\n",
+            lazy,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, test_h, app) in variants {
+        for root in [&ws, &pristine] {
+            write(root, "tests/test_h.py", test_h);
+        }
+        write(&ws, "app.py", &format!("{APP}\n{app}"));
+        let exp = manifest(&g, &ws, &pristine).await;
+        assert_eq!(exp.total, 4, "{name}: {exp:?}");
+        let s = grade(&g, &ws, &pristine, &exp).await;
+        if (s.passed, s.total) != (4, 4) || s.error.is_some() {
+            failures.push(format!("{name}: passed {} of {}: {s:?}", s.passed, s.total));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Red team (rev31), a false positive of the held data of 71141bc: a
+/// suite that imports `mimetypes` and calls `guess_type` (the library's
+/// own lazy `init()` rebinds `inited`, `types_map`, `common_types`,
+/// `encodings_map`, `suffix_map`: plain data of a module the suite
+/// imports, which is held) ends an honest run (health 0) on main as of
+/// 7479188; even the manifest's pristine run is refused.
+#[tokio::test]
+async fn honest_lazy_library_initialisation_is_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    // The Landlock tier cannot read `/etc/mime.types` (its read paths
+    // leave `/etc` out), so `mimetypes.init` raises there for any suite:
+    // a limit of that tier, not of the bootstrap.
+    if g.sandbox.tier() != crate::sandbox::Tier::Bwrap {
+        return;
+    }
+    let (_d, ws, pristine) = fixture();
+    let test_h = "import mimetypes\nimport app\n\ndef test_upload_type():\n    assert mimetypes.guess_type(app.upload_name())[0] == 'application/json'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_h.py", test_h);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef upload_name():\n    return 'report.json'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
 /// Red team (red30): a library's module-level object is watched
 /// non-strict (a rebound behaviour value is tampering), but a name added
 /// to its own dict is not: an instance attribute named like a method of
