@@ -239,14 +239,7 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
 /// piece of text it ends opens with `arn:`, so `secretsmanager:` and
 /// `secret:` are an ARN's service and resource type, not assignments.
 fn in_arn(lower: &str, start: usize) -> bool {
-    let before = &lower[start.saturating_sub(MAX_KEY)..start];
-    let piece = before
-        .rsplit(|c: char| {
-            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | '[' | ',' | '=')
-        })
-        .next()
-        .unwrap_or("");
-    piece.starts_with("arn:")
+    super::random::is_arn_tail(&lower[start.saturating_sub(MAX_KEY)..start])
 }
 
 /// Fields on a directive line before its password keyword

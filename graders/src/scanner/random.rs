@@ -924,7 +924,7 @@ fn names_non_secret(key: &str, jwks: bool) -> bool {
 /// True when the token continues an AWS ARN (`arn:aws:kms:…:key/<id>`):
 /// the text since the last space or quote opens with `arn:`. ARNs name
 /// resources; they carry no credential.
-fn is_arn_tail(prefix: &str) -> bool {
+pub(super) fn is_arn_tail(prefix: &str) -> bool {
     let piece = prefix
         .rsplit(|c: char| {
             c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | '[' | ',' | '=')
