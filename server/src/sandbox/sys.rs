@@ -198,9 +198,18 @@ fn fork_supervisor(status_fd: RawFd, server: libc::pid_t) -> io::Result<libc::pi
 /// left, write the command's wait status to the pipe as soon as it exits,
 /// and exit with the command's code (128+N for signal N, as bwrap does).
 /// Async-signal-safe only: raw syscalls, no allocation.
+///
+/// SIGPIPE is ignored: when the server kills a command (timeout, bound)
+/// nobody reads the status any more, and the write that follows the main
+/// process's death used to kill the supervisor while the rest of the tree
+/// was still being killed, so what it had not reaped yet went to the
+/// host's init, alive, as the command's uid (3 of 40 timed-out commands
+/// under CPU load). The disposition is the supervisor's own: the command
+/// was forked before it and keeps the default.
 fn supervisor(command: libc::pid_t, status_fd: RawFd) -> ! {
     // SAFETY: raw syscalls on fd numbers and a stack status word.
     unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::close_range(0, (status_fd as u32).saturating_sub(1), 0);
         libc::close_range(status_fd as u32 + 1, u32::MAX, 0);
         let mut code = 255;

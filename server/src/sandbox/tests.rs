@@ -1131,3 +1131,121 @@ async fn sysv_ipc_never_outlives(start: Start) {
         "a segment outlived the command: {o:?}"
     );
 }
+
+/// The landlock tier's supervisor outlives every descendant even once its
+/// status reader is gone, as on every killed command (the server stops
+/// reading before the reap). Its write of the main process's status used
+/// to kill it by SIGPIPE, and what it had not reaped yet went to the
+/// host's init, alive: `timeout_kills_everything` failed 3 of 40 runs
+/// under CPU load that way.
+#[test]
+fn supervisor_outlives_its_status_reader() {
+    use std::os::fd::AsRawFd;
+    let token = format!("1013.7{}", std::process::id());
+    let (status_r, status_w) = sys::pipe().unwrap();
+    let mut cmd = std::process::Command::new("/usr/bin/bash");
+    cmd.args(["-c", &format!("setsid sleep {token} & exec sleep 0.3")])
+        .stdin(Stdio::null());
+    sys::ChildSetup {
+        rlimits: Vec::new(),
+        drop_to: None,
+        keep_fds: Vec::new(),
+        max_fd: sys::max_fd(),
+        parent_pid: std::process::id() as libc::pid_t,
+        supervise: Some(status_w.as_raw_fd()),
+        confine: None,
+    }
+    .install(&mut cmd);
+    let mut supervisor = cmd.spawn().unwrap();
+    drop(status_w);
+    drop(status_r);
+    // The main process exits after 0.3 s and its status is written into
+    // a pipe nobody reads; the setsid child goes on.
+    std::thread::sleep(Duration::from_millis(1500));
+    let alive = supervisor.try_wait().unwrap();
+    // Clean up either way: the tree through the supervisor, strays by name.
+    let t = Instant::now();
+    let st = loop {
+        procs::kill_descendants(supervisor.id() as i32);
+        if let Some(st) = supervisor.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the tree never ended"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let strays = host_procs(&format!("sleep {token}"));
+    for s in &strays {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert_eq!(alive, None, "the supervisor died before its tree");
+    assert!(strays.is_empty(), "left to the host's init: {strays:?}");
+    assert_eq!(st.code(), Some(0), "the main process's code: {st:?}");
+}
+
+/// Whatever kills the landlock tier's supervisor, its orphans (reparented
+/// to the host's init, out of the tree) still run as the command's leased
+/// uid, and are found and killed by it before the command returns.
+#[tokio::test]
+async fn a_killed_supervisors_orphans_are_killed_by_uid() {
+    if !testkit::root_user() {
+        return;
+    }
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.8{}", std::process::id());
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!("setsid sleep {token} & (sleep {token} &); exec sleep {token}"),
+    );
+    req.limits = Some(short(30_000));
+    let run = tokio::spawn(async move { sb.run(req).await.unwrap() });
+    // The supervisor is the parent of the main process (the `exec`ed
+    // sleep); it runs as root, so the kill comes from here.
+    let t = Instant::now();
+    let supervisor = loop {
+        let main = host_procs(&format!("sleep {token}"))
+            .into_iter()
+            .filter_map(|s| s.split(':').next()?.parse::<i32>().ok())
+            .filter_map(|pid| Some((pid, parent_of(pid)?)))
+            .find(|&(_, ppid)| parent_of(ppid) == Some(std::process::id() as i32));
+        if let (Some((_, sup)), true) = (main, host_procs(&format!("sleep {token}")).len() >= 3) {
+            break sup;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    sys::kill(supervisor);
+    let o = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the command returns once its supervisor is killed")
+        .unwrap();
+    assert!(!o.timed_out, "{o:?}");
+    let left = host_procs(&format!("sleep {token}"));
+    for s in &left {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+/// The parent pid in `/proc/PID/stat`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}

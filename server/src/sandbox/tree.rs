@@ -27,7 +27,8 @@ use std::os::fd::OwnedFd;
 
 use tokio::io::unix::AsyncFd;
 
-use super::{UidLease, procs, sys};
+use super::{UidLease, procs, sys, uids};
+use std::os::unix::process::ExitStatusExt;
 
 /// How long the landlock tier's kill rounds may take before the
 /// supervisor itself is killed (its tree is then reparented upward).
@@ -152,6 +153,23 @@ impl Tree {
                 let _ = tokio::time::timeout_at(deadline.into(), afd.readable()).await;
             }
         }
+        // The supervisor exits by itself only once it has no child left,
+        // and as the subreaper it inherits every orphan: then nothing of
+        // the command is left. Killed (by us at the deadline, by anything
+        // else), its orphans went to the host's init; they still run as
+        // the leased uid, which no other command holds, so they are found
+        // by uid and killed before the lease is given back.
+        if let (Ok(st), Some(lease)) = (&st, &self.lease)
+            && st.signal().is_some()
+        {
+            let uid = lease.uid;
+            let n = tokio::task::spawn_blocking(move || uids::kill_uid(uid))
+                .await
+                .unwrap_or(0);
+            if n > 0 {
+                tracing::warn!(uid, killed = n, signal = ?st.signal(), "a killed supervisor's orphans were found by uid and killed");
+            }
+        }
         st
     }
 
@@ -186,7 +204,9 @@ impl Tree {
     /// outer process and its group.
     pub(super) async fn kill(&mut self) -> io::Result<ExitStatus> {
         if self.supervised {
-            self.main = None;
+            // The status pipe stays open until the tree is gone: the
+            // supervisor writes to it when the main process dies.
+            let _status = self.main.take();
             return self.reap().await;
         }
         let init = self.init_pid().await;
@@ -208,6 +228,12 @@ impl Tree {
     /// In fallback mode there is no namespace: kills what is left in the
     /// process group (a `setsid` child escapes that; hence bwrap).
     pub(super) async fn settle(&mut self) {
+        if self.supervised {
+            // The reap waited for every process; the supervisor's pid is
+            // not a process group (it was forked before `process_group`
+            // took effect) and, reaped, may be anyone's by now.
+            return;
+        }
         match self.init_pid().await {
             Some(init) => wait_gone(init).await,
             None => sys::killpg(self.pgid),

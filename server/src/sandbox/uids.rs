@@ -104,35 +104,46 @@ pub fn sweep_orphans() -> usize {
         let Some(lease) = try_lease(dir, uid) else {
             continue;
         };
-        // Rounds, in case a process forks while its siblings die; its
-        // RLIMIT_NPROC bounds how many there can be.
-        for _ in 0..100 {
-            let pids: Vec<i32> = pool_processes()
-                .into_iter()
-                .filter(|&(_, u)| u == uid)
-                .map(|(p, _)| p)
-                .collect();
-            if pids.is_empty() {
-                break;
-            }
-            for pid in pids {
-                // Pinned, then checked again: the pid may have been reused.
-                if let Ok(fd) = sys::pidfd_open(pid)
-                    && uid_of(pid) == Some(uid)
-                    && sys::pidfd_kill(&fd).is_ok()
-                {
-                    killed += 1;
-                }
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
+        killed += kill_uid(uid);
         tracing::debug!(uid, "killed processes left running by a dead server");
         drop(lease);
     }
     killed
 }
 
-/// Every host process running as a pool uid: (pid, uid).
+/// SIGKILLs every live process whose real uid is `uid`, in rounds (in
+/// case one forks while its siblings die; its RLIMIT_NPROC bounds how
+/// many there can be); returns how many it signalled. For a uid whose
+/// lease the caller holds: no command of another lease runs as it.
+/// Zombies are skipped: they run nothing, and a parent that never reaps
+/// (a container's init may not) would keep them forever.
+pub(super) fn kill_uid(uid: u32) -> usize {
+    let mut killed = 0;
+    for _ in 0..100 {
+        let pids: Vec<i32> = pool_processes()
+            .into_iter()
+            .filter(|&(_, u)| u == uid)
+            .map(|(p, _)| p)
+            .collect();
+        if pids.is_empty() {
+            break;
+        }
+        for pid in pids {
+            // Pinned, then checked again: the pid may have been reused.
+            if let Ok(fd) = sys::pidfd_open(pid)
+                && uid_of(pid) == Some(uid)
+                && sys::pidfd_kill(&fd).is_ok()
+            {
+                killed += 1;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    killed
+}
+
+/// Every live (not zombie) host process running as a pool uid: (pid,
+/// uid).
 pub(super) fn pool_processes() -> Vec<(i32, u32)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -144,9 +155,14 @@ pub(super) fn pool_processes() -> Vec<(i32, u32)> {
         .collect()
 }
 
-/// The real uid of a process, from `/proc/PID/status`.
+/// The real uid of a live process, from `/proc/PID/status`; None for a
+/// zombie (or a pid that is gone).
 fn uid_of(pid: i32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let state = status.lines().find_map(|l| l.strip_prefix("State:"))?;
+    if matches!(state.trim_start().chars().next(), Some('Z' | 'X')) {
+        return None;
+    }
     status
         .lines()
         .find_map(|l| l.strip_prefix("Uid:"))?
