@@ -156,11 +156,13 @@ pub(super) fn pool_processes() -> Vec<(i32, u32)> {
 }
 
 /// The real uid of a live process, from `/proc/PID/status`; None for a
-/// zombie (or a pid that is gone).
+/// zombie (or a pid that is gone). A zombie *leader* is not enough: a
+/// process whose main thread exited while another thread runs shows
+/// `Z` in its status and lives on (review rev32), so its threads decide.
 fn uid_of(pid: i32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let state = status.lines().find_map(|l| l.strip_prefix("State:"))?;
-    if matches!(state.trim_start().chars().next(), Some('Z' | 'X')) {
+    if is_dead_state(state.trim_start()) && !has_live_thread(pid) {
         return None;
     }
     status
@@ -170,4 +172,23 @@ fn uid_of(pid: i32) -> Option<u32> {
         .next()?
         .parse()
         .ok()
+}
+
+/// A zombie or dead task's state (`Z`, `X`), as `/proc` spells it.
+fn is_dead_state(state: &str) -> bool {
+    matches!(state.chars().next(), Some('Z' | 'X'))
+}
+
+/// True when some thread of `pid` is neither zombie nor dead.
+fn has_live_thread(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next())
+                .is_some_and(|st| !is_dead_state(st))
+        })
+    })
 }
