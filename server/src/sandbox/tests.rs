@@ -1580,3 +1580,64 @@ async fn finding_rev32_kill_uid_skips_a_live_zombie_leader() {
         "kill_uid signalled {killed}; alive: {alive:?}"
     );
 }
+
+/// Review rev32, question 3: a fork storm of `setsid` children, timed
+/// out at 300 ms; nothing of it may be left once the command returned.
+/// Run repeatedly under CPU load by the reviewer (see its report).
+#[tokio::test]
+async fn rev32_timed_out_fork_storm_leaves_nothing() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.95{}", std::process::id());
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!(
+            "for i in 1 2 3 4; do (while :; do setsid sleep {token} & (sleep {token} &); done) & done; sleep {token}"
+        ),
+    );
+    req.limits = Some(short(300));
+    let o = sb.run(req).await.unwrap();
+    let left = host_procs(&format!("sleep {token}"));
+    for s in &left {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(o.timed_out || o.bound.is_some(), "{o:?}");
+    assert!(
+        left.is_empty(),
+        "survivors: {} {left:?} ({o:?})",
+        left.len()
+    );
+}
+
+/// Review rev32, question 1: the command cannot signal its (root-owned)
+/// supervisor, alone or through its process group (which it shares: std
+/// sets the group before the `pre_exec` hook that forks the supervisor).
+#[tokio::test]
+async fn rev32_command_cannot_signal_its_supervisor() {
+    if !testkit::root_user() {
+        return;
+    }
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        Start::Landlock,
+        ws.path(),
+        "trap '' HUP TERM PIPE; for s in KILL HUP PIPE TERM STOP; do kill -s $s $PPID 2>/dev/null; \
+         echo -n \"$s=$? \"; done; kill -s HUP 0; kill -s TERM 0; kill -s PIPE 0 2>/dev/null; \
+         echo group=$?",
+    )
+    .await;
+    eprintln!("{o:?}");
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(
+        o.stdout.starts_with("KILL=1 HUP=1 PIPE=1 TERM=1 STOP=1"),
+        "{o:?}"
+    );
+}
