@@ -1490,24 +1490,41 @@ async fn finding_rev32_zombie_leader_escapes_the_uid_backstop() {
     if !testkit::root_user() {
         return;
     }
-    let Some(sb) = sandbox(Start::Landlock) else {
-        return;
-    };
+    let alive = killed_supervisor_escape("zlb_rev32", ZOMBIE_LEADER_C, "").await;
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
+}
+
+/// The setup of `finding_rev32_zombie_leader_escapes_the_uid_backstop`
+/// for any program `src` (built as `comm`, run as `comm 40 STOP mode`):
+/// what of it is alive 500 ms after the command returned.
+async fn killed_supervisor_escape(comm: &str, src: &str, mode: &str) -> Vec<String> {
+    let sb = sandbox(Start::Landlock).unwrap();
     let ws = workspace(&sb);
-    let comm = "zlb_rev32";
-    std::fs::write(ws.path().join("z.c"), ZOMBIE_LEADER_C).unwrap();
+    std::fs::write(ws.path().join("z.c"), src).unwrap();
     let stop = ws.path().join("stop");
-    let token = format!("1013.9{}", std::process::id());
+    let token = format!(
+        "1013.9{}{}",
+        std::process::id(),
+        comm.bytes().map(u32::from).sum::<u32>()
+    );
     let mut req = ExecRequest::bash(
         ws.path(),
         format!(
-            "gcc -O2 -pthread -o {comm} z.c || exit 7; setsid ./{comm} 40 {} & exec sleep {token}",
+            "gcc -O2 -pthread -o {comm} z.c || exit 7; setsid ./{comm} 40 {} {mode} & exec sleep {token}",
             stop.display()
         ),
     );
     req.limits = Some(short(30_000));
     let run = tokio::spawn(async move { sb.run(req).await.unwrap() });
-    wait_live(comm).await;
+    if mode.is_empty() {
+        wait_live(comm).await;
+    } else {
+        let t = Instant::now();
+        while live_by_comm(comm).is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(20), "{comm} never ran");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     let t = Instant::now();
     let supervisor = loop {
         let main = host_procs(&format!("sleep {token}"))
@@ -1534,7 +1551,19 @@ async fn finding_rev32_zombie_leader_escapes_the_uid_backstop() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(live_by_comm(comm).is_empty(), "cleanup failed");
-    assert!(alive.is_empty(), "alive after return: {alive:?} ({o:?})");
+    eprintln!("{comm}: {o:?}");
+    alive
+}
+
+/// Review rev32, question 2: pid-hopping lineages (no hiding) against
+/// `uids::kill_uid`'s rounds, once the supervisor was killed.
+#[tokio::test]
+async fn rev32_hopping_lineages_against_the_uid_backstop() {
+    if !testkit::root_user() {
+        return;
+    }
+    let alive = killed_supervisor_escape("hpb_rev32", HOPPER_C, "p").await;
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
 }
 
 /// FINDING (rev32): the same gap in `uids::kill_uid` directly, as the
