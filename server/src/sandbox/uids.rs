@@ -156,11 +156,13 @@ pub(super) fn pool_processes() -> Vec<(i32, u32)> {
 }
 
 /// The real uid of a live process, from `/proc/PID/status`; None for a
-/// zombie (or a pid that is gone).
+/// zombie (or a pid that is gone). A process whose main thread has exited
+/// (`pthread_exit` in `main`) shows its leader's state, `Z`, while its
+/// other threads run: it is a zombie only when every thread is.
 fn uid_of(pid: i32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let state = status.lines().find_map(|l| l.strip_prefix("State:"))?;
-    if matches!(state.trim_start().chars().next(), Some('Z' | 'X')) {
+    if matches!(state.trim_start().chars().next(), Some('Z' | 'X')) && !has_live_thread(pid) {
         return None;
     }
     status
@@ -170,4 +172,19 @@ fn uid_of(pid: i32) -> Option<u32> {
         .next()?
         .parse()
         .ok()
+}
+
+/// True when a thread of `pid` other than an exited one is listed in
+/// `/proc/PID/task`.
+fn has_live_thread(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next())
+                .is_some_and(|st| st != "Z" && st != "X")
+        })
+    })
 }
