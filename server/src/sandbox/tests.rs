@@ -1670,3 +1670,73 @@ async fn rev32_command_cannot_signal_its_supervisor() {
         "{o:?}"
     );
 }
+
+/// Review rev32: a landlock command cancelled by its caller (the future
+/// dropped, so the tree's reaper task kills it; the status pipe's reader
+/// is gone with the dropped tree) leaves none of its `setsid` children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rev32_cancelled_landlock_command_leaves_nothing() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.96{}", std::process::id());
+    for i in 0..20u64 {
+        let mut req = ExecRequest::bash(
+            ws.path(),
+            format!("setsid sleep {token} & (sleep {token} &); sleep {token}"),
+        );
+        req.limits = Some(short(60_000));
+        let give_up = Duration::from_micros(2_000 + (i * 3_700) % 40_000);
+        let r = tokio::time::timeout(give_up, sb.run(req)).await;
+        assert!(r.is_err(), "finished: {r:?}");
+    }
+    let left = procs_left(&format!("sleep {token}"), Duration::from_secs(15)).await;
+    for s in &left {
+        eprintln!("left: {s}");
+    }
+    let strays = host_procs(&format!("sleep {token}"));
+    for s in &strays {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
+}
+
+/// FINDING (rev32, lower severity): a runtime shutting down with a
+/// landlock command running (`Tree`'s drop without a runtime: killpg and
+/// SIGKILL of the supervisor, no reap, no uid backstop, and the lease is
+/// released at once by `finish`). Its `setsid` child goes to pid 1, alive
+/// (4 of 4 runs), as the pool uid now free for another command; only the
+/// next start-up's `sweep_orphans` would find it.
+#[test]
+fn finding_rev32_runtime_shutdown_strands_a_landlock_commands_setsid_child() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.97{}", std::process::id());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cmd = format!("setsid sleep {token} & (sleep {token} &); sleep {token}");
+    rt.block_on(async {
+        let mut req = ExecRequest::bash(ws.path(), cmd);
+        req.limits = Some(short(60_000));
+        let sb = sb.clone();
+        tokio::spawn(async move { sb.run(req).await });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    });
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(500));
+    let left = host_procs(&format!("sleep {token}"));
+    for s in &left {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
+}
