@@ -281,6 +281,15 @@ impl Drop for Tree {
                 }
                 sys::killpg(tree.pgid);
                 let _ = tree.child().start_kill();
+                // Landlock tier: the supervisor's orphans (`setsid`
+                // children are not in its group) go to the host's init;
+                // found by the leased uid, as after any killed supervisor,
+                // before the lease goes back.
+                if tree.supervised
+                    && let Some(lease) = &tree.lease
+                {
+                    uids::kill_uid(lease.uid);
+                }
                 tree.finish();
             }
         }
