@@ -1367,9 +1367,20 @@ fn live_by_comm(comm: &str) -> Vec<String> {
 /// of the hopper is alive 1 s after the command returned (then stops
 /// it through its stop file).
 async fn hopper_run(comm: &str, mode: &str, wall_ms: u64, tail: &str) -> (ExecOutput, Vec<String>) {
+    program_run(comm, HOPPER_C, mode, wall_ms, tail).await
+}
+
+/// [`hopper_run`] for any program `src` (run as `comm 40 STOP mode`).
+async fn program_run(
+    comm: &str,
+    src: &str,
+    mode: &str,
+    wall_ms: u64,
+    tail: &str,
+) -> (ExecOutput, Vec<String>) {
     let sb = sandbox(Start::Landlock).unwrap();
     let ws = workspace(&sb);
-    std::fs::write(ws.path().join("h.c"), HOPPER_C).unwrap();
+    std::fs::write(ws.path().join("h.c"), src).unwrap();
     let stop = ws.path().join("stop");
     let mut req = ExecRequest::bash(
         ws.path(),
@@ -1739,4 +1750,21 @@ fn finding_rev32_runtime_shutdown_strands_a_landlock_commands_setsid_child() {
         }
     }
     assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
+}
+
+/// Review rev32, questions 2 and 3: a process whose main thread has
+/// exited, left by a command that returns (and one that times out), is
+/// killed by the reap (`procs::kill_descendants` lists zombies too, and
+/// the supervisor cannot reap such a leader while a thread runs).
+#[tokio::test]
+async fn rev32_zombie_leader_dies_with_its_command() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (o, alive) = program_run("zlr_rev32", ZOMBIE_LEADER_C, "", 20_000, "exit 0").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
+    let (o, alive) = program_run("zlt_rev32", ZOMBIE_LEADER_C, "", 2_000, "sleep 30").await;
+    assert!(o.timed_out, "{o:?}");
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
 }
