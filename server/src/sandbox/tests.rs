@@ -1639,6 +1639,7 @@ async fn rev32_timed_out_fork_storm_leaves_nothing() {
     );
     req.limits = Some(short(300));
     let o = sb.run(req).await.unwrap();
+    eprintln!("{o:?}");
     let left = host_procs(&format!("sleep {token}"));
     for s in &left {
         if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
