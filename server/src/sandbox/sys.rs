@@ -74,6 +74,26 @@ impl ChildSetup {
         if let Some(status_fd) = self.supervise {
             parent = fork_supervisor(status_fd, self.parent_pid)?;
         }
+        // The OOM killer's first choice, and every descendant's (the
+        // value is inherited): under memory pressure the command goes
+        // before the server, and before the landlock tier's supervisor,
+        // which, a forked copy of the server, counts the server's resident
+        // pages as its own and would otherwise outrank a command spread
+        // over many small processes (review rev32). Raising needs no
+        // privilege (lowering below the default does, which a container
+        // usually lacks); a command may lower it back to 0, and then the
+        // uid backstop of a killed supervisor ([`super::tree`]) remains.
+        // SAFETY: open/write/close on a static path and a static buffer.
+        unsafe {
+            let fd = libc::open(
+                c"/proc/self/oom_score_adj".as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            );
+            if fd >= 0 {
+                libc::write(fd, b"1000".as_ptr().cast(), 4);
+                libc::close(fd);
+            }
+        }
         // fd hygiene: mark every inherited fd ≥ 3 close-on-exec. CLOEXEC
         // rather than close, so std's own exec-error pipe keeps working.
         let mut next: u32 = 3;

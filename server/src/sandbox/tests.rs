@@ -1162,6 +1162,15 @@ fn supervisor_outlives_its_status_reader() {
     // The main process exits after 0.3 s and its status is written into
     // a pipe nobody reads; the setsid child goes on.
     std::thread::sleep(Duration::from_millis(1500));
+    let ranks = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap_or_default()
+    };
+    let oom = ranks(supervisor.id());
+    let strays_oom: Vec<String> = host_procs(&format!("sleep {token}"))
+        .iter()
+        .filter_map(|s| s.split(':').next()?.parse().ok())
+        .map(ranks)
+        .collect();
     let alive = supervisor.try_wait().unwrap();
     // Clean up either way: the tree through the supervisor, strays by name.
     let t = Instant::now();
@@ -1183,6 +1192,17 @@ fn supervisor_outlives_its_status_reader() {
         }
     }
     assert_eq!(alive, None, "the supervisor died before its tree");
+    // The command (and what it left) is the OOM killer's first choice,
+    // its supervisor keeps the server's rank (see `ChildSetup::apply`).
+    assert_eq!(
+        oom,
+        ranks(std::process::id()),
+        "the supervisor's oom_score_adj"
+    );
+    assert!(
+        !strays_oom.is_empty() && strays_oom.iter().all(|v| v.trim() == "1000"),
+        "the command's oom_score_adj: {strays_oom:?}"
+    );
     assert!(strays.is_empty(), "left to the host's init: {strays:?}");
     assert_eq!(st.code(), Some(0), "the main process's code: {st:?}");
 }
@@ -1248,4 +1268,524 @@ fn parent_of(pid: i32) -> Option<i32> {
         .nth(1)?
         .parse()
         .ok()
+}
+
+// ---- Review rev32 (independent security review of 6d9ac98): attacks on
+// the landlock tier's reap. Tests marked FINDING fail on main as of
+// 65bb3ab and demonstrate a real escape.
+
+/// A C program a command can build with the host's gcc (`/usr` is
+/// readable and executable, the workspace writable and executable): 8
+/// lineages of processes sharing one address space (`clone(CLONE_VM)`,
+/// tens of microseconds a hop), each changing pid every hop (the parent
+/// exits at once) and re-spawning any lineage whose heartbeat went stale,
+/// so a scan of `/proc` followed by a kill of what it listed hits pids
+/// that have already made their successors. Once its subreaper is gone (reparented to
+/// pid 1) it stops hopping (a non-reaping init would fill RLIMIT_NPROC
+/// with its zombies) and hides instead: the leader thread exits and a
+/// second thread lives on, so `/proc/PID/status` says `Z (zombie)` and
+/// its cmdline is empty. Bounded: it ends after argv[1] seconds or once
+/// the file argv[2] exists.
+const HOPPER_C: &str = r#"
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#define NSTACK 256
+#define STK 8192
+#define K 8
+static char *stacks; static atomic_uint next_stack;
+static _Atomic int busy[NSTACK];
+static _Atomic long beat[K];
+static time_t end_t; static const char *stop; static int hide;
+static long now_us(void){ struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); return t.tv_sec*1000000L+t.tv_nsec/1000; }
+static int done(void){ return time(0) > end_t || access(stop, F_OK)==0; }
+/* A free stack slot; its word is set to the child's tid by the kernel and
+   cleared when that child exits (CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID). */
+static int spawn(int (*fn)(void *), long arg, int flags) {
+  for (int tries = 0; tries < NSTACK; tries++) {
+    unsigned i = atomic_fetch_add(&next_stack, 1) % NSTACK; int z = 0;
+    if (!atomic_compare_exchange_strong(&busy[i], &z, -1)) continue;
+    int r = clone(fn, stacks + (size_t)(i + 1) * STK - 64,
+                  flags | CLONE_VM | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID,
+                  (void *)arg, 0, 0, &busy[i]);
+    if (r <= 0) busy[i] = 0;
+    return r;
+  }
+  return -1;
+}
+static int spin(void *a){ long i=(long)a; while(!done()){ beat[i]=now_us(); struct timespec ts={0,1000000}; nanosleep(&ts,0);} syscall(SYS_exit_group,0); return 0; }
+static int hop(void *a) {
+  long i = (long)a; unsigned seed = (unsigned)i * 2654435761u;
+  for (;;) {
+    if (done()) syscall(SYS_exit, 0);
+    long t = now_us(); beat[i] = t;
+    if (hide && getppid() == 1) {
+      if (spawn(spin, i, CLONE_THREAD|CLONE_SIGHAND) > 0) syscall(SYS_exit, 0);
+      continue;
+    }
+    seed = seed*1103515245u + 12345u; long j = (seed>>8) % K; long bj = beat[j];
+    if (t - bj > 20000 && atomic_compare_exchange_strong(&beat[j], &bj, t))
+      spawn(hop, j, SIGCHLD);
+    if (spawn(hop, i, SIGCHLD) > 0) syscall(SYS_exit, 0);
+  }
+}
+int main(int argc, char **argv) {
+  if (argc < 4) return 2;
+  end_t = time(0) + atoi(argv[1]); stop = argv[2]; hide = argv[3][0] == 'z';
+  stacks = mmap(0, (size_t)NSTACK*STK, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+  if (stacks == MAP_FAILED) return 3;
+  for (long i = 0; i < K; i++) spawn(hop, i, SIGCHLD);
+  return 0;
+}
+"#;
+
+/// Host processes named `comm` that still have a live thread (a zombie
+/// leader whose other threads run counts): "pid:state-of-leader".
+fn live_by_comm(comm: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(c) = std::fs::read_to_string(e.path().join("comm")) else {
+            continue;
+        };
+        if c.trim_end() != comm {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(e.path().join("task")) else {
+            continue;
+        };
+        let live = tasks.flatten().any(|t| {
+            std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, r)| r.split_whitespace().next())
+                    .is_some_and(|st| st != "Z" && st != "X")
+            })
+        });
+        if live {
+            let st = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let state = st
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next().map(str::to_string))
+                .unwrap_or_default();
+            out.push(format!("{name}:{state}"));
+        }
+    }
+    out
+}
+
+/// Runs the hopper in the landlock tier as a background child of a
+/// command that returns at once; returns the command's output and what
+/// of the hopper is alive 1 s after the command returned (then stops
+/// it through its stop file).
+async fn hopper_run(comm: &str, mode: &str, wall_ms: u64, tail: &str) -> (ExecOutput, Vec<String>) {
+    program_run(comm, HOPPER_C, mode, wall_ms, tail).await
+}
+
+/// [`hopper_run`] for any program `src` (run as `comm 40 STOP mode`).
+async fn program_run(
+    comm: &str,
+    src: &str,
+    mode: &str,
+    wall_ms: u64,
+    tail: &str,
+) -> (ExecOutput, Vec<String>) {
+    let sb = sandbox(Start::Landlock).unwrap();
+    let ws = workspace(&sb);
+    std::fs::write(ws.path().join("h.c"), src).unwrap();
+    let stop = ws.path().join("stop");
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!(
+            "gcc -O2 -pthread -o {comm} h.c || exit 7; setsid ./{comm} 40 {} {mode} & sleep 0.3; {tail}",
+            stop.display()
+        ),
+    );
+    req.limits = Some(short(wall_ms));
+    let o = sb.run(req).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let alive = live_by_comm(comm);
+    std::fs::write(&stop, b"").unwrap();
+    let t = Instant::now();
+    while !live_by_comm(comm).is_empty() && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(live_by_comm(comm).is_empty(), "cleanup failed");
+    (o, alive)
+}
+
+/// Attack tried by review rev32 (it did not succeed): pid-hopping
+/// lineages against the reap. `procs::kill_descendants` lists the tree,
+/// then kills what it listed; a hopper whose listed pid has already made
+/// its successor would never be caught, and at REAP_WAIT (5 s) the
+/// supervisor would be SIGKILLed and the hopper, reparented to pid 1,
+/// would hide from `uids::kill_uid` (see
+/// `finding_rev32_zombie_leader_escapes_the_uid_backstop`). In practice a
+/// process spends most of its short life inside `clone`, where a SIGKILL
+/// aborts it, and the lineages compete for two cores with the server:
+/// the kill rounds ended every lineage within the reap in every run.
+#[tokio::test]
+async fn rev32_hopping_lineages_die_with_their_command() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (o, alive) = hopper_run("hopz_rev32", "z", 20_000, "exit 0").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(
+        alive.is_empty(),
+        "alive after return ({:?}): {alive:?}",
+        o.duration
+    );
+}
+
+/// The same hopper without hiding: the reap's kill rounds alone.
+#[tokio::test]
+async fn rev32_plain_hopping_lineages_die_with_their_command() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (o, alive) = hopper_run("hopp_rev32", "p", 20_000, "exit 0").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(
+        alive.is_empty(),
+        "alive after return ({:?}): {alive:?}",
+        o.duration
+    );
+}
+
+/// The hopper, on a command that times out (wall 4 s).
+#[tokio::test]
+async fn rev32_hopping_lineages_die_with_a_timed_out_command() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (o, alive) = hopper_run("hopt_rev32", "z", 4_000, "sleep 30").await;
+    assert!(o.timed_out, "{o:?}");
+    assert!(
+        alive.is_empty(),
+        "alive after return ({:?}): {alive:?}",
+        o.duration
+    );
+}
+
+/// A process whose main thread has exited while a second thread runs on
+/// (`pthread_exit` in `main`, ordinary C): `/proc/PID/status` shows the
+/// leader's state, `Z (zombie)`, and its cmdline is empty. Ends after
+/// argv[1] seconds or once the file argv[2] exists.
+const ZOMBIE_LEADER_C: &str = r#"
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+static time_t end_t; static const char *stop;
+static void *spin(void *a) {
+  (void)a;
+  while (time(0) <= end_t && access(stop, F_OK) != 0) usleep(10000);
+  _exit(0);
+}
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  end_t = time(0) + atoi(argv[1]); stop = argv[2];
+  pthread_t t; pthread_create(&t, 0, spin, 0);
+  pthread_exit(0);
+}
+"#;
+
+/// Waits until `comm` has a live process whose leader has exited (its
+/// state `Z`), or 20 s.
+async fn wait_live(comm: &str) {
+    let t = Instant::now();
+    while !live_by_comm(comm).iter().any(|p| p.ends_with(":Z")) {
+        assert!(t.elapsed() < Duration::from_secs(20), "{comm} never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// FINDING (rev32): the backstop of 6d9ac98 (`uids::kill_uid` once a
+/// supervisor was killed by a signal) skips a live process of the leased
+/// uid whose main thread has exited: `uid_of` reads the leader's state
+/// `Z` and treats the whole process as a zombie. Same setup as
+/// `a_killed_supervisors_orphans_are_killed_by_uid`, with such a process
+/// in place of the `setsid sleep`: it survives the command's return and
+/// the release of its uid lease.
+#[tokio::test]
+async fn finding_rev32_zombie_leader_escapes_the_uid_backstop() {
+    if !testkit::root_user() {
+        return;
+    }
+    let alive = killed_supervisor_escape("zlb_rev32", ZOMBIE_LEADER_C, "").await;
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
+}
+
+/// The setup of `finding_rev32_zombie_leader_escapes_the_uid_backstop`
+/// for any program `src` (built as `comm`, run as `comm 40 STOP mode`):
+/// what of it is alive 500 ms after the command returned.
+async fn killed_supervisor_escape(comm: &str, src: &str, mode: &str) -> Vec<String> {
+    let sb = sandbox(Start::Landlock).unwrap();
+    let ws = workspace(&sb);
+    std::fs::write(ws.path().join("z.c"), src).unwrap();
+    let stop = ws.path().join("stop");
+    let token = format!(
+        "1013.9{}{}",
+        std::process::id(),
+        comm.bytes().map(u32::from).sum::<u32>()
+    );
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!(
+            "gcc -O2 -pthread -o {comm} z.c || exit 7; setsid ./{comm} 40 {} {mode} & exec sleep {token}",
+            stop.display()
+        ),
+    );
+    req.limits = Some(short(30_000));
+    let run = tokio::spawn(async move { sb.run(req).await.unwrap() });
+    if mode.is_empty() {
+        wait_live(comm).await;
+    } else {
+        let t = Instant::now();
+        while live_by_comm(comm).is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(20), "{comm} never ran");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let t = Instant::now();
+    let supervisor = loop {
+        let main = host_procs(&format!("sleep {token}"))
+            .into_iter()
+            .filter_map(|s| s.split(':').next()?.parse::<i32>().ok())
+            .filter_map(|pid| Some((pid, parent_of(pid)?)))
+            .find(|&(_, ppid)| parent_of(ppid) == Some(std::process::id() as i32));
+        if let Some((_, sup)) = main {
+            break sup;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no main process");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    sys::kill(supervisor);
+    let o = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the command returns once its supervisor is killed")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let alive = live_by_comm(comm);
+    std::fs::write(&stop, b"").unwrap();
+    let t = Instant::now();
+    while !live_by_comm(comm).is_empty() && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(live_by_comm(comm).is_empty(), "cleanup failed");
+    eprintln!("{comm}: {o:?}");
+    alive
+}
+
+/// Review rev32, question 2: pid-hopping lineages (no hiding) against
+/// `uids::kill_uid`'s rounds, once the supervisor was killed.
+#[tokio::test]
+async fn rev32_hopping_lineages_against_the_uid_backstop() {
+    if !testkit::root_user() {
+        return;
+    }
+    let alive = killed_supervisor_escape("hpb_rev32", HOPPER_C, "p").await;
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
+}
+
+/// FINDING (rev32): the same gap in `uids::kill_uid` directly, as the
+/// start-up sweep (`sweep_orphans`) uses it: a process of a pool uid whose
+/// main thread has exited is neither listed (`pool_processes`) nor killed.
+#[tokio::test]
+async fn finding_rev32_kill_uid_skips_a_live_zombie_leader() {
+    use std::os::unix::process::CommandExt;
+    if !testkit::root_user() {
+        return;
+    }
+    let Some(lease) = uids::lease_uid(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("z.c");
+    let bin = dir.path().join("zlk_rev32");
+    std::fs::write(&src, ZOMBIE_LEADER_C).unwrap();
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let stop = dir.path().join("stop");
+    let mut child = std::process::Command::new(&bin)
+        .arg("40")
+        .arg(&stop)
+        .uid(lease.uid)
+        .gid(65534)
+        .spawn()
+        .unwrap();
+    wait_live("zlk_rev32").await;
+    let killed = uids::kill_uid(lease.uid);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let alive = live_by_comm("zlk_rev32");
+    std::fs::write(&stop, b"").unwrap();
+    let _ = child.wait();
+    assert!(live_by_comm("zlk_rev32").is_empty(), "cleanup failed");
+    assert!(
+        alive.is_empty(),
+        "kill_uid signalled {killed}; alive: {alive:?}"
+    );
+}
+
+/// Review rev32, question 3: a fork storm of `setsid` children, timed
+/// out at 300 ms; nothing of it may be left once the command returned.
+/// Run repeatedly under CPU load by the reviewer (see its report).
+#[tokio::test]
+async fn rev32_timed_out_fork_storm_leaves_nothing() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.95{}", std::process::id());
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!(
+            "for i in 1 2 3 4; do (while :; do setsid sleep {token} & (sleep {token} &); done) & done; sleep {token}"
+        ),
+    );
+    req.limits = Some(short(300));
+    let o = sb.run(req).await.unwrap();
+    eprintln!("{o:?}");
+    let left = host_procs(&format!("sleep {token}"));
+    for s in &left {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(o.timed_out || o.bound.is_some(), "{o:?}");
+    assert!(
+        left.is_empty(),
+        "survivors: {} {left:?} ({o:?})",
+        left.len()
+    );
+}
+
+/// Review rev32, question 1: the command cannot signal its (root-owned)
+/// supervisor, alone or through its process group (which it shares: std
+/// sets the group before the `pre_exec` hook that forks the supervisor).
+#[tokio::test]
+async fn rev32_command_cannot_signal_its_supervisor() {
+    if !testkit::root_user() {
+        return;
+    }
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let o = sh(
+        &sb,
+        Start::Landlock,
+        ws.path(),
+        "trap '' HUP TERM PIPE; for s in KILL HUP PIPE TERM STOP; do kill -s $s $PPID 2>/dev/null; \
+         echo -n \"$s=$? \"; done; kill -s HUP 0; kill -s TERM 0; kill -s PIPE 0 2>/dev/null; \
+         echo group=$?",
+    )
+    .await;
+    eprintln!("{o:?}");
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(
+        o.stdout.starts_with("KILL=1 HUP=1 PIPE=1 TERM=1 STOP=1"),
+        "{o:?}"
+    );
+}
+
+/// Review rev32: a landlock command cancelled by its caller (the future
+/// dropped, so the tree's reaper task kills it; the status pipe's reader
+/// is gone with the dropped tree) leaves none of its `setsid` children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rev32_cancelled_landlock_command_leaves_nothing() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.96{}", std::process::id());
+    for i in 0..20u64 {
+        let mut req = ExecRequest::bash(
+            ws.path(),
+            format!("setsid sleep {token} & (sleep {token} &); sleep {token}"),
+        );
+        req.limits = Some(short(60_000));
+        let give_up = Duration::from_micros(2_000 + (i * 3_700) % 40_000);
+        let r = tokio::time::timeout(give_up, sb.run(req)).await;
+        assert!(r.is_err(), "finished: {r:?}");
+    }
+    let left = procs_left(&format!("sleep {token}"), Duration::from_secs(15)).await;
+    for s in &left {
+        eprintln!("left: {s}");
+    }
+    let strays = host_procs(&format!("sleep {token}"));
+    for s in &strays {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
+}
+
+/// FINDING (rev32, lower severity): a runtime shutting down with a
+/// landlock command running (`Tree`'s drop without a runtime: killpg and
+/// SIGKILL of the supervisor, no reap, no uid backstop, and the lease is
+/// released at once by `finish`). Its `setsid` child goes to pid 1, alive
+/// (4 of 4 runs), as the pool uid now free for another command; only the
+/// next start-up's `sweep_orphans` would find it.
+#[test]
+fn finding_rev32_runtime_shutdown_strands_a_landlock_commands_setsid_child() {
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let ws = workspace(&sb);
+    let token = format!("1013.97{}", std::process::id());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cmd = format!("setsid sleep {token} & (sleep {token} &); sleep {token}");
+    rt.block_on(async {
+        let mut req = ExecRequest::bash(ws.path(), cmd);
+        req.limits = Some(short(60_000));
+        let sb = sb.clone();
+        tokio::spawn(async move { sb.run(req).await });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    });
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(500));
+    let left = host_procs(&format!("sleep {token}"));
+    for s in &left {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+    assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
+}
+
+/// Review rev32, questions 2 and 3: a process whose main thread has
+/// exited, left by a command that returns (and one that times out), is
+/// killed by the reap (`procs::kill_descendants` lists zombies too, and
+/// the supervisor cannot reap such a leader while a thread runs).
+#[tokio::test]
+async fn rev32_zombie_leader_dies_with_its_command() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (o, alive) = program_run("zlr_rev32", ZOMBIE_LEADER_C, "", 20_000, "exit 0").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
+    let (o, alive) = program_run("zlt_rev32", ZOMBIE_LEADER_C, "", 2_000, "sleep 30").await;
+    assert!(o.timed_out, "{o:?}");
+    assert!(alive.is_empty(), "alive after return: {alive:?}");
 }

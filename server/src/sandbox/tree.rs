@@ -229,9 +229,9 @@ impl Tree {
     /// process group (a `setsid` child escapes that; hence bwrap).
     pub(super) async fn settle(&mut self) {
         if self.supervised {
-            // The reap waited for every process; the supervisor's pid is
-            // not a process group (it was forked before `process_group`
-            // took effect) and, reaped, may be anyone's by now.
+            // The reap waited for every process, and the supervisor's
+            // pid (its process group's id), reaped, may be anyone's by
+            // now: a group kill could hit another process.
             return;
         }
         match self.init_pid().await {
@@ -281,6 +281,15 @@ impl Drop for Tree {
                 }
                 sys::killpg(tree.pgid);
                 let _ = tree.child().start_kill();
+                // Landlock tier: the supervisor's orphans (`setsid`
+                // children are not in its group) go to the host's init;
+                // found by the leased uid, as after any killed supervisor,
+                // before the lease goes back.
+                if tree.supervised
+                    && let Some(lease) = &tree.lease
+                {
+                    uids::kill_uid(lease.uid);
+                }
                 tree.finish();
             }
         }
