@@ -238,10 +238,25 @@ fn is_code_file(path: &str) -> bool {
 }
 
 impl Scanner {
-    /// Builds a scanner (forcing regex compilation now, not on first scan).
+    /// Builds a scanner. The first call in a process starts compiling the
+    /// rule regexes and the keyword automaton on a thread of its own, so
+    /// they are ready by the first scan without the caller waiting for
+    /// them (a history scan lists commits and walks trees first, with a
+    /// core to spare); a scan that needs them sooner waits for them.
     pub fn new(cfg: ScanConfig) -> Scanner {
-        std::sync::LazyLock::force(&rules::RULES);
-        std::sync::LazyLock::force(&rules::KEYWORDS);
+        static WARM: std::sync::Once = std::sync::Once::new();
+        WARM.call_once(|| {
+            let warm = || {
+                std::sync::LazyLock::force(&rules::RULES);
+                std::sync::LazyLock::force(&rules::KEYWORDS);
+            };
+            let spawned = std::thread::Builder::new()
+                .name("scanner-warm".into())
+                .spawn(warm);
+            if spawned.is_err() {
+                warm();
+            }
+        });
         Scanner { cfg: Arc::new(cfg) }
     }
 

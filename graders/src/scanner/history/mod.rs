@@ -188,6 +188,9 @@ struct Walk<'a> {
     cache: &'a BlobCache,
     seen_blobs: HashSet<Oid>,
     seen_trees: HashSet<Oid>,
+    /// Trees whose every entry [`walk_tree`] has gone through in this
+    /// call, so every blob and tree id in them is in the seen sets.
+    walked: HashSet<Oid>,
     res: HistoryScan,
     items: Vec<Item>,
     jobs: Vec<Job>,
@@ -316,6 +319,7 @@ impl Scanner {
             cache,
             seen_blobs: HashSet::new(),
             seen_trees: HashSet::new(),
+            walked: HashSet::new(),
             res: HistoryScan::default(),
             items: Vec::new(),
             jobs: Vec::new(),
@@ -382,9 +386,15 @@ impl Scanner {
         // libgit2). A rescan reads only a few new trees: git2 is cheaper.
         let commondir = repo.commondir().to_path_buf();
         let cold = base.is_none();
-        let (packed, commits) = std::thread::scope(|sc| {
+        let (packs, packed, commits) = std::thread::scope(|sc| {
+            // The packs stay open for the blob pass, their header tables
+            // read (a pass over the whole pack) by this one.
             let h = cold.then(|| {
-                sc.spawn(|| pack::Packs::open(&commondir).all_trees(MAX_TREE_BYTES, workers()))
+                sc.spawn(|| {
+                    let packs = pack::Packs::open(&commondir);
+                    let trees = packs.all_trees(MAX_TREE_BYTES, workers());
+                    (packs, trees)
+                })
             });
             let mut commits: Vec<Listed> = Vec::new();
             // Trees of the commits listed so far: a parent comes before
@@ -409,8 +419,11 @@ impl Scanner {
                 tree_of.insert(oid, tid);
                 commits.push((oid, msg, tid, ptree));
             }
-            let packed = h.map(super::join_worker).unwrap_or_default();
-            (packed, commits)
+            let (packs, packed) = match h.map(super::join_worker) {
+                Some((p, t)) => (Some(p), t),
+                None => (None, HashMap::new()),
+            };
+            (packs, packed, commits)
         });
         let trees = Trees {
             odb: repo.odb()?,
@@ -425,13 +438,14 @@ impl Scanner {
             if w.seen_trees.insert(tid)
                 && let Some(raw) = trees.get(tid)
             {
-                let praw = ptree.and_then(|p| trees.get(p));
-                walk_tree(&mut w, &trees, &raw, praw.as_deref(), "", Some(&cid), 0);
+                let praw = ptree.and_then(|p| Some((p, trees.get(p)?)));
+                let parent = praw.as_ref().map(|(p, r)| (*p, r.as_ref()));
+                walk_tree(&mut w, &trees, tid, &raw, parent, "", Some(&cid), 0);
             }
         }
         for t in loose_trees {
             if let (true, Some(raw)) = (w.seen_trees.insert(t), trees.get(t)) {
-                walk_tree(&mut w, &trees, &raw, None, "", None, 0);
+                walk_tree(&mut w, &trees, t, &raw, None, "", None, 0);
             }
         }
         for b in loose_blobs {
@@ -463,7 +477,7 @@ impl Scanner {
             if !packed.is_empty() {
                 sc.spawn(move || drop(packed));
             }
-            self.run_jobs(&repo, &w.jobs, cache, &mut w.res)
+            self.run_jobs(&repo, &w.jobs, cache, &mut w.res, packs)
         });
         let mut findings = base
             .as_ref()

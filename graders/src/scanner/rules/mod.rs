@@ -73,8 +73,10 @@ pub(crate) struct Rule {
     pub re: Regex,
 }
 
-/// All regex rules in priority order (earlier wins an overlap at equal span).
-pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+/// Every rule definition in priority order (the order of [`RULES`]),
+/// without compiling anything: reports list rules before a scan needs
+/// their regexes.
+pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
     let tables: [&'static [RuleDef]; 17] = [
         ai::RULES,
         aws::RULES,
@@ -94,9 +96,12 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         curl::RULES,
         sql::RULES,
     ];
-    tables
-        .iter()
-        .flat_map(|t| t.iter())
+    tables.into_iter().flatten()
+}
+
+/// All regex rules in priority order (earlier wins an overlap at equal span).
+pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    defs()
         .map(|def| Rule {
             def,
             re: Regex::new(def.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", def.name)),
