@@ -251,7 +251,7 @@ mod sched;
 mod tests;
 mod trees;
 
-use lines::{LineSet, line_hashes, line_set};
+use lines::{LineHashes, LineSet, line_hashes, line_set};
 use sched::workers;
 use trees::{Trees, walk_tree};
 

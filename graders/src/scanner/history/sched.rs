@@ -191,7 +191,7 @@ impl Scanner {
                     Some(h) => h,
                     None => line_hashes(&t.data, hasher),
                 };
-                self.scan_added(path, &t.data, &own, ls, hasher)
+                self.scan_added(path, &t.data, &own, ls)
             }
             None => {
                 let mut r: &[u8] = &t.data;
@@ -223,7 +223,7 @@ pub(super) struct Task {
     /// Line set of the parent version; `None` = scan whole.
     parent: Option<Arc<LineSet>>,
     /// `data`'s line hashes when already computed.
-    hashes: Option<Vec<u64>>,
+    hashes: Option<LineHashes>,
 }
 
 /// A blob to produce: a job's, or only a parent version whose lines a job
@@ -244,7 +244,7 @@ pub(super) struct Ent {
 
 /// A blob waiting for its parent version's lines: (entry, bytes, its own
 /// line hashes if computed).
-pub(super) type Parked = (usize, Arc<Vec<u8>>, Option<Vec<u64>>);
+pub(super) type Parked = (usize, Arc<Vec<u8>>, Option<LineHashes>);
 
 /// What producing an entry needs computed from its bytes (fixed when the
 /// scheduler is built: an entry's dependents are only handed out after it
@@ -270,18 +270,18 @@ impl Needs {
         self,
         data: &[u8],
         hasher: &LineHasher,
-    ) -> (Option<Vec<u64>>, Option<Arc<LineSet>>) {
+    ) -> (Option<LineHashes>, Option<Arc<LineSet>>) {
         if !self.hashes && !self.lines {
             return (None, None);
         }
         let h = line_hashes(data, hasher);
         match (self.hashes, self.lines) {
             (true, true) => {
-                let l = Arc::new(line_set(&h));
+                let l = Arc::new(line_set(&h.hashes));
                 (Some(h), Some(l))
             }
             (true, false) => (Some(h), None),
-            _ => (None, Some(Arc::new(line_set(&h)))),
+            _ => (None, Some(Arc::new(line_set(&h.hashes)))),
         }
     }
 }
@@ -462,7 +462,7 @@ impl<'a> Sched<'a> {
         &mut self,
         e: usize,
         data: Arc<Vec<u8>>,
-        hashes: Option<Vec<u64>>,
+        hashes: Option<LineHashes>,
         lines: Option<Arc<LineSet>>,
         send: &mut dyn FnMut(Task),
     ) {
@@ -496,7 +496,7 @@ impl<'a> Sched<'a> {
         e: usize,
         j: usize,
         data: Arc<Vec<u8>>,
-        hashes: Option<Vec<u64>>,
+        hashes: Option<LineHashes>,
         send: &mut dyn FnMut(Task),
     ) {
         let parent = match self.ents[e].parent {
