@@ -275,6 +275,10 @@ fn scan(args: &Args, cfg: ScanConfig) -> anyhow::Result<Vec<Finding>> {
         if r.budget_exceeded {
             eprintln!("secaudit scan: byte budget exceeded; some blobs were not scanned");
         }
+        // One scan per process: the cache (every blob's results and the
+        // walk's seen sets) is never read again, and freeing it piece by
+        // piece would only delay the report; the process exit frees it.
+        std::mem::forget(cache);
         Ok(r.findings)
     } else {
         let r = match args.paths.as_slice() {

@@ -504,6 +504,15 @@ impl Scanner {
             findings.extend(out);
         }
         w.res.findings = findings;
+        // Freeing the walk's items and jobs and the results (tens of
+        // thousands of small allocations) on another thread: the caller
+        // goes on with the findings meanwhile.
+        let garbage = (
+            std::mem::take(&mut w.items),
+            std::mem::take(&mut w.jobs),
+            results,
+        );
+        let _ = std::thread::Builder::new().spawn(move || drop(garbage));
         if let Some(b) = &base {
             w.res.commits += b.commits;
             w.res.blobs_cached += b.blobs;

@@ -29,22 +29,29 @@ pub(super) enum EntKind {
     Gitlink,
 }
 
-/// Entries (kind, name, id) of a raw tree; stops at the first malformed
-/// entry.
-pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], Oid)> {
+/// Entries (kind, name, raw 20-byte id) of a raw tree; stops at the first
+/// malformed entry. Hand-rolled byte loops: modes and names are a few
+/// bytes, shorter than a SIMD search pays off on, and the id becomes an
+/// [`Oid`] only for entries the walk does not skip.
+pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], &[u8])> {
     let mut p = 0usize;
     std::iter::from_fn(move || {
         let rest = raw.get(p..)?;
-        let sp = memchr::memchr(b' ', rest)?;
-        let nul = sp + memchr::memchr(0, &rest[sp..])?;
-        let id = Oid::from_bytes(rest.get(nul + 1..nul + 21)?).ok()?;
         let mut mode = 0u32;
-        for &c in &rest[..sp] {
+        let mut sp = None;
+        for (i, &c) in rest.iter().enumerate() {
+            if c == b' ' {
+                sp = Some(i);
+                break;
+            }
             if !(b'0'..=b'7').contains(&c) || mode > 0o7777777 {
                 return None;
             }
             mode = mode * 8 + u32::from(c - b'0');
         }
+        let sp = sp?;
+        let nul = sp + rest[sp..].iter().position(|&c| c == 0)?;
+        let id = rest.get(nul + 1..nul + 21)?;
         let kind = match mode & 0o170000 {
             0o040000 => EntKind::Tree,
             0o160000 => EntKind::Gitlink,
@@ -53,6 +60,11 @@ pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], 
         p += nul + 21;
         Some((kind, &rest[sp + 1..nul], id))
     })
+}
+
+/// The [`Oid`] of a raw id from [`tree_entries`] (always 20 bytes).
+fn oid(raw: &[u8]) -> Oid {
+    Oid::from_bytes(raw).unwrap_or_else(|_| Oid::zero())
 }
 
 /// Queues the unseen blobs under the tree `id` (content `raw`); `parent`
@@ -86,7 +98,7 @@ pub(super) fn walk_tree(
     // The skip test keeps a cursor of its own: the parent version of a
     // fresh entry is found exactly as without the test (a malformed tree
     // may repeat a name).
-    let mut pents: Option<Vec<(EntKind, &[u8], Oid)>> = None;
+    let mut pents: Option<Vec<(EntKind, &[u8], &[u8])>> = None;
     let (mut cursor, mut skip_cursor) = (0usize, 0usize);
     let mut find_parent = |name: &[u8], cursor: &mut usize| {
         let pv = pents
@@ -98,13 +110,14 @@ pub(super) fn walk_tree(
         *cursor = hit + 1;
         Some(pv[hit])
     };
-    for (kind, name, id) in tree_entries(raw) {
+    for (kind, name, raw_id) in tree_entries(raw) {
         if same_skips
             && find_parent(name, &mut skip_cursor)
-                .is_some_and(|(k, _, pid)| k == kind && pid.as_bytes() == id.as_bytes())
+                .is_some_and(|(k, _, pid)| k == kind && pid == raw_id)
         {
             continue;
         }
+        let id = oid(raw_id);
         // Most entries of a changed tree are old: skip them before any
         // path is built or the parent looked up.
         let fresh = match kind {
@@ -127,7 +140,7 @@ pub(super) fn walk_tree(
                 if let Some(t) = trees.get(id) {
                     let pt = pe
                         .filter(|(k, _, _)| *k == EntKind::Tree)
-                        .and_then(|(_, _, pid)| Some((pid, trees.get(pid)?)));
+                        .and_then(|(_, _, pid)| Some((oid(pid), trees.get(oid(pid))?)));
                     let pt = pt.as_ref().map(|(p, r)| (*p, r.as_ref()));
                     walk_tree(w, trees, id, &t, pt, &path, commit, depth + 1);
                 }
@@ -136,8 +149,8 @@ pub(super) fn walk_tree(
             // as text like any blob, never followed.
             EntKind::Blob => {
                 let parent = pe
-                    .filter(|(k, _, pid)| *k == EntKind::Blob && *pid != id)
-                    .map(|(_, _, pid)| pid);
+                    .filter(|(k, _, pid)| *k == EntKind::Blob && *pid != raw_id)
+                    .map(|(_, _, pid)| oid(pid));
                 w.add(id, None, &path, commit, parent);
             }
             EntKind::Gitlink => {}
