@@ -50,32 +50,63 @@ fn printable(d: &[u8]) -> bool {
     ok * 100 >= d.len() * 95
 }
 
+/// The first maximal run of bytes in `class` at least `min` long that
+/// starts at or after `from`, as (start, end); `from` must be 0 or follow a
+/// byte not in `class`. Text with no such run is crossed `min` bytes at a
+/// time: if the byte `min - 1` ahead is not in the class, no long enough
+/// run starts before it. The scanners' byte loops spent most of their time
+/// on the short words (identifiers, numbers) of ordinary text.
+pub(crate) fn next_long_run(
+    b: &[u8],
+    class: &[bool; 256],
+    min: usize,
+    mut from: usize,
+) -> Option<(usize, usize)> {
+    let n = b.len();
+    loop {
+        let probe = from.checked_add(min.max(1) - 1)?;
+        if probe >= n {
+            return None;
+        }
+        if !class[usize::from(b[probe])] {
+            from = probe + 1;
+            continue;
+        }
+        // The run holding `probe`: it cannot start before `from`.
+        let mut s = probe;
+        while s > from && class[usize::from(b[s - 1])] {
+            s -= 1;
+        }
+        let mut e = probe + 1;
+        while e < n && class[usize::from(b[e])] {
+            e += 1;
+        }
+        if e - s >= min {
+            return Some((s, e));
+        }
+        from = e + 1;
+    }
+}
+
 /// Finds base64/hex runs in `text` and returns the printable decodings,
 /// stopping once `budget` decoded bytes have been produced.
 pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
     let b = text.as_bytes();
     let n = b.len();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < n && *budget > 0 {
-        let c = b[i];
-        if !RUN_BYTE[usize::from(c)] {
-            i += 1;
-            continue;
-        }
-        let s = i;
-        while i < n && RUN_BYTE[usize::from(b[i])] {
-            i += 1;
-        }
+    // Shorter runs are never decoded: only the long ones are visited.
+    let mut from = 0;
+    while *budget > 0 {
+        let Some((s, i)) = next_long_run(b, &RUN_BYTE, MIN_HEX.min(MIN_B64), from) else {
+            break;
+        };
+        // `b[i]` (if any) is not a run byte.
+        from = i + 1;
         let mut e = i;
         while e < n && e - i < 2 && b[e] == b'=' {
             e += 1;
         }
         let run = &b[s..i];
-        if run.len() < MIN_HEX.min(MIN_B64) {
-            i = e;
-            continue;
-        }
         let capped = &run[..run.len().min(MAX_RUN)];
         let all_hex = capped.iter().all(u8::is_ascii_hexdigit);
         let decoded = if all_hex && capped.len() >= MIN_HEX {
@@ -124,7 +155,6 @@ pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
                 text,
             });
         }
-        i = e;
     }
     out
 }

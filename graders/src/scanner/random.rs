@@ -575,12 +575,8 @@ fn is_lockfile(path: &str) -> bool {
         || name == "project.pbxproj"
 }
 
-fn is_token_byte(c: u8) -> bool {
-    TOKEN_BYTE[usize::from(c)]
-}
-
-/// [`is_token_byte`] as a table: the scan loops test every byte of the
-/// text, and one load beats the chain of range checks.
+/// Bytes of a token, as a table (see [`super::decode::next_long_run`]):
+/// one load beats the chain of range checks.
 static TOKEN_BYTE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -627,21 +623,17 @@ pub(crate) fn find(
     let mut file_block: Option<(usize, usize)> = None;
     let previous_line_start =
         |ls: usize| (ls > 0).then(|| text[..ls - 1].rfind('\n').map_or(0, |p| p + 1));
-    let mut i = 0;
-    while i < n {
-        if !is_token_byte(b[i]) {
-            if b[i] == b'\n' {
-                line_start = i + 1;
-            }
-            i += 1;
-            continue;
+    // Only tokens of MIN_TOKEN bytes or more are judged: the scan visits
+    // just those, and finds the line start of each from the newlines
+    // passed since the last one (a token holds none).
+    let (mut from, mut nl_seen) = (0usize, 0usize);
+    while let Some((ts, te)) = super::decode::next_long_run(b, &TOKEN_BYTE, MIN_TOKEN, from) {
+        from = te + 1;
+        if let Some(p) = memchr::memrchr(b'\n', &b[nl_seen..ts]) {
+            line_start = nl_seen + p + 1;
         }
-        let ts = i;
-        while i < n && is_token_byte(b[i]) {
-            i += 1;
-        }
-        let te = i;
-        if te - ts < MIN_TOKEN || skip.iter().any(|&(s, e)| ts >= s && ts < e) {
+        nl_seen = ts;
+        if skip.iter().any(|&(s, e)| ts >= s && ts < e) {
             continue;
         }
         let tok = &text[ts..te];
