@@ -164,6 +164,56 @@ mod tests {
     use crate::scanner::{ScanConfig, Scanner};
     use base64::Engine;
 
+    /// `next_long_run`, chained as the scanners chain it, yields exactly
+    /// the maximal runs at least `min` long that a byte-by-byte scan finds,
+    /// at every length around `min` and at the text's edges.
+    #[test]
+    fn long_runs_are_the_byte_scan_runs() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize
+        };
+        for case in 0..3000 {
+            let n = next() % 200;
+            // Runs of random lengths: mostly short, some long.
+            let run_bias = 1 + case % 7;
+            let text: Vec<u8> = (0..n)
+                .map(|_| if next() % 8 < run_bias { b'a' } else { b' ' })
+                .collect();
+            let min = 1 + next() % 30;
+            let mut want = Vec::new();
+            let mut i = 0;
+            while i < n {
+                if !super::RUN_BYTE[usize::from(text[i])] {
+                    i += 1;
+                    continue;
+                }
+                let s = i;
+                while i < n && super::RUN_BYTE[usize::from(text[i])] {
+                    i += 1;
+                }
+                if i - s >= min {
+                    want.push((s, i));
+                }
+            }
+            let mut got = Vec::new();
+            let mut from = 0;
+            while let Some((s, e)) = super::next_long_run(&text, &super::RUN_BYTE, min, from) {
+                got.push((s, e));
+                from = e + 1;
+            }
+            assert_eq!(
+                got,
+                want,
+                "min {min} text {:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+    }
+
     #[test]
     fn decoded_secrets_point_at_the_encoding() {
         let s = Scanner::new(ScanConfig::default());

@@ -83,10 +83,10 @@ impl Scanner {
         }
         let mut out = Vec::new();
         let mut budget = self.cfg.max_decoded_bytes;
-        let (mut line, mut at) = (0usize, 0usize);
         for (ws, we) in segs {
-            line += memchr::memchr_iter(b'\n', &data[at..ws]).count();
-            at = ws;
+            // Newlines before the segment: the line ends before it (the
+            // last line's end, `data.len()`, is never before one).
+            let line = own.ends.partition_point(|&e| e < ws);
             // Whole lines of valid UTF-8 text: what `scan_chunk` would
             // scan, without validating the segment again.
             for mut f in self.scan_str(path, &text[ws..we], &mut budget) {
