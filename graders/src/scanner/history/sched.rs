@@ -40,7 +40,8 @@ impl Scanner {
             }
         } else {
             let sched_mx = Mutex::new(sched);
-            for (j, f) in self.par_packs(repo, packs, jobs, cache, &sched_mx, workers, &hasher) {
+            let packs = packs.unwrap_or_else(|| pack::Packs::open(repo.commondir()));
+            for (j, f) in self.par_packs(&packs, jobs, cache, &sched_mx, workers, &hasher) {
                 results[j] = Some(f);
             }
             sched = sched_mx.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -110,8 +111,7 @@ impl Scanner {
     /// the scheduler's bookkeeping is under the lock.
     pub(super) fn par_packs(
         &self,
-        repo: &Repository,
-        packs: Option<pack::Packs>,
+        packs: &pack::Packs,
         jobs: &[Job],
         cache: &BlobCache,
         sched: &Mutex<Sched<'_>>,
@@ -129,7 +129,6 @@ impl Scanner {
             (wanted, needs, messages)
         };
         let max = self.cfg.max_total_bytes;
-        let packs = packs.unwrap_or_else(|| pack::Packs::open(repo.commondir()));
         let plan = packs.plan(&wanted, max);
         let units = plan.units();
         let next = std::sync::atomic::AtomicUsize::new(0);

@@ -29,11 +29,14 @@ pub(super) enum EntKind {
     Gitlink,
 }
 
+/// A tree entry as [`tree_entries`] yields it: kind, name, raw id.
+pub(super) type RawEntry<'a> = (EntKind, &'a [u8], &'a [u8]);
+
 /// Entries (kind, name, raw 20-byte id) of a raw tree; stops at the first
 /// malformed entry. Hand-rolled byte loops: modes and names are a few
 /// bytes, shorter than a SIMD search pays off on, and the id becomes an
 /// [`Oid`] only for entries the walk does not skip.
-pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], &[u8])> {
+pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
     let mut p = 0usize;
     std::iter::from_fn(move || {
         let rest = raw.get(p..)?;
@@ -98,7 +101,7 @@ pub(super) fn walk_tree(
     // The skip test keeps a cursor of its own: the parent version of a
     // fresh entry is found exactly as without the test (a malformed tree
     // may repeat a name).
-    let mut pents: Option<Vec<(EntKind, &[u8], &[u8])>> = None;
+    let mut pents: Option<Vec<RawEntry<'_>>> = None;
     let (mut cursor, mut skip_cursor) = (0usize, 0usize);
     let mut find_parent = |name: &[u8], cursor: &mut usize| {
         let pv = pents
