@@ -589,6 +589,28 @@ static TOKEN_BYTE: [bool; 256] = {
     t
 };
 
+/// Whole-text facts [`find`] judges tokens by.
+struct TextFacts<'a> {
+    /// A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
+    jwks: bool,
+    vectors: bool,
+    csv: Option<CsvHeader<'a>>,
+    api_doc: bool,
+    sql: bool,
+}
+
+impl<'a> TextFacts<'a> {
+    fn of(path: &str, text: &'a str, lower: &str) -> Self {
+        TextFacts {
+            jwks: lower.contains("\"kty\""),
+            vectors: is_test_vector_file(path, lower),
+            csv: CsvHeader::of(path, text),
+            api_doc: is_api_description(lower),
+            sql: lower.contains("insert into"),
+        }
+    }
+}
+
 /// Pushes byte spans of random-looking segments; `skip` spans (e.g. public
 /// PEM blocks) are never reported.
 pub(crate) fn find(
@@ -605,12 +627,10 @@ pub(crate) fn find(
     if lockfile {
         return;
     }
-    // A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
-    let jwks = lower.contains("\"kty\"");
-    let vectors = is_test_vector_file(path, lower);
-    let csv = CsvHeader::of(path, text);
-    let api_doc = is_api_description(lower);
-    let sql = lower.contains("insert into");
+    // What tokens are judged by from the whole text, read on the first
+    // token long enough to judge: most texts (an added-line segment of
+    // code) have none, and these are six searches of the whole text.
+    let mut facts: Option<TextFacts<'_>> = None;
     // Whether the current line is a non-secret header, computed once per
     // line: a megabyte-long line of tokens must not re-read it per token.
     let mut header_skip = LineMemo::default();
@@ -636,6 +656,9 @@ pub(crate) fn find(
         if skip.iter().any(|&(s, e)| ts >= s && ts < e) {
             continue;
         }
+        let facts = facts.get_or_insert_with(|| TextFacts::of(path, text, lower));
+        let (jwks, vectors, api_doc, sql) = (facts.jwks, facts.vectors, facts.api_doc, facts.sql);
+        let csv = &facts.csv;
         let tok = &text[ts..te];
         let ltok = &lower[ts..te];
         if ltok.starts_with("sha512-")
