@@ -496,8 +496,9 @@ impl Scanner {
                 prio: 2,
             });
         }
-        let mut public = Vec::new();
-        public::find(text, &mut public);
+        // Public key material: looked for only when a random token or a
+        // candidate needs the test (`public::spans_of`).
+        let public = std::cell::OnceCell::new();
         let mut spans = Vec::new();
         random::find(text, &lower, path, &public, &mut spans);
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
@@ -531,8 +532,13 @@ impl Scanner {
             }
         }
         // Public key material is never a secret, whichever detector saw it.
+        let public = if c.is_empty() {
+            &[][..]
+        } else {
+            public::spans_of(&public, text)
+        };
         if !public.is_empty() {
-            c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
+            c.retain(|x| x.rule == "private-key" || !public::overlaps(public, x.start, x.end));
         }
         // A document or test that says its values are a standard's published
         // examples: not judged by the generic detectors or the JWT rule.

@@ -611,13 +611,14 @@ impl<'a> TextFacts<'a> {
     }
 }
 
-/// Pushes byte spans of random-looking segments; `skip` spans (e.g. public
-/// PEM blocks) are never reported.
+/// Pushes byte spans of random-looking segments; tokens starting in the
+/// public-key spans of `text` (`skip`, filled on first need by
+/// [`super::public::spans_of`]) are never reported.
 pub(crate) fn find(
     text: &str,
     lower: &str,
     path: &str,
-    skip: &[(usize, usize)],
+    skip: &std::cell::OnceCell<Vec<(usize, usize)>>,
     out: &mut Vec<(usize, usize)>,
 ) {
     let b = text.as_bytes();
@@ -653,7 +654,10 @@ pub(crate) fn find(
             line_start = nl_seen + p + 1;
         }
         nl_seen = ts;
-        if skip.iter().any(|&(s, e)| ts >= s && ts < e) {
+        if super::public::spans_of(skip, text)
+            .iter()
+            .any(|&(s, e)| ts >= s && ts < e)
+        {
             continue;
         }
         let facts = facts.get_or_insert_with(|| TextFacts::of(path, text, lower));
