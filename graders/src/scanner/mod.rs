@@ -239,24 +239,20 @@ fn is_code_file(path: &str) -> bool {
 
 impl Scanner {
     /// Builds a scanner. The first call in a process starts compiling the
-    /// rule regexes and the keyword automaton on a thread of its own, so
-    /// they are ready by the first scan without the caller waiting for
-    /// them (a history scan lists commits and walks trees first, with a
-    /// core to spare); a scan that needs them sooner waits for them.
+    /// rule regexes and the keyword automaton on a thread of its own
+    /// ([`warm_in_background`]), so they are ready by the first scan
+    /// without the caller waiting for them; a scan that needs them sooner
+    /// waits for them.
     pub fn new(cfg: ScanConfig) -> Scanner {
-        static WARM: std::sync::Once = std::sync::Once::new();
-        WARM.call_once(|| {
-            let warm = || {
-                std::sync::LazyLock::force(&rules::RULES);
-                std::sync::LazyLock::force(&rules::KEYWORDS);
-            };
-            let spawned = std::thread::Builder::new()
-                .name("scanner-warm".into())
-                .spawn(warm);
-            if spawned.is_err() {
-                warm();
-            }
-        });
+        warm_in_background();
+        Scanner::new_lazy(cfg)
+    }
+
+    /// Builds a scanner without starting the compilation: for a caller
+    /// whose first call is a history scan, which starts it once it has a
+    /// core to spare (the tree walk, after the commit listing and the
+    /// tree pass have used both); other scans compile on first use.
+    pub fn new_lazy(cfg: ScanConfig) -> Scanner {
         Scanner { cfg: Arc::new(cfg) }
     }
 
@@ -563,6 +559,24 @@ impl Scanner {
         }
         dedupe(c)
     }
+}
+
+/// Starts compiling the rule regexes and the keyword automaton on a thread
+/// of its own, once per process (later calls do nothing).
+pub(crate) fn warm_in_background() {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let warm = || {
+            std::sync::LazyLock::force(&rules::RULES);
+            std::sync::LazyLock::force(&rules::KEYWORDS);
+        };
+        let spawned = std::thread::Builder::new()
+            .name("scanner-warm".into())
+            .spawn(warm);
+        if spawned.is_err() {
+            warm();
+        }
+    });
 }
 
 /// Keeps, in priority order, candidates that overlap nothing kept before;

@@ -425,6 +425,9 @@ impl Scanner {
             };
             (packs, packed, commits)
         });
+        // The walk below runs on this thread alone: the regexes compile
+        // on the other core meanwhile (if nothing started them yet).
+        super::warm_in_background();
         let trees = Trees {
             odb: repo.odb()?,
             packed,
