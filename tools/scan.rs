@@ -256,7 +256,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The findings of the tree or history scan, before ignore file and baseline.
 fn scan(args: &Args, cfg: ScanConfig) -> anyhow::Result<Vec<Finding>> {
-    let scanner = Scanner::new(cfg);
+    // A history scan starts compiling the rules itself, once its walk
+    // leaves a core idle.
+    let scanner = if args.history {
+        Scanner::new_lazy(cfg)
+    } else {
+        Scanner::new(cfg)
+    };
     if args.history {
         // libgit2 re-hashes every object it reads (about a quarter of a
         // cold walk's CPU). git itself never verifies on read, and the
@@ -275,6 +281,10 @@ fn scan(args: &Args, cfg: ScanConfig) -> anyhow::Result<Vec<Finding>> {
         if r.budget_exceeded {
             eprintln!("secaudit scan: byte budget exceeded; some blobs were not scanned");
         }
+        // One scan per process: the cache (every blob's results and the
+        // walk's seen sets) is never read again, and freeing it piece by
+        // piece would only delay the report; the process exit frees it.
+        std::mem::forget(cache);
         Ok(r.findings)
     } else {
         let r = match args.paths.as_slice() {

@@ -209,8 +209,8 @@ const GITLEAKS_ALIASES: &[(&str, &[&str])] = &[
 
 /// Built-in rule ids an id in a config stands for (empty: not built in).
 pub(crate) fn builtin_ids(id: &str) -> Vec<&'static str> {
-    if let Some(r) = super::rules::RULES.iter().find(|r| r.def.name == id) {
-        return vec![r.def.name];
+    if let Some(d) = super::rules::defs().find(|d| d.name == id) {
+        return vec![d.name];
     }
     if let Some(o) = OTHER_RULES.iter().find(|o| **o == id) {
         return vec![*o];

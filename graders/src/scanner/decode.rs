@@ -50,32 +50,63 @@ fn printable(d: &[u8]) -> bool {
     ok * 100 >= d.len() * 95
 }
 
+/// The first maximal run of bytes in `class` at least `min` long that
+/// starts at or after `from`, as (start, end); `from` must be 0 or follow a
+/// byte not in `class`. Text with no such run is crossed `min` bytes at a
+/// time: if the byte `min - 1` ahead is not in the class, no long enough
+/// run starts before it. The scanners' byte loops spent most of their time
+/// on the short words (identifiers, numbers) of ordinary text.
+pub(crate) fn next_long_run(
+    b: &[u8],
+    class: &[bool; 256],
+    min: usize,
+    mut from: usize,
+) -> Option<(usize, usize)> {
+    let n = b.len();
+    loop {
+        let probe = from.checked_add(min.max(1) - 1)?;
+        if probe >= n {
+            return None;
+        }
+        if !class[usize::from(b[probe])] {
+            from = probe + 1;
+            continue;
+        }
+        // The run holding `probe`: it cannot start before `from`.
+        let mut s = probe;
+        while s > from && class[usize::from(b[s - 1])] {
+            s -= 1;
+        }
+        let mut e = probe + 1;
+        while e < n && class[usize::from(b[e])] {
+            e += 1;
+        }
+        if e - s >= min {
+            return Some((s, e));
+        }
+        from = e + 1;
+    }
+}
+
 /// Finds base64/hex runs in `text` and returns the printable decodings,
 /// stopping once `budget` decoded bytes have been produced.
 pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
     let b = text.as_bytes();
     let n = b.len();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < n && *budget > 0 {
-        let c = b[i];
-        if !RUN_BYTE[usize::from(c)] {
-            i += 1;
-            continue;
-        }
-        let s = i;
-        while i < n && RUN_BYTE[usize::from(b[i])] {
-            i += 1;
-        }
+    // Shorter runs are never decoded: only the long ones are visited.
+    let mut from = 0;
+    while *budget > 0 {
+        let Some((s, i)) = next_long_run(b, &RUN_BYTE, MIN_HEX.min(MIN_B64), from) else {
+            break;
+        };
+        // `b[i]` (if any) is not a run byte.
+        from = i + 1;
         let mut e = i;
         while e < n && e - i < 2 && b[e] == b'=' {
             e += 1;
         }
         let run = &b[s..i];
-        if run.len() < MIN_HEX.min(MIN_B64) {
-            i = e;
-            continue;
-        }
         let capped = &run[..run.len().min(MAX_RUN)];
         let all_hex = capped.iter().all(u8::is_ascii_hexdigit);
         let decoded = if all_hex && capped.len() >= MIN_HEX {
@@ -124,7 +155,6 @@ pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
                 text,
             });
         }
-        i = e;
     }
     out
 }
@@ -133,6 +163,56 @@ pub(crate) fn find(text: &str, budget: &mut usize) -> Vec<Decoded> {
 mod tests {
     use crate::scanner::{ScanConfig, Scanner};
     use base64::Engine;
+
+    /// `next_long_run`, chained as the scanners chain it, yields exactly
+    /// the maximal runs at least `min` long that a byte-by-byte scan finds,
+    /// at every length around `min` and at the text's edges.
+    #[test]
+    fn long_runs_are_the_byte_scan_runs() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize
+        };
+        for case in 0..3000 {
+            let n = next() % 200;
+            // Runs of random lengths: mostly short, some long.
+            let run_bias = 1 + case % 7;
+            let text: Vec<u8> = (0..n)
+                .map(|_| if next() % 8 < run_bias { b'a' } else { b' ' })
+                .collect();
+            let min = 1 + next() % 30;
+            let mut want = Vec::new();
+            let mut i = 0;
+            while i < n {
+                if !super::RUN_BYTE[usize::from(text[i])] {
+                    i += 1;
+                    continue;
+                }
+                let s = i;
+                while i < n && super::RUN_BYTE[usize::from(text[i])] {
+                    i += 1;
+                }
+                if i - s >= min {
+                    want.push((s, i));
+                }
+            }
+            let mut got = Vec::new();
+            let mut from = 0;
+            while let Some((s, e)) = super::next_long_run(&text, &super::RUN_BYTE, min, from) {
+                got.push((s, e));
+                from = e + 1;
+            }
+            assert_eq!(
+                got,
+                want,
+                "min {min} text {:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+    }
 
     #[test]
     fn decoded_secrets_point_at_the_encoding() {

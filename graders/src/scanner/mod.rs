@@ -238,10 +238,21 @@ fn is_code_file(path: &str) -> bool {
 }
 
 impl Scanner {
-    /// Builds a scanner (forcing regex compilation now, not on first scan).
+    /// Builds a scanner. The first call in a process starts compiling the
+    /// rule regexes and the keyword automaton on a thread of its own
+    /// ([`warm_in_background`]), so they are ready by the first scan
+    /// without the caller waiting for them; a scan that needs them sooner
+    /// waits for them.
     pub fn new(cfg: ScanConfig) -> Scanner {
-        std::sync::LazyLock::force(&rules::RULES);
-        std::sync::LazyLock::force(&rules::KEYWORDS);
+        warm_in_background();
+        Scanner::new_lazy(cfg)
+    }
+
+    /// Builds a scanner without starting the compilation: for a caller
+    /// whose first call is a history scan, which starts it once it has a
+    /// core to spare (the tree walk, after the commit listing and the
+    /// tree pass have used both); other scans compile on first use.
+    pub fn new_lazy(cfg: ScanConfig) -> Scanner {
         Scanner { cfg: Arc::new(cfg) }
     }
 
@@ -481,8 +492,9 @@ impl Scanner {
                 prio: 2,
             });
         }
-        let mut public = Vec::new();
-        public::find(text, &mut public);
+        // Public key material: looked for only when a random token or a
+        // candidate needs the test (`public::spans_of`).
+        let public = std::cell::OnceCell::new();
         let mut spans = Vec::new();
         random::find(text, &lower, path, &public, &mut spans);
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
@@ -516,8 +528,13 @@ impl Scanner {
             }
         }
         // Public key material is never a secret, whichever detector saw it.
+        let public = if c.is_empty() {
+            &[][..]
+        } else {
+            public::spans_of(&public, text)
+        };
         if !public.is_empty() {
-            c.retain(|x| x.rule == "private-key" || !public::overlaps(&public, x.start, x.end));
+            c.retain(|x| x.rule == "private-key" || !public::overlaps(public, x.start, x.end));
         }
         // A document or test that says its values are a standard's published
         // examples: not judged by the generic detectors or the JWT rule.
@@ -542,6 +559,24 @@ impl Scanner {
         }
         dedupe(c)
     }
+}
+
+/// Starts compiling the rule regexes and the keyword automaton on a thread
+/// of its own, once per process (later calls do nothing).
+pub(crate) fn warm_in_background() {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let warm = || {
+            std::sync::LazyLock::force(&rules::RULES);
+            std::sync::LazyLock::force(&rules::KEYWORDS);
+        };
+        let spawned = std::thread::Builder::new()
+            .name("scanner-warm".into())
+            .spawn(warm);
+        if spawned.is_err() {
+            warm();
+        }
+    });
 }
 
 /// Keeps, in priority order, candidates that overlap nothing kept before;

@@ -57,6 +57,20 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
 }
 
 /// True when `[start, end)` overlaps one of `spans`.
+/// The spans [`find`] gives for `text`, found on the first call with a
+/// given `cell` (one cell per text): a text most detectors leave without a
+/// candidate never needs them.
+pub(crate) fn spans_of<'c>(
+    cell: &'c std::cell::OnceCell<Vec<(usize, usize)>>,
+    text: &str,
+) -> &'c [(usize, usize)] {
+    cell.get_or_init(|| {
+        let mut v = Vec::new();
+        find(text, &mut v);
+        v
+    })
+}
+
 pub(crate) fn overlaps(spans: &[(usize, usize)], start: usize, end: usize) -> bool {
     spans.iter().any(|&(s, e)| start < e && s < end)
 }

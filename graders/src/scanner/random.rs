@@ -575,12 +575,8 @@ fn is_lockfile(path: &str) -> bool {
         || name == "project.pbxproj"
 }
 
-fn is_token_byte(c: u8) -> bool {
-    TOKEN_BYTE[usize::from(c)]
-}
-
-/// [`is_token_byte`] as a table: the scan loops test every byte of the
-/// text, and one load beats the chain of range checks.
+/// Bytes of a token, as a table (see [`super::decode::next_long_run`]):
+/// one load beats the chain of range checks.
 static TOKEN_BYTE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -593,13 +589,36 @@ static TOKEN_BYTE: [bool; 256] = {
     t
 };
 
-/// Pushes byte spans of random-looking segments; `skip` spans (e.g. public
-/// PEM blocks) are never reported.
+/// Whole-text facts [`find`] judges tokens by.
+struct TextFacts<'a> {
+    /// A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
+    jwks: bool,
+    vectors: bool,
+    csv: Option<CsvHeader<'a>>,
+    api_doc: bool,
+    sql: bool,
+}
+
+impl<'a> TextFacts<'a> {
+    fn of(path: &str, text: &'a str, lower: &str) -> Self {
+        TextFacts {
+            jwks: lower.contains("\"kty\""),
+            vectors: is_test_vector_file(path, lower),
+            csv: CsvHeader::of(path, text),
+            api_doc: is_api_description(lower),
+            sql: lower.contains("insert into"),
+        }
+    }
+}
+
+/// Pushes byte spans of random-looking segments; tokens starting in the
+/// public-key spans of `text` (`skip`, filled on first need by
+/// [`super::public::spans_of`]) are never reported.
 pub(crate) fn find(
     text: &str,
     lower: &str,
     path: &str,
-    skip: &[(usize, usize)],
+    skip: &std::cell::OnceCell<Vec<(usize, usize)>>,
     out: &mut Vec<(usize, usize)>,
 ) {
     let b = text.as_bytes();
@@ -609,12 +628,10 @@ pub(crate) fn find(
     if lockfile {
         return;
     }
-    // A JWK set: its public members (`n`, `e`, `x`, `kid`, …) are public.
-    let jwks = lower.contains("\"kty\"");
-    let vectors = is_test_vector_file(path, lower);
-    let csv = CsvHeader::of(path, text);
-    let api_doc = is_api_description(lower);
-    let sql = lower.contains("insert into");
+    // What tokens are judged by from the whole text, read on the first
+    // token long enough to judge: most texts (an added-line segment of
+    // code) have none, and these are six searches of the whole text.
+    let mut facts: Option<TextFacts<'_>> = None;
     // Whether the current line is a non-secret header, computed once per
     // line: a megabyte-long line of tokens must not re-read it per token.
     let mut header_skip = LineMemo::default();
@@ -627,23 +644,25 @@ pub(crate) fn find(
     let mut file_block: Option<(usize, usize)> = None;
     let previous_line_start =
         |ls: usize| (ls > 0).then(|| text[..ls - 1].rfind('\n').map_or(0, |p| p + 1));
-    let mut i = 0;
-    while i < n {
-        if !is_token_byte(b[i]) {
-            if b[i] == b'\n' {
-                line_start = i + 1;
-            }
-            i += 1;
+    // Only tokens of MIN_TOKEN bytes or more are judged: the scan visits
+    // just those, and finds the line start of each from the newlines
+    // passed since the last one (a token holds none).
+    let (mut from, mut nl_seen) = (0usize, 0usize);
+    while let Some((ts, te)) = super::decode::next_long_run(b, &TOKEN_BYTE, MIN_TOKEN, from) {
+        from = te + 1;
+        if let Some(p) = memchr::memrchr(b'\n', &b[nl_seen..ts]) {
+            line_start = nl_seen + p + 1;
+        }
+        nl_seen = ts;
+        if super::public::spans_of(skip, text)
+            .iter()
+            .any(|&(s, e)| ts >= s && ts < e)
+        {
             continue;
         }
-        let ts = i;
-        while i < n && is_token_byte(b[i]) {
-            i += 1;
-        }
-        let te = i;
-        if te - ts < MIN_TOKEN || skip.iter().any(|&(s, e)| ts >= s && ts < e) {
-            continue;
-        }
+        let facts = facts.get_or_insert_with(|| TextFacts::of(path, text, lower));
+        let (jwks, vectors, api_doc, sql) = (facts.jwks, facts.vectors, facts.api_doc, facts.sql);
+        let csv = &facts.csv;
         let tok = &text[ts..te];
         let ltok = &lower[ts..te];
         if ltok.starts_with("sha512-")

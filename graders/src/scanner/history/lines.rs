@@ -13,28 +13,18 @@ impl Scanner {
     /// faithful — binary or non-UTF-8, a window or larger, or holding a PEM
     /// marker (blocks span lines) — are scanned whole, keeping findings
     /// that overlap an added line.
-    pub(crate) fn scan_added(
+    pub(super) fn scan_added(
         &self,
         path: &str,
         data: &[u8],
-        own: &[u64],
+        own: &LineHashes,
         parent: &LineSet,
-        hasher: &LineHasher,
     ) -> Vec<Finding> {
         // Runs of added lines, as byte ranges including their newlines.
         let mut runs: Vec<(usize, usize)> = Vec::new();
         let mut s = 0;
-        let mut own = own.iter();
-        let mut nls = memchr::memchr_iter(b'\n', data);
-        while s < data.len() {
-            let (e, next) = match nls.next() {
-                Some(i) => (i, i + 1),
-                None => (data.len(), data.len()),
-            };
-            let h = own
-                .next()
-                .copied()
-                .unwrap_or_else(|| hasher.hash(&data[s..e]));
+        for (&h, &e) in own.hashes.iter().zip(&own.ends) {
+            let next = if e < data.len() { e + 1 } else { data.len() };
             if !parent.contains(h) {
                 match runs.last_mut() {
                     Some(r) if r.1 == s => r.1 = next,
@@ -50,21 +40,30 @@ impl Scanner {
             let i = runs.partition_point(|r| r.1 <= x);
             runs.get(i).is_some_and(|r| r.0 <= x)
         };
-        let raw = data[..data.len().min(super::super::BINARY_SNIFF)].contains(&0)
-            || std::str::from_utf8(data).is_err();
-        if raw || data.len() >= super::super::WINDOW || super::super::PEM_MARK.is_match(data) {
-            let mut r = data;
-            let mut f = self
-                .scan_reader_raw(path, &mut r)
-                .map(|x| x.0)
-                .unwrap_or_default();
-            f.retain(|x| {
-                let i = runs.partition_point(|r| r.1 <= x.byte_start);
-                runs.get(i)
-                    .is_some_and(|r| r.0 < x.byte_end.max(x.byte_start + 1))
-            });
-            return f;
-        }
+        let text = std::str::from_utf8(data).ok();
+        let raw = data[..data.len().min(super::super::BINARY_SNIFF)].contains(&0) || text.is_none();
+        let text = match text {
+            Some(t)
+                if !raw
+                    && data.len() < super::super::WINDOW
+                    && !super::super::PEM_MARK.is_match(data) =>
+            {
+                t
+            }
+            _ => {
+                let mut r = data;
+                let mut f = self
+                    .scan_reader_raw(path, &mut r)
+                    .map(|x| x.0)
+                    .unwrap_or_default();
+                f.retain(|x| {
+                    let i = runs.partition_point(|r| r.1 <= x.byte_start);
+                    runs.get(i)
+                        .is_some_and(|r| r.0 < x.byte_end.max(x.byte_start + 1))
+                });
+                return f;
+            }
+        };
         let line_start = |x: usize| memchr::memrchr(b'\n', &data[..x]).map_or(0, |i| i + 1);
         let line_end =
             |x: usize| memchr::memchr(b'\n', &data[x..]).map_or(data.len(), |i| x + i + 1);
@@ -84,11 +83,13 @@ impl Scanner {
         }
         let mut out = Vec::new();
         let mut budget = self.cfg.max_decoded_bytes;
-        let (mut line, mut at) = (0usize, 0usize);
         for (ws, we) in segs {
-            line += memchr::memchr_iter(b'\n', &data[at..ws]).count();
-            at = ws;
-            for mut f in self.scan_chunk(path, &data[ws..we], false, &mut budget) {
+            // Newlines before the segment: the line ends before it (the
+            // last line's end, `data.len()`, is never before one).
+            let line = own.ends.partition_point(|&e| e < ws);
+            // Whole lines of valid UTF-8 text: what `scan_chunk` would
+            // scan, without validating the segment again.
+            for mut f in self.scan_str(path, &text[ws..we], &mut budget) {
                 if !in_runs(ws + f.byte_start) {
                     continue;
                 }
@@ -106,19 +107,33 @@ impl Scanner {
     }
 }
 
+/// A blob's lines: their keyed hashes and where each ends (its newline,
+/// or the end of the data), in order.
+pub(super) struct LineHashes {
+    pub(super) hashes: Vec<u64>,
+    pub(super) ends: Vec<usize>,
+}
+
 /// Keyed hashes of the lines of `data` (split on `\n`; a final newline
-/// ends the last line), in order. The key is drawn per scan, so no
-/// workspace can craft a line that collides with another to hide it
-/// (see [`LineHasher`]).
-pub(super) fn line_hashes(data: &[u8], hasher: &LineHasher) -> Vec<u64> {
-    let mut v = Vec::with_capacity(data.len() / 32 + 1);
+/// ends the last line), in order, with the lines' ends (kept so an
+/// added-line scan does not look for the newlines again). The key is
+/// drawn per scan, so no workspace can craft a line that collides with
+/// another to hide it (see [`LineHasher`]).
+pub(super) fn line_hashes(data: &[u8], hasher: &LineHasher) -> LineHashes {
+    let cap = data.len() / 32 + 1;
+    let mut v = LineHashes {
+        hashes: Vec::with_capacity(cap),
+        ends: Vec::with_capacity(cap),
+    };
     let mut s = 0;
     for nl in memchr::memchr_iter(b'\n', data) {
-        v.push(hasher.hash(&data[s..nl]));
+        v.hashes.push(hasher.hash(&data[s..nl]));
+        v.ends.push(nl);
         s = nl + 1;
     }
     if s < data.len() {
-        v.push(hasher.hash(&data[s..]));
+        v.hashes.push(hasher.hash(&data[s..]));
+        v.ends.push(data.len());
     }
     v
 }

@@ -188,6 +188,9 @@ struct Walk<'a> {
     cache: &'a BlobCache,
     seen_blobs: HashSet<Oid>,
     seen_trees: HashSet<Oid>,
+    /// Trees whose every entry [`walk_tree`] has gone through in this
+    /// call, so every blob and tree id in them is in the seen sets.
+    walked: HashSet<Oid>,
     res: HistoryScan,
     items: Vec<Item>,
     jobs: Vec<Job>,
@@ -248,7 +251,7 @@ mod sched;
 mod tests;
 mod trees;
 
-use lines::{LineSet, line_hashes, line_set};
+use lines::{LineHashes, LineSet, line_hashes, line_set};
 use sched::workers;
 use trees::{Trees, walk_tree};
 
@@ -316,6 +319,7 @@ impl Scanner {
             cache,
             seen_blobs: HashSet::new(),
             seen_trees: HashSet::new(),
+            walked: HashSet::new(),
             res: HistoryScan::default(),
             items: Vec::new(),
             jobs: Vec::new(),
@@ -382,9 +386,15 @@ impl Scanner {
         // libgit2). A rescan reads only a few new trees: git2 is cheaper.
         let commondir = repo.commondir().to_path_buf();
         let cold = base.is_none();
-        let (packed, commits) = std::thread::scope(|sc| {
+        let (packs, packed, commits) = std::thread::scope(|sc| {
+            // The packs stay open for the blob pass, their header tables
+            // read (a pass over the whole pack) by this one.
             let h = cold.then(|| {
-                sc.spawn(|| pack::Packs::open(&commondir).all_trees(MAX_TREE_BYTES, workers()))
+                sc.spawn(|| {
+                    let packs = pack::Packs::open(&commondir);
+                    let trees = packs.all_trees(MAX_TREE_BYTES, workers());
+                    (packs, trees)
+                })
             });
             let mut commits: Vec<Listed> = Vec::new();
             // Trees of the commits listed so far: a parent comes before
@@ -409,9 +419,15 @@ impl Scanner {
                 tree_of.insert(oid, tid);
                 commits.push((oid, msg, tid, ptree));
             }
-            let packed = h.map(super::join_worker).unwrap_or_default();
-            (packed, commits)
+            let (packs, packed) = match h.map(super::join_worker) {
+                Some((p, t)) => (Some(p), t),
+                None => (None, HashMap::new()),
+            };
+            (packs, packed, commits)
         });
+        // The walk below runs on this thread alone: the regexes compile
+        // on the other core meanwhile (if nothing started them yet).
+        super::warm_in_background();
         let trees = Trees {
             odb: repo.odb()?,
             packed,
@@ -425,13 +441,14 @@ impl Scanner {
             if w.seen_trees.insert(tid)
                 && let Some(raw) = trees.get(tid)
             {
-                let praw = ptree.and_then(|p| trees.get(p));
-                walk_tree(&mut w, &trees, &raw, praw.as_deref(), "", Some(&cid), 0);
+                let praw = ptree.and_then(|p| Some((p, trees.get(p)?)));
+                let parent = praw.as_ref().map(|(p, r)| (*p, r.as_ref()));
+                walk_tree(&mut w, &trees, tid, &raw, parent, "", Some(&cid), 0);
             }
         }
         for t in loose_trees {
             if let (true, Some(raw)) = (w.seen_trees.insert(t), trees.get(t)) {
-                walk_tree(&mut w, &trees, &raw, None, "", None, 0);
+                walk_tree(&mut w, &trees, t, &raw, None, "", None, 0);
             }
         }
         for b in loose_blobs {
@@ -463,7 +480,7 @@ impl Scanner {
             if !packed.is_empty() {
                 sc.spawn(move || drop(packed));
             }
-            self.run_jobs(&repo, &w.jobs, cache, &mut w.res)
+            self.run_jobs(&repo, &w.jobs, cache, &mut w.res, packs)
         });
         let mut findings = base
             .as_ref()
@@ -490,6 +507,15 @@ impl Scanner {
             findings.extend(out);
         }
         w.res.findings = findings;
+        // Freeing the walk's items and jobs and the results (tens of
+        // thousands of small allocations) on another thread: the caller
+        // goes on with the findings meanwhile.
+        let garbage = (
+            std::mem::take(&mut w.items),
+            std::mem::take(&mut w.jobs),
+            results,
+        );
+        let _ = std::thread::Builder::new().spawn(move || drop(garbage));
         if let Some(b) = &base {
             w.res.commits += b.commits;
             w.res.blobs_cached += b.blobs;

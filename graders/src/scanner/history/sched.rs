@@ -12,13 +12,16 @@ impl Scanner {
     /// whatever the packs did not give is read with git2 afterwards, in
     /// walk order, and scanned by workers. `None` for a job the byte budget
     /// stopped or whose blob could not be read. Results do not depend on
-    /// the thread count or the order the threads finish in.
+    /// the thread count or the order the threads finish in. `packs`: the
+    /// repository's packs if the caller has them open already (their
+    /// header tables read), else they are opened here when needed.
     pub(super) fn run_jobs(
         &self,
         repo: &Repository,
         jobs: &[Job],
         cache: &BlobCache,
         res: &mut HistoryScan,
+        packs: Option<pack::Packs>,
     ) -> Vec<Option<Arc<Vec<Finding>>>> {
         let hasher = LineHasher::new();
         let mut results: Vec<Option<Arc<Vec<Finding>>>> = vec![None; jobs.len()];
@@ -29,7 +32,7 @@ impl Scanner {
             let mut out = Vec::new();
             let mut send = |t: Task| out.push(self.scan_task(jobs, t, &hasher));
             sched.send_messages(&mut send);
-            sched.run_packs(repo, &mut send);
+            sched.run_packs(repo, packs, &mut send);
             sched.run_git2(repo, &mut send);
             for (j, f) in out {
                 cache.put(jobs[j].key.clone(), f.clone());
@@ -37,8 +40,8 @@ impl Scanner {
             }
         } else {
             let sched_mx = Mutex::new(sched);
-            for (j, f) in self.par_packs(repo, jobs, &sched_mx, workers, &hasher) {
-                cache.put(jobs[j].key.clone(), f.clone());
+            let packs = packs.unwrap_or_else(|| pack::Packs::open(repo.commondir()));
+            for (j, f) in self.par_packs(&packs, jobs, cache, &sched_mx, workers, &hasher) {
                 results[j] = Some(f);
             }
             sched = sched_mx.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -108,8 +111,9 @@ impl Scanner {
     /// the scheduler's bookkeeping is under the lock.
     pub(super) fn par_packs(
         &self,
-        repo: &Repository,
+        packs: &pack::Packs,
         jobs: &[Job],
+        cache: &BlobCache,
         sched: &Mutex<Sched<'_>>,
         workers: usize,
         hasher: &LineHasher,
@@ -125,10 +129,15 @@ impl Scanner {
             (wanted, needs, messages)
         };
         let max = self.cfg.max_total_bytes;
-        let packs = pack::Packs::open(repo.commondir());
         let plan = packs.plan(&wanted, max);
         let units = plan.units();
         let next = std::sync::atomic::AtomicUsize::new(0);
+        // Each result goes into the cache on the thread that found it.
+        let scan = |t: Task| {
+            let (j, f) = self.scan_task(jobs, t, hasher);
+            cache.put(jobs[j].key.clone(), f.clone());
+            (j, f)
+        };
         let parts: Vec<Vec<(usize, Arc<Vec<Finding>>)>> = std::thread::scope(|sc| {
             let hs: Vec<_> = (0..workers)
                 .map(|_| {
@@ -145,13 +154,13 @@ impl Scanner {
                                         ready.push(t);
                                     });
                                     for t in ready.drain(..) {
-                                        out.push(self.scan_task(jobs, t, hasher));
+                                        out.push(scan(t));
                                     }
                                 });
                             } else if let Some(&j) = messages.get(u - units) {
                                 let t = lock().message_task(j);
                                 if let Some(t) = t {
-                                    out.push(self.scan_task(jobs, t, hasher));
+                                    out.push(scan(t));
                                 }
                             } else {
                                 break;
@@ -181,7 +190,7 @@ impl Scanner {
                     Some(h) => h,
                     None => line_hashes(&t.data, hasher),
                 };
-                self.scan_added(path, &t.data, &own, ls, hasher)
+                self.scan_added(path, &t.data, &own, ls)
             }
             None => {
                 let mut r: &[u8] = &t.data;
@@ -213,7 +222,7 @@ pub(super) struct Task {
     /// Line set of the parent version; `None` = scan whole.
     parent: Option<Arc<LineSet>>,
     /// `data`'s line hashes when already computed.
-    hashes: Option<Vec<u64>>,
+    hashes: Option<LineHashes>,
 }
 
 /// A blob to produce: a job's, or only a parent version whose lines a job
@@ -234,7 +243,7 @@ pub(super) struct Ent {
 
 /// A blob waiting for its parent version's lines: (entry, bytes, its own
 /// line hashes if computed).
-pub(super) type Parked = (usize, Arc<Vec<u8>>, Option<Vec<u64>>);
+pub(super) type Parked = (usize, Arc<Vec<u8>>, Option<LineHashes>);
 
 /// What producing an entry needs computed from its bytes (fixed when the
 /// scheduler is built: an entry's dependents are only handed out after it
@@ -260,18 +269,18 @@ impl Needs {
         self,
         data: &[u8],
         hasher: &LineHasher,
-    ) -> (Option<Vec<u64>>, Option<Arc<LineSet>>) {
+    ) -> (Option<LineHashes>, Option<Arc<LineSet>>) {
         if !self.hashes && !self.lines {
             return (None, None);
         }
         let h = line_hashes(data, hasher);
         match (self.hashes, self.lines) {
             (true, true) => {
-                let l = Arc::new(line_set(&h));
+                let l = Arc::new(line_set(&h.hashes));
                 (Some(h), Some(l))
             }
             (true, false) => (Some(h), None),
-            _ => (None, Some(Arc::new(line_set(&h)))),
+            _ => (None, Some(Arc::new(line_set(&h.hashes)))),
         }
     }
 }
@@ -368,14 +377,19 @@ impl<'a> Sched<'a> {
     }
 
     /// Reads the wanted blobs from the packs on this thread, in pack order.
-    pub(super) fn run_packs(&mut self, repo: &Repository, send: &mut dyn FnMut(Task)) {
+    pub(super) fn run_packs(
+        &mut self,
+        repo: &Repository,
+        packs: Option<pack::Packs>,
+        send: &mut dyn FnMut(Task),
+    ) {
         // Opening the pack indexes costs more than a few git2 reads.
         if self.ents.len() < PACK_MIN_BLOBS {
             return;
         }
         let max = self.scanner.cfg.max_total_bytes;
         let wanted: Vec<Oid> = self.ents.iter().map(|e| e.oid).collect();
-        let packs = pack::Packs::open(repo.commondir());
+        let packs = packs.unwrap_or_else(|| pack::Packs::open(repo.commondir()));
         let plan = packs.plan(&wanted, max);
         let mut w = pack::Walker::new(1);
         for u in 0..plan.units() {
@@ -447,7 +461,7 @@ impl<'a> Sched<'a> {
         &mut self,
         e: usize,
         data: Arc<Vec<u8>>,
-        hashes: Option<Vec<u64>>,
+        hashes: Option<LineHashes>,
         lines: Option<Arc<LineSet>>,
         send: &mut dyn FnMut(Task),
     ) {
@@ -481,7 +495,7 @@ impl<'a> Sched<'a> {
         e: usize,
         j: usize,
         data: Arc<Vec<u8>>,
-        hashes: Option<Vec<u64>>,
+        hashes: Option<LineHashes>,
         send: &mut dyn FnMut(Task),
     ) {
         let parent = match self.ents[e].parent {

@@ -29,22 +29,32 @@ pub(super) enum EntKind {
     Gitlink,
 }
 
-/// Entries (kind, name, id) of a raw tree; stops at the first malformed
-/// entry.
-pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], Oid)> {
+/// A tree entry as [`tree_entries`] yields it: kind, name, raw id.
+pub(super) type RawEntry<'a> = (EntKind, &'a [u8], &'a [u8]);
+
+/// Entries (kind, name, raw 20-byte id) of a raw tree; stops at the first
+/// malformed entry. Hand-rolled byte loops: modes and names are a few
+/// bytes, shorter than a SIMD search pays off on, and the id becomes an
+/// [`Oid`] only for entries the walk does not skip.
+pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
     let mut p = 0usize;
     std::iter::from_fn(move || {
         let rest = raw.get(p..)?;
-        let sp = memchr::memchr(b' ', rest)?;
-        let nul = sp + memchr::memchr(0, &rest[sp..])?;
-        let id = Oid::from_bytes(rest.get(nul + 1..nul + 21)?).ok()?;
         let mut mode = 0u32;
-        for &c in &rest[..sp] {
+        let mut sp = None;
+        for (i, &c) in rest.iter().enumerate() {
+            if c == b' ' {
+                sp = Some(i);
+                break;
+            }
             if !(b'0'..=b'7').contains(&c) || mode > 0o7777777 {
                 return None;
             }
             mode = mode * 8 + u32::from(c - b'0');
         }
+        let sp = sp?;
+        let nul = sp + rest[sp..].iter().position(|&c| c == 0)?;
+        let id = rest.get(nul + 1..nul + 21)?;
         let kind = match mode & 0o170000 {
             0o040000 => EntKind::Tree,
             0o160000 => EntKind::Gitlink,
@@ -55,14 +65,26 @@ pub(super) fn tree_entries(raw: &[u8]) -> impl Iterator<Item = (EntKind, &[u8], 
     })
 }
 
-/// Queues the unseen blobs under the tree `raw`; `praw` is the same
-/// directory in the commit's first parent (the previous version of each
-/// path).
+/// The [`Oid`] of a raw id from [`tree_entries`] (always 20 bytes).
+fn oid(raw: &[u8]) -> Oid {
+    Oid::from_bytes(raw).unwrap_or_else(|_| Oid::zero())
+}
+
+/// Queues the unseen blobs under the tree `id` (content `raw`); `parent`
+/// is the same directory in the commit's first parent (the previous
+/// version of each path), as (id, content).
+///
+/// An entry the parent version holds too (same name, kind and id) is
+/// skipped without a seen-set lookup when that version was walked in this
+/// call ([`Walk::walked`]): its id is in the seen sets already, so the
+/// lookup could only say "seen". Most entries of a changed tree are such.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn walk_tree(
     w: &mut Walk<'_>,
     trees: &Trees<'_>,
+    id: Oid,
     raw: &[u8],
-    praw: Option<&[u8]>,
+    parent: Option<(Oid, &[u8])>,
     prefix: &str,
     commit: Option<&Arc<str>>,
     depth: usize,
@@ -70,13 +92,35 @@ pub(super) fn walk_tree(
     if depth > MAX_TREE_DEPTH {
         return;
     }
-    // The parent's entries, listed on the first fresh entry; both trees
-    // are in git's name order, so a cursor that resumes after the last
-    // match finds each name in amortized constant time (a search from the
-    // start for every entry was quadratic in the directory's size).
-    let mut pents: Option<Vec<(EntKind, &[u8], Oid)>> = None;
-    let mut cursor = 0usize;
-    for (kind, name, id) in tree_entries(raw) {
+    let praw = parent.map(|(_, r)| r);
+    let same_skips = parent.is_some_and(|(pid, _)| w.walked.contains(&pid));
+    // The parent's entries, listed on first need; both trees are in git's
+    // name order, so a cursor that resumes after the last match finds each
+    // name in amortized constant time (a search from the start for every
+    // entry was quadratic in the directory's size).
+    // The skip test keeps a cursor of its own: the parent version of a
+    // fresh entry is found exactly as without the test (a malformed tree
+    // may repeat a name).
+    let mut pents: Option<Vec<RawEntry<'_>>> = None;
+    let (mut cursor, mut skip_cursor) = (0usize, 0usize);
+    let mut find_parent = |name: &[u8], cursor: &mut usize| {
+        let pv = pents
+            .get_or_insert_with(|| praw.map(|t| tree_entries(t).collect()).unwrap_or_default());
+        let n = pv.len();
+        let hit = (0..n)
+            .map(|k| (*cursor + k) % n)
+            .find(|&k| pv[k].1 == name)?;
+        *cursor = hit + 1;
+        Some(pv[hit])
+    };
+    for (kind, name, raw_id) in tree_entries(raw) {
+        if same_skips
+            && find_parent(name, &mut skip_cursor)
+                .is_some_and(|(k, _, pid)| k == kind && pid == raw_id)
+        {
+            continue;
+        }
+        let id = oid(raw_id);
         // Most entries of a changed tree are old: skip them before any
         // path is built or the parent looked up.
         let fresh = match kind {
@@ -87,39 +131,36 @@ pub(super) fn walk_tree(
         if !fresh {
             continue;
         }
+        let pe = praw.and_then(|_| find_parent(name, &mut cursor));
         let name = String::from_utf8_lossy(name);
         let path = if prefix.is_empty() {
             name.to_string()
         } else {
             format!("{prefix}/{name}")
         };
-        let pe = praw.and_then(|t| {
-            let pv = pents.get_or_insert_with(|| tree_entries(t).collect());
-            let n = pv.len();
-            let hit = (0..n)
-                .map(|k| (cursor + k) % n)
-                .find(|&k| pv[k].1 == name.as_bytes())?;
-            cursor = hit + 1;
-            Some(pv[hit])
-        });
         match kind {
             EntKind::Tree => {
                 if let Some(t) = trees.get(id) {
                     let pt = pe
                         .filter(|(k, _, _)| *k == EntKind::Tree)
-                        .and_then(|(_, _, pid)| trees.get(pid));
-                    walk_tree(w, trees, &t, pt.as_deref(), &path, commit, depth + 1);
+                        .and_then(|(_, _, pid)| Some((oid(pid), trees.get(oid(pid))?)));
+                    let pt = pt.as_ref().map(|(p, r)| (*p, r.as_ref()));
+                    walk_tree(w, trees, id, &t, pt, &path, commit, depth + 1);
                 }
             }
             // Symlink blobs (mode 120000) hold a target path: scanned
             // as text like any blob, never followed.
             EntKind::Blob => {
                 let parent = pe
-                    .filter(|(k, _, pid)| *k == EntKind::Blob && *pid != id)
-                    .map(|(_, _, pid)| pid);
+                    .filter(|(k, _, pid)| *k == EntKind::Blob && *pid != raw_id)
+                    .map(|(_, _, pid)| oid(pid));
                 w.add(id, None, &path, commit, parent);
             }
             EntKind::Gitlink => {}
         }
     }
+    // Every entry above was looked up (and so is in the seen sets) or
+    // skipped as its walked parent version's: later versions may skip
+    // what they share with this one.
+    w.walked.insert(id);
 }

@@ -72,9 +72,10 @@ pub struct RuleInfo {
 /// Every rule that can fire with `allowlist`'s custom rules, in a stable
 /// order: provider rules (priority order), hand-written detectors, custom.
 pub fn rule_catalog(allowlist: &Allowlist) -> Vec<RuleInfo> {
-    let builtin = super::rules::RULES
-        .iter()
-        .map(|r| (r.def.name, r.def.description))
+    // The definitions, not the compiled rules: listing them must not wait
+    // for the regexes (a scan compiles them in the background meanwhile).
+    let builtin = super::rules::defs()
+        .map(|d| (d.name, d.description))
         .chain(super::rules::DETECTORS.iter().copied())
         .map(|(id, d)| RuleInfo {
             id: id.to_string(),

@@ -73,8 +73,10 @@ pub(crate) struct Rule {
     pub re: Regex,
 }
 
-/// All regex rules in priority order (earlier wins an overlap at equal span).
-pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+/// Every rule definition in priority order (the order of [`RULES`]),
+/// without compiling anything: reports list rules before a scan needs
+/// their regexes.
+pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
     let tables: [&'static [RuleDef]; 17] = [
         ai::RULES,
         aws::RULES,
@@ -94,9 +96,12 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         curl::RULES,
         sql::RULES,
     ];
-    tables
-        .iter()
-        .flat_map(|t| t.iter())
+    tables.into_iter().flatten()
+}
+
+/// All regex rules in priority order (earlier wins an overlap at equal span).
+pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    defs()
         .map(|def| Rule {
             def,
             re: Regex::new(def.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", def.name)),
@@ -110,8 +115,16 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 /// the same through an NFA prefilter at ~3x the cost: it was a third of
 /// rule-scan time.)
 pub(crate) struct Keywords {
-    /// ASCII-case-insensitive DFA, searched for overlapping matches.
+    /// ASCII-case-insensitive DFA, searched for overlapping matches, of
+    /// every keyword but the [`Keywords::bytes`] ones.
     ac: aho_corasick::AhoCorasick,
+    /// Keyword id of each pattern of `ac`.
+    ac_ids: Vec<usize>,
+    /// One-byte keywords without case (`:`), with their ids: looked for
+    /// with `memchr`, which stops at the first; in the automaton they
+    /// matched every few dozen bytes of code, each match a return from
+    /// the search loop.
+    bytes: Vec<(u8, usize)>,
     /// The same words as a Unicode `(?i)` set, for the rare text holding
     /// a non-ASCII character that case-folds onto an ASCII letter.
     set: regex::RegexSet,
@@ -150,10 +163,18 @@ impl Keywords {
             .map(|r| r.def.keywords.iter().map(|w| id(w)).collect())
             .collect();
         let pem = id(PEM_KEYWORD);
+        let (bytes, ac_ids): (Vec<usize>, Vec<usize>) = (0..words.len()).partition(|&i| {
+            let w = words[i].as_bytes();
+            w.len() == 1 && !w[0].is_ascii_alphabetic()
+        });
+        let bytes = bytes
+            .into_iter()
+            .map(|i| (words[i].as_bytes()[0], i))
+            .collect();
         let ac = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&words)
+            .build(ac_ids.iter().map(|&i| words[i]))
             .expect("keyword automaton");
 
         let pats: Vec<String> = words
@@ -162,6 +183,8 @@ impl Keywords {
             .collect();
         Keywords {
             ac,
+            ac_ids,
+            bytes,
             set: regex::RegexSet::new(pats).expect("keyword set"),
             words,
             rule_words,
@@ -177,8 +200,11 @@ impl Keywords {
                 hit[i] = true;
             }
         } else {
+            for &(c, i) in &self.bytes {
+                hit[i] = memchr::memchr(c, text.as_bytes()).is_some();
+            }
             for m in self.ac.find_overlapping_iter(text) {
-                hit[m.pattern().as_usize()] = true;
+                hit[self.ac_ids[m.pattern().as_usize()]] = true;
             }
         }
         Present { kw: self, hit }
