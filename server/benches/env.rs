@@ -554,7 +554,12 @@ async fn main() {
             (false, false),
         ),
     ] {
-        if want("edit") {
+        // `BENCH_EDIT_CONFIGS=runners,staged`: only those edit rows.
+        let configs = std::env::var("BENCH_EDIT_CONFIGS").ok();
+        let config_wanted = configs
+            .as_deref()
+            .is_none_or(|c| c.split(',').any(|k| how.contains(k)));
+        if want("edit") && config_wanted {
             let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how, tier, staged).await;
             for (name, target, v) in rows_edit {
                 push(name, target, v);

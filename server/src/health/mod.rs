@@ -337,6 +337,7 @@ impl HealthGrader {
         with_runner: bool,
     ) -> Result<TimedGrade, String> {
         let fail = |error: String| Ok(failed_grade(expected.total, error));
+        let t0 = std::time::Instant::now();
         let prepared = match self.prepare(workspace, pristine_dir).await {
             Ok(p) => p,
             Err(e) => return fail(e),
@@ -351,6 +352,7 @@ impl HealthGrader {
         })
         .await
         .unwrap_or_else(|e| Err(format!("lint task failed: {e}")));
+        prof("rs prepare+lint", t0.elapsed());
         if let Err(e) = lint {
             return fail(e);
         }
@@ -386,7 +388,13 @@ impl HealthGrader {
                 Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
             },
         };
+        let ts = std::time::Instant::now();
         let scored = score(&run, expected, self.limits.wall, &canary);
+        prof("rs score", ts.elapsed());
+        if let Some(p) = scored.in_pytest {
+            prof("junit in_pytest", p);
+        }
+        prof("rs grade_once total", t0.elapsed());
         let graded = TimedGrade {
             summary: scored.summary.into(),
             in_pytest: scored.in_pytest,
@@ -412,3 +420,20 @@ impl HealthGrader {
 
 #[cfg(test)]
 mod tests;
+
+// PROFILE-TMP: phase timings on stderr when SECAUDIT_HEALTH_PROFILE=1.
+pub(crate) fn prof_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("SECAUDIT_HEALTH_PROFILE").is_ok_and(|v| v == "1"))
+}
+
+pub(crate) fn prof(label: &str, d: Duration) {
+    if prof_on() {
+        eprintln!("HPROF\t{label}\t{:.3}", d.as_secs_f64() * 1e3);
+    }
+}
+
+// AB-TMP: a change switched off for same-binary comparisons (S21_OFF=AB...).
+pub(crate) fn ab_off(which: &str) -> bool {
+    std::env::var("S21_OFF").is_ok_and(|v| v.contains(which))
+}
