@@ -12,7 +12,8 @@
 //! targets (issue 4, "Speed"), and a table is what the README quotes.
 //!
 //! `BENCH_N` overrides the iteration count (default 50; pytest-bound rows
-//! use a fifth of it, at least 5).
+//! use a fifth of it, at least 5). `BENCH_EDIT_CONFIGS` (e.g.
+//! `runners,staged`) keeps only those edit-step rows.
 
 mod common;
 

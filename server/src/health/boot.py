@@ -71,12 +71,6 @@ def _grader_main():
     import time
 
     started = time.monotonic()
-    PROF = os.environ.get("SECAUDIT_BOOT_PROFILE") == "1"  # PROFILE-TMP
-    pmarks = []  # PROFILE-TMP
-
-    def pmark(label, _t=time.monotonic, _m=pmarks, _on=PROF):  # PROFILE-TMP
-        if _on:
-            _m.append((label, _t()))
     TAMPER_EXIT = 86
     # The key's bounds (the grader sends 64 hex digits), and the exit code
     # of a run that got none.
@@ -1432,11 +1426,10 @@ def _grader_main():
 
     main_plugins = []
     preconf = [None]
-    if ahead and "C" not in os.environ.get("S21_OFF", ""):  # AB-TMP
+    if ahead:
         preconf[0] = pconf.get_config(sys.argv[1:], main_plugins)
-    pmark("preconf")  # PROFILE-TMP
 
-    if ahead and "B" not in os.environ.get("S21_OFF", ""):  # AB-TMP
+    if ahead:
         memo_rec[0] = True
         _warm = []
         for _n, _m in sorted(sys.modules.items()):
@@ -1447,7 +1440,6 @@ def _grader_main():
         class_of_obj.clear()
         memo_rec[0] = False
         del _warm, _n, _m
-    pmark("warm")  # PROFILE-TMP
 
     # ---- the runner --------------------------------------------------------
     def sweep(me, _listdir=os.listdir, _kill=os.kill, _wait=os.waitpid, _int=int):
@@ -1569,12 +1561,9 @@ def _grader_main():
             # The hook stays out of the fork and the confinement (its own
             # ctypes events): trusted code only, no code under test exists.
             st[0] = True
-            del pmarks[:]  # PROFILE-TMP
-            pmark("prefork")  # PROFILE-TMP
             ok_r, ok_w = _pipe()
             pid = _fork()
             if pid == 0:
-                pmark("forked")  # PROFILE-TMP
                 _close(ok_r)
                 nul = _open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
@@ -1584,10 +1573,8 @@ def _grader_main():
                     _exit(CONFINE_EXIT)
                 _write(ok_w, b"1")
                 _close(ok_w)
-                pmark("confined")  # PROFILE-TMP
                 os.environ.pop("SECAUDIT_RUNNER", None)
                 fresh()
-                pmark("fresh")  # PROFILE-TMP
                 st[0] = False
                 return key
             st[0] = False
@@ -1631,7 +1618,6 @@ def _grader_main():
         nul = o_open(os.devnull, os.O_RDONLY)
         os.dup2(nul, 0)
         o_close(nul)
-    pmark("key")  # PROFILE-TMP
     macs = chain(key)
     next(macs)
     del key
@@ -1679,7 +1665,6 @@ def _grader_main():
     # call into is then in sys.modules, and so in the snapshot, before any
     # code under test runs (a module that code under test imported first
     # could be patched before the suite ever saw it).
-    pmark("suite read")  # PROFILE-TMP
     import importlib.util as iutil
 
     wanted = set()
@@ -1703,23 +1688,18 @@ def _grader_main():
         except Exception:
             pass
 
-    pmark("suite imports")  # PROFILE-TMP
 
-    pmark("pre-baseline0")  # PROFILE-TMP
     # Every module of the standard library, the venv (pytest and pluggy
     # included) and builtins loaded by now: `sys` aside, whose streams
     # pytest's capture swaps, and which holds no code the suite calls.
     watched = [(n, m) for n, m in sorted(sys.modules.items()) if lib_module(n, m)]
-    pmark("pre-baseline")  # PROFILE-TMP
     baseline = []
     base_fts = []
     for n, m in watched:
         watch(baseline, n, m.__dict__, fts=base_fts)
-    pmark("baseline watch")  # PROFILE-TMP
     for fns, tys in base_fts:
         lib_fns.update(fns)
         lib_types.extend(tys)
-    pmark("baseline libfns")  # PROFILE-TMP
 
     # The namespaces swept at every check of the suite (the full sweep runs
     # at phase boundaries): builtins, the modules the suite imports and
@@ -1773,7 +1753,6 @@ def _grader_main():
                         tables.append((n + "." + k, v, tuple(v), tuple(v.values())))
                 elif all(constant(x) for x in v):
                     tables.append((n + "." + k, v, tuple(v), ()))
-    pmark("tables")  # PROFILE-TMP
     hot, core = [], []
     for n, m in watched:
         if n in hot_names:
@@ -1797,7 +1776,6 @@ def _grader_main():
         _w(_h, name, ns, True)
 
     watch_ref[0] = watch_suite
-    pmark("hot+core")  # PROFILE-TMP
 
     PLAIN_DATA = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset,
                   list, dict, set, bytearray)
@@ -2495,25 +2473,8 @@ def _grader_main():
         return res
 
     class GraderVerdicts:
-        @pytest.hookimpl(tryfirst=True)  # PROFILE-TMP
-        def pytest_sessionstart(self, session, _m=pmark):
-            _m("sessionstart")
-
-        @pytest.hookimpl(tryfirst=True)  # PROFILE-TMP
-        def pytest_collection_finish(self, session, _m=pmark):
-            _m("collected")
-
-        @pytest.hookimpl(trylast=True)  # PROFILE-TMP
-        def pytest_sessionfinish(self, session, _m=pmark):
-            _m("sessionfinish")
-
-        @pytest.hookimpl(tryfirst=True)  # PROFILE-TMP
-        def pytest_load_initial_conftests(self, early_config, parser, args, _m=pmark):
-            _m("initial conftests")
-
         @pytest.hookimpl(trylast=True)
-        def pytest_configure(self, config, _m=pmark):
-            _m("configure")  # PROFILE-TMP
+        def pytest_configure(self, config):
             # `pytest.mark` keeps the config for marker validation; from
             # there, module globals lead to every pytest object without
             # a frame. Validation of marker names is not a grading concern.
@@ -2552,7 +2513,6 @@ def _grader_main():
             return _orig(args, plugins)
 
         pconf.get_config = get_config_once
-    pmark("pytest.main")  # PROFILE-TMP
     try:
         rc = pytest.main(args, plugins=main_plugins)
     except SystemExit as e:
@@ -2562,7 +2522,6 @@ def _grader_main():
         rc = 3
     pconf.get_config = get_config0
     rc = int(rc)
-    pmark("main returned")  # PROFILE-TMP
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -2571,12 +2530,7 @@ def _grader_main():
     bad = frames_clean(getframe(0)) or state_clean() or containers_clean() or tables_clean()
     if bad is not None:
         die("after the run: " + bad)
-    pmark("final checks")  # PROFILE-TMP
     write_verdict("END %d" % rc)
-    if PROF:  # PROFILE-TMP
-        fd = o_open(out_dir + "/profile", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        o_write(fd, "".join("%s\t%.6f\n" % m for m in pmarks).encode())
-        o_close(fd)
     # No atexit handler, no finalizer of code under test runs after the seal.
     _exit(rc)
 

@@ -47,28 +47,20 @@ pub(super) fn prepare_copy(
     pristine: &Path,
     budget: &CopyBudget,
 ) -> Result<Prepared, String> {
-    let t = std::time::Instant::now();
     let scratch = Scratch::new(None).map_err(|e| format!("scratch dir: {e}"))?;
-    super::prof("rs scratch new", t.elapsed());
-    let t = std::time::Instant::now();
     let root_meta = std::fs::symlink_metadata(workspace).map_err(|e| format!("workspace: {e}"))?;
     if !root_meta.is_dir() {
         return Err("workspace is not a directory".into());
     }
     let tree = &scratch.tree;
     copy_tree(workspace, tree, &CopyOptions::bounded(budget))?;
-    super::prof("rs copy_tree", t.elapsed());
-    let t = std::time::Instant::now();
     let pristine_files = list_pristine(pristine, budget)?;
     clean_tree(tree, &pristine_files).map_err(|e| format!("cleaning the copy: {e}"))?;
     for rel in &pristine_files {
         restore(&pristine.join(rel), tree, rel)
             .map_err(|e| format!("restoring {}: {e}", rel.display()))?;
     }
-    super::prof("rs clean+restore", t.elapsed());
-    let t = std::time::Instant::now();
     let hash = hash_tree(tree, budget)?;
-    super::prof("rs hash", t.elapsed());
     Ok(Prepared {
         scratch,
         hash,

@@ -281,14 +281,22 @@ mod count_tests {
             "_\u{ff50}ytest pytest pytestpytest".as_bytes(),
         ];
         for hay in hays {
-            for needle in TAMPER_TOKENS
-                .iter()
-                .map(|t| t.as_bytes())
-                .chain([&b"aa"[..], b"a", b"__dict__", b"gc."])
-            {
-                assert_eq!(count_sub(hay, needle), windows(hay, needle), "{needle:?} in {hay:?}");
+            for needle in TAMPER_TOKENS.iter().map(|t| t.as_bytes()).chain([
+                &b"aa"[..],
+                b"a",
+                b"__dict__",
+                b"gc.",
+            ]) {
+                assert_eq!(
+                    count_sub(hay, needle),
+                    windows(hay, needle),
+                    "{needle:?} in {hay:?}"
+                );
             }
-            assert_eq!(tamper_counts(hay).values().sum::<usize>() > 0, !hay.is_empty() && hay != b"aaaaaa");
+            assert_eq!(
+                tamper_counts(hay).values().sum::<usize>() > 0,
+                !hay.is_empty() && hay != b"aaaaaa"
+            );
         }
     }
 }

@@ -134,6 +134,17 @@
 //! Its wall limit counts from the key's delivery, so the grader adds back
 //! the start-up the bootstrap recorded (its first verdict line): a tree
 //! gets the same budget staged or cold.
+//!
+//! Before the key (a runner: before its fork), when there is time, the
+//! bootstrap also makes pytest's configuration object (plugin manager,
+//! default plugins, options) with the run's own arguments, and walks the
+//! library's namespaces once, remembering what its snapshot made of each
+//! with the objects it was made from. After the key it reuses a
+//! namespace's walk only if every object is still the same one (a C-level
+//! identity sweep) and walks the rest again; the memo is dropped before
+//! pytest starts. Only the bootstrap, pytest's own code and the library
+//! run before the key, over an empty workspace, so both are what the run
+//! itself would have made (issue 21).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -337,7 +348,6 @@ impl HealthGrader {
         with_runner: bool,
     ) -> Result<TimedGrade, String> {
         let fail = |error: String| Ok(failed_grade(expected.total, error));
-        let t0 = std::time::Instant::now();
         let prepared = match self.prepare(workspace, pristine_dir).await {
             Ok(p) => p,
             Err(e) => return fail(e),
@@ -352,7 +362,6 @@ impl HealthGrader {
         })
         .await
         .unwrap_or_else(|e| Err(format!("lint task failed: {e}")));
-        prof("rs prepare+lint", t0.elapsed());
         if let Err(e) = lint {
             return fail(e);
         }
@@ -388,13 +397,7 @@ impl HealthGrader {
                 Err(e) => return fail(format!("sandbox failed to run pytest: {e}")),
             },
         };
-        let ts = std::time::Instant::now();
         let scored = score(&run, expected, self.limits.wall, &canary);
-        prof("rs score", ts.elapsed());
-        if let Some(p) = scored.in_pytest {
-            prof("junit in_pytest", p);
-        }
-        prof("rs grade_once total", t0.elapsed());
         let graded = TimedGrade {
             summary: scored.summary.into(),
             in_pytest: scored.in_pytest,
@@ -420,20 +423,3 @@ impl HealthGrader {
 
 #[cfg(test)]
 mod tests;
-
-// PROFILE-TMP: phase timings on stderr when SECAUDIT_HEALTH_PROFILE=1.
-pub(crate) fn prof_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("SECAUDIT_HEALTH_PROFILE").is_ok_and(|v| v == "1"))
-}
-
-pub(crate) fn prof(label: &str, d: Duration) {
-    if prof_on() {
-        eprintln!("HPROF\t{label}\t{:.3}", d.as_secs_f64() * 1e3);
-    }
-}
-
-// AB-TMP: a change switched off for same-binary comparisons (S21_OFF=AB...).
-pub(crate) fn ab_off(which: &str) -> bool {
-    std::env::var("S21_OFF").is_ok_and(|v| v.contains(which))
-}

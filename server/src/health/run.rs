@@ -95,16 +95,7 @@ impl HealthGrader {
             command,
             extra_ro_binds: vec![(scratch.boot.clone(), PathBuf::from(BOOT_MOUNT))],
             extra_rw_binds: vec![(scratch.out.clone(), PathBuf::from(OUT_MOUNT))],
-            env: {
-                let mut e = vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())];
-                if super::prof_on() {
-                    e.push(("SECAUDIT_BOOT_PROFILE".into(), "1".into()));
-                }
-                if let Ok(v) = std::env::var("S21_OFF") {
-                    e.push(("S21_OFF".into(), v));
-                }
-                e
-            },
+            env: vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD".into(), "1".into())],
             limits: Some(limits.clone()),
             ..Default::default()
         }

@@ -142,7 +142,6 @@ impl HealthGrader {
             },
         };
         let owner = runner.service.ids();
-        let ta = Instant::now();
         let Prepared {
             scratch: cold,
             pristine_files,
@@ -171,12 +170,10 @@ impl HealthGrader {
             scratch,
             runs: runs + 1,
         };
-        super::prof("rs arm (take_tree+canary+chown)", ta.elapsed());
         let key = run_key();
         let start = Instant::now();
         let answer = runner.service.call(&key).await;
         let duration = start.elapsed();
-        super::prof("rs runner call", duration);
         let (exit_code, timed_out) = match answer {
             Ok(Answer::Line(l)) => match l.strip_prefix("R ").and_then(|c| c.parse::<i32>().ok()) {
                 Some(c) if c >= 0 => (Some(c), false),
@@ -211,36 +208,13 @@ impl HealthGrader {
             },
             key,
         );
-        if super::prof_on() {
-            if let Ok(p) = std::fs::read_to_string(runner.scratch.out.join("profile")) {
-                let mut first = None;
-                let mut prev = 0.0;
-                for l in p.lines() {
-                    if let Some((label, t)) = l.split_once('\t') {
-                        if let Ok(t) = t.parse::<f64>() {
-                            if first.is_some() {
-                                super::prof(&format!("py {label}"), std::time::Duration::from_secs_f64((t - prev).max(0.0)));
-                            } else {
-                                first = Some(t);
-                            }
-                            prev = t;
-                        }
-                    }
-                }
-                if let Some(f) = first {
-                    let inside = prev - f;
-                    super::prof("rs call − (prefork..final checks)", duration.saturating_sub(std::time::Duration::from_secs_f64(inside.max(0.0))));
-                }
-            }
-        }
         // Empty the directories for the next run, off the reply's path:
         // the runner (and its slot) is idle again only once they are
         // empty; a runner whose directories cannot be emptied is dropped.
         let alive = runner.service.is_alive();
         let (idle, returning) = (runners.idle.clone(), runners.returning.clone());
         returning.fetch_add(1, Ordering::AcqRel);
-        let te = Instant::now();
-        let h = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             if alive && runner.scratch.empty_for_next().is_ok() {
                 idle.lock().expect("runner pool poisoned").push(runner);
             } else {
@@ -249,10 +223,6 @@ impl HealthGrader {
             returning.fetch_sub(1, Ordering::AcqRel);
             drop(slot);
         });
-        if super::ab_off("A") {
-            let _ = h.await;
-            super::prof("rs empty_for_next (sync)", te.elapsed());
-        }
         Outcome::Ran(run, canary)
     }
 
