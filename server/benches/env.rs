@@ -12,7 +12,8 @@
 //! targets (issue 4, "Speed"), and a table is what the README quotes.
 //!
 //! `BENCH_N` overrides the iteration count (default 50; pytest-bound rows
-//! use a fifth of it, at least 5).
+//! use a fifth of it, at least 5). `BENCH_EDIT_CONFIGS` (e.g.
+//! `runners,staged`) keeps only those edit-step rows.
 
 mod common;
 
@@ -554,7 +555,12 @@ async fn main() {
             (false, false),
         ),
     ] {
-        if want("edit") {
+        // `BENCH_EDIT_CONFIGS=runners,staged`: only those edit rows.
+        let configs = std::env::var("BENCH_EDIT_CONFIGS").ok();
+        let config_wanted = configs
+            .as_deref()
+            .is_none_or(|c| c.split(',').any(|k| how.contains(k)));
+        if want("edit") && config_wanted {
             let rows_edit = bench_edit(env, data.path(), &venv, n_slow, how, tier, staged).await;
             for (name, target, v) in rows_edit {
                 push(name, target, v);

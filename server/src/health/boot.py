@@ -1201,6 +1201,246 @@ def _grader_main():
     from _pytest.junitxml import mangle_test_address
     from _pytest.outcomes import Skipped
 
+    def lib_origin(o):
+        if o in ("built-in", "frozen"):
+            return True
+        if type(o) is not str:
+            return False
+        r = os.path.realpath(o)
+        return trusted(r) and not r.startswith(ws_root)
+
+    # Before any run (a runner: before its fork; a staged run: before its
+    # key), the library's namespaces are walked once and what `lib_module`
+    # and `watch` made of each is remembered with the objects it was made
+    # from. Until pytest starts (only the bootstrap and the library's own
+    # imports run until then), a call whose namespace still holds exactly
+    # those objects (identity, at C level) reuses it; anything else is
+    # walked again. Dropped before pytest starts: nothing of a run is ever
+    # memoised, and no code under test can reach it.
+    lib_memo = {}
+    watch_memo = {}
+    memo_rec = [False]
+
+    from operator import is_ as same_obj
+    from itertools import repeat as _repeat_m
+
+    def same_ns(d, keys, vals, _len=len, _all=all, _map=map, _is=same_obj):
+        return _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
+            and _all(_map(_is, d.values(), vals))
+
+    def lib_module(n, m, _memo=lib_memo):
+        hit = _memo.get(n)
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        r = lib_module_(n, m)
+        if memo_rec[0]:
+            _memo[n] = (m, r)
+        return r
+
+    def lib_module_(n, m):
+        if n in ("sys", "__main__") or m is None:
+            return False
+        spec = getattr(m, "__spec__", None)
+        f = getattr(m, "__file__", None)
+        if f is None:
+            return n in sys.builtin_module_names or (
+                spec is not None and spec.origin in ("built-in", "frozen"))
+        return lib_origin(f)
+
+
+    # Names that honest runs (re)bind in these namespaces: measured over
+    # every task's suite. Plain names hold anywhere, dotted ones in that
+    # namespace only.
+    volatile = frozenset(("__builtins__", "__warningregistry__", "_", "__slotnames__",
+                          # _pytest.assertion.util, set per test; read only by
+                          # rewritten asserts, which --assert=plain turns off.
+                          "_reprcompare", "_assertion_pass", "_config"))
+    volatile_at = frozenset(VOLATILE_AT)
+    # Namespaces whose data is held too, and their containers: (name, the
+    # container, its keys or items, its values) (filled with the hot set).
+    tables_ns = set()
+    tables = []
+
+    import operator
+    from itertools import repeat as _repeat
+    from operator import is_
+
+    # The library's module namespaces and class dicts among the watched
+    # entries (entry name -> the class): a name added there shadows a
+    # builtin for the module's functions, or what the class inherits.
+    module_entries = set()
+    class_of_entry = {}
+
+    def entry(name, d, strict, _vol=volatile, _va=volatile_at, _tuple=tuple,
+              _me=module_entries):
+        # Holds the objects themselves: compared by identity (`is`), never
+        # by `==` (which could call code of the run) nor `id()` (audited,
+        # so slow under the hook). A library module's `__builtins__` is
+        # held: the functions it makes per call take their builtins from
+        # it (`string.Template.substitute`'s `convert`).
+        lib_mod = not strict and name in _me
+        return (name, d, _tuple(d), _tuple(d.values()),
+                {k: v for k, v in d.items()
+                 if (k not in _vol or (lib_mod and k == "__builtins__"))
+                 and (name + "." + k) not in _va}, strict)
+
+    def take(snap, name, d, strict, _entry=entry):
+        snap.append(_entry(name, d, strict))
+
+    from abc import ABCMeta
+
+    def dict_of(v, _ga=obj_getattr, _type=type, _dict=dict):
+        """An object's own attribute dict, or None."""
+        try:
+            d = _ga(v, "__dict__")
+        except AttributeError:
+            return None
+        return d if _type(d) is _dict else None
+
+    # Entry name of a library's module-level object -> its class: a name
+    # added to the object's own dict that its class defines as a method
+    # shadows that method (`json._default_decoder.decode`).
+    class_of_obj = {}
+
+    def fns_types(vals, _ft=FT, _sm=staticmethod, _cm=classmethod, _type=type,
+                  _issub=issubclass):
+        """The functions and the classes among a namespace's values."""
+        fns, tys = [], []
+        for v in vals:
+            if _type(v) is _sm or _type(v) is _cm:
+                v = v.__func__
+            if _type(v) is _ft:
+                fns.append(v)
+            elif _issub(_type(v), type):
+                tys.append(v)
+        return fns, tys
+
+    from itertools import chain as chain_it
+    from operator import methodcaller
+
+    values_of = methodcaller("values")
+
+    def watch_replay(snap, name, d, strict, fts, _memo=watch_memo, _me=module_entries,
+                     _ce=class_of_entry, _co=class_of_obj, _dict_of=dict_of, _all=all,
+                     _any=any, _map=map, _is=same_obj, _len=len, _list=list,
+                     _flat=chain_it.from_iterable, _vals=values_of, _has=set.__contains__,
+                     _rep=_repeat_m):
+        """What `watch` made of `d` before, if `d` and every namespace it
+        took still hold exactly the same objects (one identity sweep over
+        all of them); False otherwise."""
+        rec = _memo.get((name, strict))
+        if rec is None or rec[0] is not d:
+            return False
+        _d, entries, ds, lens, keys, vals, in_me, out_me, objs, obj_ds, ce, co, ft = rec
+        if not (_list(_map(_len, ds)) == lens
+                and _all(_map(_is, _flat(ds), keys))
+                and _all(_map(_is, _flat(_map(_vals, ds)), vals))
+                and _all(_map(_has, _rep(_me), in_me))
+                and not _any(_map(_has, _rep(_me), out_me))
+                and _all(_map(_is, _map(_dict_of, objs), obj_ds))):
+            return False
+        snap.extend(entries)
+        if fts is not None:
+            fts.extend(ft)
+        _ce.update(ce)
+        _co.update(co)
+        return True
+
+    def watch(snap, name, d, strict=False, fts=None, _type=type, _take=take, _td=tdict_of,
+              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj,
+              _me=module_entries, _ce=class_of_entry, _replay=watch_replay, _rec=memo_rec,
+              _memo=watch_memo, _ft=fns_types, _len=len):
+        """Adds namespace `d` and the classes defined in it to the watched
+        ones (class attribute writes raise no audit event: only a sweep
+        sees them). `strict` (the suite's own modules): any name rebound
+        is tampering; otherwise (the library) only names that held code,
+        a class or a module (behaviour; honest programs set library flags
+        and fill lazy caches). `fts`: gets the functions and classes of
+        each namespace taken."""
+        if not strict:
+            _me.add(name)
+        if _memo and _replay(snap, name, d, strict, fts):
+            return
+        start = _len(snap)
+        ce_new, co_new, objs = [], [], {}
+        watch_(snap, name, d, strict, ce_new, co_new, objs)
+        for k, v in ce_new:
+            _ce[k] = v
+        for k, v in co_new:
+            _co[k] = v
+        if fts is None and not _rec[0]:
+            return
+        new = snap[start:]
+        ft = [_ft(e[3]) for e in new]
+        if fts is not None:
+            fts.extend(ft)
+        if _rec[0]:
+            # Entries are never changed in place (a changed namespace gets
+            # a new entry), so the same tuples can be handed out again.
+            ds = [e[1] for e in new]
+            lib = [(e[0], not e[5] and e[0] in _me) for e in new]
+            _memo[(name, strict)] = (
+                d, new, ds, [_len(x) for x in ds],
+                tuple(k for e in new for k in e[2]), tuple(v for e in new for v in e[3]),
+                [n for n, m in lib if m], [n for n, m in lib if not m],
+                list(objs.values()), [_dict_of(o) for o in objs.values()],
+                ce_new, co_new, ft)
+
+    def watch_(snap, name, d, strict, _ce, _co, objs, _type=type, _take=take, _td=tdict_of,
+               _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of):
+        _take(snap, name, d, strict)
+        own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
+        for k, v in list(d.items()):
+            kind = _type(v)
+            mod = _td(v).get("__module__") if kind is type or kind is _abc else None
+            if _type(mod) is str and mod == name:
+                if not strict:
+                    _ce.append((name + "." + k, v))
+                _take(snap, name + "." + k, _td(v), strict)
+            elif own_state and _fl(kind) & _heap:
+                # A library's module-level object (`json._default_decoder`):
+                # its own attributes are what its methods run
+                # (`scan_once`), and writing them raises no audit event.
+                # pytest's own objects change during the run by design
+                # (they are left to the core checks).
+                od = _dict_of(v)
+                if od is not None:
+                    _take(snap, name + "." + k, od, False)
+                    _co.append((name + "." + k, kind))
+                    objs[name + "." + k] = v
+
+    # The memo (above), filled before the start signal when the key is not
+    # here yet (a runner, a staged run); a cold run has its key already
+    # and walks once, as before.
+    import select
+
+    ahead = runner or not select.select([0], [], [], 0)[0]
+    # pytest's configuration object, made as `pytest.main` makes it (its
+    # plugin manager, the default plugins registered, their options
+    # added), with the same arguments: before the start signal when there
+    # is time, like importing pytest. Only pytest's own code runs; the
+    # workspace is empty (a runner's between runs, a staged run's until
+    # its copy moves in), and none of it is read. `pytest.main` takes it
+    # through a one-shot `get_config` (below).
+    import _pytest.config as pconf
+
+    main_plugins = []
+    preconf = [None]
+    if ahead:
+        preconf[0] = pconf.get_config(sys.argv[1:], main_plugins)
+
+    if ahead:
+        memo_rec[0] = True
+        _warm = []
+        for _n, _m in sorted(sys.modules.items()):
+            if lib_module(_n, _m):
+                watch(_warm, _n, _m.__dict__)
+        module_entries.clear()
+        class_of_entry.clear()
+        class_of_obj.clear()
+        memo_rec[0] = False
+        del _warm, _n, _m
+
     # ---- the runner --------------------------------------------------------
     def sweep(me, _listdir=os.listdir, _kill=os.kill, _wait=os.waitpid, _int=int):
         """Kills and reaps every process of the sandbox but its init and
@@ -1440,14 +1680,6 @@ def _grader_main():
                 wanted.add(node.module)
                 wanted.update(node.module + "." + a.name for a in node.names if a.name != "*")
 
-    def lib_origin(o):
-        if o in ("built-in", "frozen"):
-            return True
-        if type(o) is not str:
-            return False
-        r = os.path.realpath(o)
-        return trusted(r) and not r.startswith(ws_root)
-
     for name in sorted(wanted):
         try:
             spec = iutil.find_spec(name.split(".")[0])
@@ -1456,117 +1688,18 @@ def _grader_main():
         except Exception:
             pass
 
-    def lib_module(n, m):
-        if n in ("sys", "__main__") or m is None:
-            return False
-        spec = getattr(m, "__spec__", None)
-        f = getattr(m, "__file__", None)
-        if f is None:
-            return n in sys.builtin_module_names or (
-                spec is not None and spec.origin in ("built-in", "frozen"))
-        return lib_origin(f)
 
     # Every module of the standard library, the venv (pytest and pluggy
     # included) and builtins loaded by now: `sys` aside, whose streams
     # pytest's capture swaps, and which holds no code the suite calls.
     watched = [(n, m) for n, m in sorted(sys.modules.items()) if lib_module(n, m)]
-
-    # Names that honest runs (re)bind in these namespaces: measured over
-    # every task's suite. Plain names hold anywhere, dotted ones in that
-    # namespace only.
-    volatile = frozenset(("__builtins__", "__warningregistry__", "_", "__slotnames__",
-                          # _pytest.assertion.util, set per test; read only by
-                          # rewritten asserts, which --assert=plain turns off.
-                          "_reprcompare", "_assertion_pass", "_config"))
-    volatile_at = frozenset(VOLATILE_AT)
-    # Namespaces whose data is held too, and their containers: (name, the
-    # container, its keys or items, its values) (filled with the hot set).
-    tables_ns = set()
-    tables = []
-
-    import operator
-    from itertools import repeat as _repeat
-    from operator import is_
-
-    # The library's module namespaces and class dicts among the watched
-    # entries (entry name -> the class): a name added there shadows a
-    # builtin for the module's functions, or what the class inherits.
-    module_entries = set()
-    class_of_entry = {}
-
-    def entry(name, d, strict, _vol=volatile, _va=volatile_at, _tuple=tuple,
-              _me=module_entries):
-        # Holds the objects themselves: compared by identity (`is`), never
-        # by `==` (which could call code of the run) nor `id()` (audited,
-        # so slow under the hook). A library module's `__builtins__` is
-        # held: the functions it makes per call take their builtins from
-        # it (`string.Template.substitute`'s `convert`).
-        lib_mod = not strict and name in _me
-        return (name, d, _tuple(d), _tuple(d.values()),
-                {k: v for k, v in d.items()
-                 if (k not in _vol or (lib_mod and k == "__builtins__"))
-                 and (name + "." + k) not in _va}, strict)
-
-    def take(snap, name, d, strict, _entry=entry):
-        snap.append(_entry(name, d, strict))
-
-    from abc import ABCMeta
-
-    def dict_of(v, _ga=obj_getattr, _type=type, _dict=dict):
-        """An object's own attribute dict, or None."""
-        try:
-            d = _ga(v, "__dict__")
-        except AttributeError:
-            return None
-        return d if _type(d) is _dict else None
-
-    # Entry name of a library's module-level object -> its class: a name
-    # added to the object's own dict that its class defines as a method
-    # shadows that method (`json._default_decoder.decode`).
-    class_of_obj = {}
-
-    def watch(snap, name, d, strict=False, _type=type, _take=take, _td=tdict_of,
-              _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _co=class_of_obj,
-              _me=module_entries, _ce=class_of_entry):
-        """Adds namespace `d` and the classes defined in it to the watched
-        ones (class attribute writes raise no audit event: only a sweep
-        sees them). `strict` (the suite's own modules): any name rebound
-        is tampering; otherwise (the library) only names that held code,
-        a class or a module (behaviour; honest programs set library flags
-        and fill lazy caches)."""
-        if not strict:
-            _me.add(name)
-        _take(snap, name, d, strict)
-        own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
-        for k, v in list(d.items()):
-            kind = _type(v)
-            mod = _td(v).get("__module__") if kind is type or kind is _abc else None
-            if _type(mod) is str and mod == name:
-                if not strict:
-                    _ce[name + "." + k] = v
-                _take(snap, name + "." + k, _td(v), strict)
-            elif own_state and _fl(kind) & _heap:
-                # A library's module-level object (`json._default_decoder`):
-                # its own attributes are what its methods run
-                # (`scan_once`), and writing them raises no audit event.
-                # pytest's own objects change during the run by design
-                # (they are left to the core checks).
-                od = _dict_of(v)
-                if od is not None:
-                    _take(snap, name + "." + k, od, False)
-                    _co[name + "." + k] = kind
-
     baseline = []
+    base_fts = []
     for n, m in watched:
-        watch(baseline, n, m.__dict__)
-    for e in baseline:
-        for v in e[3]:
-            if type(v) is staticmethod or type(v) is classmethod:
-                v = v.__func__
-            if type(v) is FT:
-                lib_fns.add(v)
-            elif issubclass(type(v), type):
-                lib_types.append(v)
+        watch(baseline, n, m.__dict__, fts=base_fts)
+    for fns, tys in base_fts:
+        lib_fns.update(fns)
+        lib_types.extend(tys)
 
     # The namespaces swept at every check of the suite (the full sweep runs
     # at phase boundaries): builtins, the modules the suite imports and
@@ -2361,15 +2494,33 @@ def _grader_main():
 
     for v in GraderVerdicts.__dict__.values():
         sig_ok.append(getattr(v, "__func__", v))
+    # Nothing of the memo outlives the start-up (see `lib_memo`).
+    watch_memo.clear()
+    lib_memo.clear()
     state[1] = True
     args = sys.argv[1:]
+    main_plugins.append(GraderVerdicts())
+    get_config0 = pconf.get_config
+    if preconf[0] is not None:
+        def get_config_once(args, plugins, _c=preconf, _orig=get_config0, _m=pconf,
+                            _tuple=tuple, _mp=main_plugins):
+            """The configuration made before the start signal, once, for
+            the same arguments and plugins; pytest's own otherwise."""
+            _m.get_config = _orig
+            c, _c[0] = _c[0], None
+            if plugins is _mp and c.invocation_params.args == _tuple(args):
+                return c
+            return _orig(args, plugins)
+
+        pconf.get_config = get_config_once
     try:
-        rc = pytest.main(args, plugins=[GraderVerdicts()])
+        rc = pytest.main(args, plugins=main_plugins)
     except SystemExit as e:
         rc = e.code if type(e.code) is int else 2
     except BaseException as e:
         sys.stderr.write("grader bootstrap: pytest.main raised %s\n" % type(e).__name__)
         rc = 3
+    pconf.get_config = get_config0
     rc = int(rc)
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -85,8 +85,16 @@ pub const TAMPER_TOKENS: &[&str] = &[
 /// can be subtracted: reason → occurrences.
 pub(super) fn tamper_counts(text: &[u8]) -> BTreeMap<&'static str, usize> {
     let mut m = BTreeMap::new();
-    for t in TAMPER_TOKENS {
-        let n = count_sub(text, t.as_bytes());
+    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::OnceLock::new();
+    let finders = FINDERS.get_or_init(|| {
+        TAMPER_TOKENS
+            .iter()
+            .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
+            .collect()
+    });
+    for (t, f) in TAMPER_TOKENS.iter().zip(finders) {
+        let n = count_found(text, f);
         if n > 0 {
             m.insert(*t, n);
         }
@@ -135,11 +143,28 @@ pub(super) fn tamper_counts(text: &[u8]) -> BTreeMap<&'static str, usize> {
     m
 }
 
+/// Occurrences of `needle` in `hay`, overlapping ones included (as many
+/// as windows of the needle's length equal to it: `__dict__dict__` holds
+/// `__dict__` twice).
+#[cfg(test)]
 pub(super) fn count_sub(hay: &[u8], needle: &[u8]) -> usize {
-    if needle.is_empty() || hay.len() < needle.len() {
+    if needle.is_empty() {
         return 0;
     }
-    hay.windows(needle.len()).filter(|w| *w == needle).count()
+    count_found(hay, &memchr::memmem::Finder::new(needle))
+}
+
+/// [`count_sub`] with the needle's finder built once.
+fn count_found(hay: &[u8], finder: &memchr::memmem::Finder<'_>) -> usize {
+    if finder.needle().is_empty() {
+        return 0;
+    }
+    let (mut n, mut at) = (0, 0);
+    while let Some(i) = finder.find(&hay[at..]) {
+        n += 1;
+        at += i + 1;
+    }
+    n
 }
 
 /// Largest Python file the lint reads; a larger one fails the lint (no
@@ -230,4 +255,48 @@ pub(super) fn lint_tree(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    /// The search counts what a window-by-window comparison counts,
+    /// overlapping occurrences included.
+    #[test]
+    fn count_sub_counts_every_window() {
+        let windows = |hay: &[u8], needle: &[u8]| {
+            if needle.is_empty() || hay.len() < needle.len() {
+                0
+            } else {
+                hay.windows(needle.len()).filter(|w| *w == needle).count()
+            }
+        };
+        let hays: [&[u8]; 6] = [
+            b"",
+            b"__dict__dict__dict__",
+            b"aaaaaa",
+            b"import gc; gc.collect(); gc.gc.",
+            b"sys.modules['x']; s.modules; from sys import modules as m",
+            "_\u{ff50}ytest pytest pytestpytest".as_bytes(),
+        ];
+        for hay in hays {
+            for needle in TAMPER_TOKENS.iter().map(|t| t.as_bytes()).chain([
+                &b"aa"[..],
+                b"a",
+                b"__dict__",
+                b"gc.",
+            ]) {
+                assert_eq!(
+                    count_sub(hay, needle),
+                    windows(hay, needle),
+                    "{needle:?} in {hay:?}"
+                );
+            }
+            assert_eq!(
+                tamper_counts(hay).values().sum::<usize>() > 0,
+                !hay.is_empty() && hay != b"aaaaaa"
+            );
+        }
+    }
 }

@@ -134,6 +134,17 @@
 //! Its wall limit counts from the key's delivery, so the grader adds back
 //! the start-up the bootstrap recorded (its first verdict line): a tree
 //! gets the same budget staged or cold.
+//!
+//! Before the key (a runner: before its fork), when there is time, the
+//! bootstrap also makes pytest's configuration object (plugin manager,
+//! default plugins, options) with the run's own arguments, and walks the
+//! library's namespaces once, remembering what its snapshot made of each
+//! with the objects it was made from. After the key it reuses a
+//! namespace's walk only if every object is still the same one (a C-level
+//! identity sweep) and walks the rest again; the memo is dropped before
+//! pytest starts. Only the bootstrap, pytest's own code and the library
+//! run before the key, over an empty workspace, so both are what the run
+//! itself would have made (issue 21).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

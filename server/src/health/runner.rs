@@ -36,8 +36,8 @@
 //! `NORUNNER`) and grades staged, as before.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::HealthGrader;
@@ -65,8 +65,12 @@ struct Runner {
 /// The runners of one grader.
 #[derive(Debug)]
 pub(super) struct Runners {
-    idle: Mutex<Vec<Runner>>,
-    slots: tokio::sync::Semaphore,
+    idle: Arc<Mutex<Vec<Runner>>>,
+    /// Runners whose directories are being emptied after a run, off the
+    /// reply's path: each goes back to `idle` only once they are empty.
+    returning: Arc<AtomicUsize>,
+    /// A runner holds its slot until it is idle again.
+    slots: Arc<tokio::sync::Semaphore>,
     /// No runner can work here (no bwrap, no Landlock scoping): set once,
     /// for good.
     off: AtomicBool,
@@ -75,8 +79,9 @@ pub(super) struct Runners {
 impl Default for Runners {
     fn default() -> Self {
         Runners {
-            idle: Mutex::default(),
-            slots: tokio::sync::Semaphore::new(RUNNERS_PER_GRADER),
+            idle: Arc::default(),
+            returning: Arc::default(),
+            slots: Arc::new(tokio::sync::Semaphore::new(RUNNERS_PER_GRADER)),
             off: AtomicBool::new(false),
         }
     }
@@ -100,6 +105,23 @@ impl Runners {
     fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Runner>> {
         self.idle.lock().expect("runner pool poisoned")
     }
+
+    /// An idle runner that is still alive; waits (briefly) for one being
+    /// emptied rather than starting another.
+    async fn take_idle(&self) -> Option<Runner> {
+        for _ in 0..100 {
+            // Read first: a runner is pushed before it stops counting.
+            let returning = self.returning.load(Ordering::Acquire);
+            // An idle runner that died meanwhile is dropped here.
+            let taken = std::iter::from_fn(|| self.idle().pop())
+                .find_map(|mut r| r.service.is_alive().then_some(r));
+            if taken.is_some() || returning == 0 {
+                return taken;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        None
+    }
 }
 
 impl HealthGrader {
@@ -109,13 +131,10 @@ impl HealthGrader {
             runners.off.store(true, Ordering::Relaxed);
             return Outcome::NotStarted(prepared);
         }
-        let Ok(_slot) = runners.slots.acquire().await else {
+        let Ok(slot) = runners.slots.clone().acquire_owned().await else {
             return Outcome::NotStarted(prepared);
         };
-        // An idle runner that died meanwhile is dropped here.
-        let taken = std::iter::from_fn(|| runners.idle().pop())
-            .find_map(|mut r| r.service.is_alive().then_some(r));
-        let mut runner = match taken {
+        let mut runner = match runners.take_idle().await {
             Some(r) => r,
             None => match self.start_runner().await {
                 Some(r) => r,
@@ -189,18 +208,21 @@ impl HealthGrader {
             },
             key,
         );
-        // Empty the directories for the next run, off the reply's path;
-        // a runner whose directories cannot be emptied is dropped.
+        // Empty the directories for the next run, off the reply's path:
+        // the runner (and its slot) is idle again only once they are
+        // empty; a runner whose directories cannot be emptied is dropped.
         let alive = runner.service.is_alive();
-        let back = tokio::task::spawn_blocking(move || {
-            (alive && runner.scratch.empty_for_next().is_ok()).then_some(runner)
-        })
-        .await
-        .ok()
-        .flatten();
-        if let Some(r) = back {
-            runners.idle().push(r);
-        }
+        let (idle, returning) = (runners.idle.clone(), runners.returning.clone());
+        returning.fetch_add(1, Ordering::AcqRel);
+        tokio::task::spawn_blocking(move || {
+            if alive && runner.scratch.empty_for_next().is_ok() {
+                idle.lock().expect("runner pool poisoned").push(runner);
+            } else {
+                drop(runner);
+            }
+            returning.fetch_sub(1, Ordering::AcqRel);
+            drop(slot);
+        });
         Outcome::Ran(run, canary)
     }
 
@@ -237,6 +259,10 @@ impl HealthGrader {
     /// The uids of this grader's idle runners (tests: to kill only these).
     pub(super) fn idle_runner_uids(&self) -> Vec<u32> {
         self.runners.as_ref().map_or_else(Vec::new, |r| {
+            // Runners still being emptied are idle in a moment.
+            while r.returning.load(Ordering::Acquire) > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             r.idle()
                 .iter()
                 .filter_map(|x| x.service.ids().map(|i| i.0))
