@@ -1990,23 +1990,17 @@ def _grader_main():
 
     def watch_loaded(m, _b=baseline, _w=watch, _names=mod_names, _objs=mod_objs,
                      _alias=note_aliases,
-                     _lib=lib_loaded, _fns=lib_fns, _types=lib_types, _len=len, _type=type,
-                     _ft=FT, _sm=staticmethod, _cm=classmethod, _issub=issubclass,
+                     _lib=lib_loaded, _fns=lib_fns, _types=lib_types, _type=type,
                      _str=str):
         n = m.__dict__.get("__name__")
         if _type(n) is not _str:
             return
         _lib.append(m)
-        start = _len(_b)
-        _w(_b, n, m.__dict__)
-        for e in _b[start:]:
-            for v in e[3]:
-                if _type(v) is _sm or _type(v) is _cm:
-                    v = v.__func__
-                if _type(v) is _ft:
-                    _fns.add(v)
-                elif _issub(_type(v), type):
-                    _types.append(v)
+        fts = []
+        _w(_b, n, m.__dict__, fts=fts)
+        for fns, tys in fts:
+            _fns.update(fns)
+            _types.extend(tys)
         _names.append(n)
         _objs.append(m)
         _alias(n, m.__dict__)
