@@ -237,6 +237,16 @@ fn host_procs(token: &str) -> Vec<String> {
     found
 }
 
+/// SIGKILLs each process [`host_procs`] listed ("PID: cmdline"): a
+/// test's cleanup of what it found, before it asserts there was none.
+fn kill_listed(found: &[String]) {
+    for s in found {
+        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
+            sys::kill(pid);
+        }
+    }
+}
+
 #[tokio::test]
 async fn probe_reports_version() {
     let Some(sb) = sandbox(Start::Cold) else {
@@ -1186,11 +1196,7 @@ fn supervisor_outlives_its_status_reader() {
         std::thread::sleep(Duration::from_millis(10));
     };
     let strays = host_procs(&format!("sleep {token}"));
-    for s in &strays {
-        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
-            sys::kill(pid);
-        }
-    }
+    kill_listed(&strays);
     assert_eq!(alive, None, "the supervisor died before its tree");
     // The command (and what it left) is the OOM killer's first choice,
     // its supervisor keeps the server's rank (see `ChildSetup::apply`).
@@ -1205,6 +1211,32 @@ fn supervisor_outlives_its_status_reader() {
     );
     assert!(strays.is_empty(), "left to the host's init: {strays:?}");
     assert_eq!(st.code(), Some(0), "the main process's code: {st:?}");
+}
+
+/// The landlock-tier supervisor of a running command whose main process
+/// is a `sleep {token}` (the parent of the one such process whose
+/// grandparent is this test process), once at least `procs` processes
+/// mention `sleep {token}`. It runs as root, so a test can kill it.
+async fn supervisor_of(token: &str, procs: usize) -> i32 {
+    let needle = format!("sleep {token}");
+    let me = Some(std::process::id() as i32);
+    let t = Instant::now();
+    loop {
+        let found = host_procs(&needle);
+        let main = found
+            .iter()
+            .filter_map(|s| s.split(':').next()?.parse::<i32>().ok())
+            .filter_map(tree::parent_of)
+            .find(|&ppid| tree::parent_of(ppid) == me);
+        if let (Some(sup), true) = (main, found.len() >= procs) {
+            return sup;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no main process: {found:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Whatever kills the landlock tier's supervisor, its orphans (reparented
@@ -1228,46 +1260,15 @@ async fn a_killed_supervisors_orphans_are_killed_by_uid() {
     let run = tokio::spawn(async move { sb.run(req).await.unwrap() });
     // The supervisor is the parent of the main process (the `exec`ed
     // sleep); it runs as root, so the kill comes from here.
-    let t = Instant::now();
-    let supervisor = loop {
-        let main = host_procs(&format!("sleep {token}"))
-            .into_iter()
-            .filter_map(|s| s.split(':').next()?.parse::<i32>().ok())
-            .filter_map(|pid| Some((pid, parent_of(pid)?)))
-            .find(|&(_, ppid)| parent_of(ppid) == Some(std::process::id() as i32));
-        if let (Some((_, sup)), true) = (main, host_procs(&format!("sleep {token}")).len() >= 3) {
-            break sup;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "the command never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    sys::kill(supervisor);
+    sys::kill(supervisor_of(&token, 3).await);
     let o = tokio::time::timeout(Duration::from_secs(20), run)
         .await
         .expect("the command returns once its supervisor is killed")
         .unwrap();
     assert!(!o.timed_out, "{o:?}");
     let left = host_procs(&format!("sleep {token}"));
-    for s in &left {
-        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
-            sys::kill(pid);
-        }
-    }
+    kill_listed(&left);
     assert!(left.is_empty(), "survivors: {left:?}");
-}
-
-/// The parent pid in `/proc/PID/stat`.
-fn parent_of(pid: i32) -> Option<i32> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 // ---- Review rev32 (independent security review of 6d9ac98): attacks on
@@ -1360,17 +1361,10 @@ fn live_by_comm(comm: &str) -> Vec<String> {
         if c.trim_end() != comm {
             continue;
         }
-        let Ok(tasks) = std::fs::read_dir(e.path().join("task")) else {
+        let Ok(pid) = name.parse() else {
             continue;
         };
-        let live = tasks.flatten().any(|t| {
-            std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
-                s.rsplit_once(')')
-                    .and_then(|(_, r)| r.split_whitespace().next())
-                    .is_some_and(|st| st != "Z" && st != "X")
-            })
-        });
-        if live {
+        if uids::has_live_thread(pid) {
             let st = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
             let state = st
                 .rsplit_once(')')
@@ -1422,6 +1416,15 @@ async fn program_run(
     (o, alive)
 }
 
+/// What [`hopper_run`] found alive after the command returned: nothing.
+fn assert_none_alive(o: &ExecOutput, alive: &[String]) {
+    assert!(
+        alive.is_empty(),
+        "alive after return ({:?}): {alive:?}",
+        o.duration
+    );
+}
+
 /// Attack tried by review rev32 (it did not succeed): pid-hopping
 /// lineages against the reap. `procs::kill_descendants` lists the tree,
 /// then kills what it listed; a hopper whose listed pid has already made
@@ -1439,11 +1442,7 @@ async fn rev32_hopping_lineages_die_with_their_command() {
     }
     let (o, alive) = hopper_run("hopz_rev32", "z", 20_000, "exit 0").await;
     assert_eq!(o.exit_code, Some(0), "{o:?}");
-    assert!(
-        alive.is_empty(),
-        "alive after return ({:?}): {alive:?}",
-        o.duration
-    );
+    assert_none_alive(&o, &alive);
 }
 
 /// The same hopper without hiding: the reap's kill rounds alone.
@@ -1454,11 +1453,7 @@ async fn rev32_plain_hopping_lineages_die_with_their_command() {
     }
     let (o, alive) = hopper_run("hopp_rev32", "p", 20_000, "exit 0").await;
     assert_eq!(o.exit_code, Some(0), "{o:?}");
-    assert!(
-        alive.is_empty(),
-        "alive after return ({:?}): {alive:?}",
-        o.duration
-    );
+    assert_none_alive(&o, &alive);
 }
 
 /// The hopper, on a command that times out (wall 4 s).
@@ -1469,11 +1464,7 @@ async fn rev32_hopping_lineages_die_with_a_timed_out_command() {
     }
     let (o, alive) = hopper_run("hopt_rev32", "z", 4_000, "sleep 30").await;
     assert!(o.timed_out, "{o:?}");
-    assert!(
-        alive.is_empty(),
-        "alive after return ({:?}): {alive:?}",
-        o.duration
-    );
+    assert_none_alive(&o, &alive);
 }
 
 /// A process whose main thread has exited while a second thread runs on
@@ -1556,20 +1547,7 @@ async fn killed_supervisor_escape(comm: &str, src: &str, mode: &str) -> Vec<Stri
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    let t = Instant::now();
-    let supervisor = loop {
-        let main = host_procs(&format!("sleep {token}"))
-            .into_iter()
-            .filter_map(|s| s.split(':').next()?.parse::<i32>().ok())
-            .filter_map(|pid| Some((pid, parent_of(pid)?)))
-            .find(|&(_, ppid)| parent_of(ppid) == Some(std::process::id() as i32));
-        if let Some((_, sup)) = main {
-            break sup;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "no main process");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    sys::kill(supervisor);
+    sys::kill(supervisor_of(&token, 1).await);
     let o = tokio::time::timeout(Duration::from_secs(20), run)
         .await
         .expect("the command returns once its supervisor is killed")
@@ -1661,11 +1639,7 @@ async fn rev32_timed_out_fork_storm_leaves_nothing() {
     let o = sb.run(req).await.unwrap();
     eprintln!("{o:?}");
     let left = host_procs(&format!("sleep {token}"));
-    for s in &left {
-        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
-            sys::kill(pid);
-        }
-    }
+    kill_listed(&left);
     assert!(o.timed_out || o.bound.is_some(), "{o:?}");
     assert!(
         left.is_empty(),
@@ -1728,11 +1702,7 @@ async fn rev32_cancelled_landlock_command_leaves_nothing() {
         eprintln!("left: {s}");
     }
     let strays = host_procs(&format!("sleep {token}"));
-    for s in &strays {
-        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
-            sys::kill(pid);
-        }
-    }
+    kill_listed(&strays);
     assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
 }
 
@@ -1765,11 +1735,7 @@ fn finding_rev32_runtime_shutdown_strands_a_landlock_commands_setsid_child() {
     drop(rt);
     std::thread::sleep(Duration::from_millis(500));
     let left = host_procs(&format!("sleep {token}"));
-    for s in &left {
-        if let Some(pid) = s.split(':').next().and_then(|p| p.parse().ok()) {
-            sys::kill(pid);
-        }
-    }
+    kill_listed(&left);
     assert!(left.is_empty(), "{} left behind: {left:?}", left.len());
 }
 

@@ -318,7 +318,7 @@ fn stat_of(pid: i32) -> Option<(char, i32)> {
     Some((state, ppid))
 }
 
-fn parent_of(pid: i32) -> Option<i32> {
+pub(super) fn parent_of(pid: i32) -> Option<i32> {
     stat_of(pid).map(|(_, ppid)| ppid)
 }
 

@@ -180,7 +180,7 @@ fn is_dead_state(state: &str) -> bool {
 }
 
 /// True when some thread of `pid` is neither zombie nor dead.
-fn has_live_thread(pid: i32) -> bool {
+pub(super) fn has_live_thread(pid: i32) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return false;
     };
