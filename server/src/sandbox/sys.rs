@@ -384,6 +384,52 @@ pub(super) fn kill(pid: i32) {
     }
 }
 
+/// SIGKILLs every process whose real or saved uid is `uid`, in one
+/// kernel walk: a forked child takes the uid (all three ids; it keeps no
+/// capability) and calls `kill(-1, SIGKILL)`, which signals every process
+/// it may signal but itself. The walk holds the task list lock, so a
+/// process that forks cannot put a child beyond it, which a scan of
+/// `/proc` followed by kills cannot promise: a lineage that forks and
+/// exits in a loop stays one step ahead of such a scan (review rev32,
+/// seen in CI under load). Refuses uid 0: as root, `kill(-1)` would
+/// signal the host.
+pub(super) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
+    if uid == 0 {
+        return Err(io::Error::from_raw_os_error(libc::EPERM));
+    }
+    // SAFETY: after fork the child only makes raw syscalls on integers
+    // and exits; the parent waits on that one pid with a stack word.
+    unsafe {
+        match libc::fork() {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                if libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0 {
+                    libc::_exit(1);
+                }
+                // Twice: a process that was mid-fork when the first walk
+                // ran has its child in the list by the second.
+                libc::kill(-1, libc::SIGKILL);
+                libc::kill(-1, libc::SIGKILL);
+                libc::_exit(0)
+            }
+            pid => {
+                let mut st = 0;
+                while libc::waitpid(pid, &mut st, 0) < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+                if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::other(format!("uid killer ended with {st}")))
+                }
+            }
+        }
+    }
+}
+
 /// Sends SIGKILL to a process group.
 pub(super) fn killpg(pgid: i32) {
     if pgid > 1 {

@@ -111,14 +111,28 @@ pub fn sweep_orphans() -> usize {
     killed
 }
 
-/// SIGKILLs every live process whose real uid is `uid`, in rounds (in
-/// case one forks while its siblings die; its RLIMIT_NPROC bounds how
-/// many there can be); returns how many it signalled. For a uid whose
-/// lease the caller holds: no command of another lease runs as it.
-/// Zombies are skipped: they run nothing, and a parent that never reaps
-/// (a container's init may not) would keep them forever.
+/// SIGKILLs every live process whose real uid is `uid` (a pool uid);
+/// returns how many it signalled (one dying as it is counted may count
+/// twice). For a uid whose lease the caller
+/// holds: no command of another lease runs as it. First all of them at
+/// once ([`sys::kill_all_of_uid`]: a scan and kill in rounds loses to a
+/// lineage that forks and exits faster than a round), then rounds over
+/// `/proc` for whatever that missed (only if it could not run), each pid
+/// pinned by a pidfd. Zombies are skipped: they run nothing, and a parent
+/// that never reaps (a container's init may not) would keep them forever.
 pub(super) fn kill_uid(uid: u32) -> usize {
-    let mut killed = 0;
+    if !uid_pool().contains(&uid) {
+        return 0;
+    }
+    let mut killed = pool_processes()
+        .into_iter()
+        .filter(|&(_, u)| u == uid)
+        .count();
+    // Whatever the scan saw: it can miss every member of a lineage that
+    // hops faster than `/proc` is read.
+    if let Err(e) = sys::kill_all_of_uid(uid) {
+        tracing::warn!(uid, error = %e, "could not kill a pool uid's processes at once; killing them one by one");
+    }
     for _ in 0..100 {
         let pids: Vec<i32> = pool_processes()
             .into_iter()
