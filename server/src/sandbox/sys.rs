@@ -392,9 +392,10 @@ pub(super) fn kill(pid: i32) {
 /// `/proc` followed by kills cannot promise: a lineage that forks and
 /// exits in a loop stays one step ahead of such a scan (review rev32,
 /// seen in CI under load). Refuses uid 0: as root, `kill(-1)` would
-/// signal the host.
+/// signal the host, and the server's own uid: it would signal the server.
 pub(super) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
-    if uid == 0 {
+    // SAFETY: geteuid takes nothing.
+    if uid == 0 || uid == unsafe { libc::geteuid() } {
         return Err(io::Error::from_raw_os_error(libc::EPERM));
     }
     // SAFETY: after fork the child only makes raw syscalls on integers
