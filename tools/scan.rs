@@ -78,6 +78,10 @@ pub struct Args {
     /// With --history: also every other blob in the object database.
     #[arg(long)]
     pub all_objects: bool,
+    /// Also report random tokens nothing names a secret (hashes, ids and
+    /// signatures among them: higher recall, much lower precision).
+    #[arg(long)]
+    pub bare_random_tokens: bool,
     /// Report format [default: json; sarif for a --report-path ending .sarif].
     #[arg(long, short = 'f', visible_alias = "report-format", value_enum)]
     pub format: Option<Format>,
@@ -216,6 +220,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = ScanConfig {
         honor_inline_ignore: args.honor_inline_ignore,
         allowlist: config.allowlist,
+        bare_random_tokens: args.bare_random_tokens,
         ..ScanConfig::default()
     };
     let mut findings = scan(&args, cfg)?;

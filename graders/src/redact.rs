@@ -68,7 +68,7 @@ impl Redactor {
     pub fn by_shape() -> Redactor {
         Redactor {
             values: Vec::new(),
-            scanner: Some(Scanner::new(ScanConfig::default())),
+            scanner: Some(Scanner::new(ScanConfig::redaction())),
         }
     }
 
@@ -167,7 +167,7 @@ impl Redactor {
     pub fn redact_findings(&self, text: &str) -> String {
         match &self.scanner {
             Some(s) => redact_with(s, text),
-            None => redact_with(&Scanner::new(ScanConfig::default()), text),
+            None => redact_with(&Scanner::new(ScanConfig::redaction()), text),
         }
     }
 }
@@ -217,7 +217,7 @@ fn tag(ty: &str) -> String {
 /// Findings are scanned with no allowlist and no inline-ignore honouring:
 /// an egress filter must not be turned off by a comment in the text.
 pub fn redact_findings(text: &str) -> String {
-    redact_with(&Scanner::new(ScanConfig::default()), text)
+    redact_with(&Scanner::new(ScanConfig::redaction()), text)
 }
 
 fn redact_with(s: &Scanner, text: &str) -> String {
@@ -267,7 +267,7 @@ mod tests {
             "AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key_id]\nDB_PASSWORD=[REDACTED:generic_secret] # gitleaks:allow\nplain text line\n"
         );
         let both = Redactor::from_typed([("plainvalue", "service_token")])
-            .with_shape(Some(Scanner::new(ScanConfig::default())));
+            .with_shape(Some(Scanner::new(ScanConfig::redaction())));
         assert_eq!(
             both.redact("v plainvalue AKIAZ7Q2LMN4PRS6TUV3"),
             "v [REDACTED:service_token] [REDACTED:aws_access_key_id]"

@@ -57,13 +57,21 @@ use std::path::{Path, PathBuf};
 /// `sk_test_` docs key, reported by the leak-grade `service-token` rule)
 /// and the AES S-box as a hex string. The r4 floor rose with that round's
 /// history-point keys (`before`/`after`).
+/// 2026-12-05, a scan reports a random token only when something names it
+/// a secret or it is whole in an issuer's format (`scanner::context`):
+/// precision gitleaks 0.987 → 0.993, detect-secrets 0.621 → 0.889, r4
+/// 0.742 → 0.885, r5 0.917 → 0.957; recall gitleaks 0.991 → 0.989 and
+/// detect-secrets 0.837 → 0.816 (bare tokens whose issuer is named only by
+/// a vendor word, `cloudflare: "…"`, and one Discord token outside its
+/// format). The recall floors came down by that much: the trade is made
+/// on purpose, for precision on code nobody has written a skip for.
 const FLOORS: &[(&str, f64, f64)] = &[
-    ("gitleaks", 0.985, 0.99),
-    ("detect-secrets", 0.62, 0.83),
+    ("gitleaks", 0.99, 0.985),
+    ("detect-secrets", 0.88, 0.81),
     ("generator-2", 0.999, 0.99),
     ("generator-3", 0.999, 0.99),
-    ("generator-3-r4", 0.74, 0.99),
-    ("generator-3-r5", 0.91, 0.99),
+    ("generator-3-r4", 0.88, 0.99),
+    ("generator-3-r5", 0.95, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

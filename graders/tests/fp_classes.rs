@@ -7,8 +7,11 @@
 
 use graders::scanner::{Finding, ScanConfig, Scanner};
 
+/// Under the redactor's configuration, which reports random tokens whether
+/// or not anything names them a secret: the classes are judged on the
+/// random-token rule itself. A scan reports a subset of these findings.
 fn scan(path: &str, text: &str) -> Vec<Finding> {
-    Scanner::new(ScanConfig::default()).scan_bytes(path, text.as_bytes())
+    Scanner::new(ScanConfig::redaction()).scan_bytes(path, text.as_bytes())
 }
 
 /// Every `(path, text)` yields no finding at all.

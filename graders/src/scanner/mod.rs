@@ -9,7 +9,8 @@
 //! 2. base64/hex runs decoded and rescanned (findings point at the encoding,
 //!    `encoded: true`);
 //! 3. credential-named assignments (`KEY=value`, not when the value is code);
-//! 4. the random-token rule with an entropy floor per alphabet.
+//! 4. the random-token rule with an entropy floor per alphabet, reported by
+//!    a scan only where something names the token a secret ([`context`]).
 //!
 //! Masked values, placeholders and documented example keys are never
 //! findings. Every pass is a linear scan or a regex (linear time in the
@@ -19,6 +20,7 @@
 
 mod allowlist;
 mod assign;
+mod context;
 mod decode;
 mod history;
 mod inert;
@@ -108,6 +110,24 @@ pub struct ScanConfig {
     /// in the object database (`Odb::foreach`): unreachable, dangling,
     /// expired-reflog objects still sit on disk until gc.
     pub history_all_objects: bool,
+    /// Report random tokens that nothing around them names a secret
+    /// ([`context`]). Off for scans: unnamed random text is mostly hashes,
+    /// ids and signatures, and precision on code the scanner has not seen
+    /// fell on them round after round (issue 18). On for redaction
+    /// ([`ScanConfig::redaction`]), whose accepted failure is hiding too
+    /// much.
+    pub bare_random_tokens: bool,
+}
+
+impl ScanConfig {
+    /// The redactor's configuration: the defaults, with every random
+    /// token reported, named or not.
+    pub fn redaction() -> ScanConfig {
+        ScanConfig {
+            bare_random_tokens: true,
+            ..ScanConfig::default()
+        }
+    }
 }
 
 impl Default for ScanConfig {
@@ -122,6 +142,7 @@ impl Default for ScanConfig {
             skip_dirs: vec![".git".to_string()],
             max_files: 200_000,
             history_all_objects: false,
+            bare_random_tokens: false,
         }
     }
 }
@@ -499,7 +520,9 @@ impl Scanner {
         random::find(text, &lower, path, &public, &mut spans);
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             let v = &text[s..e];
-            if mask::is_masked_or_placeholder(v) {
+            if mask::is_masked_or_placeholder(v)
+                || !(self.cfg.bare_random_tokens || context::named(text, &lower, s, e, path))
+            {
                 continue;
             }
             c.push(Cand {

@@ -302,7 +302,7 @@ pub(crate) mod testutil {
     /// Asserts every true positive yields a finding of `ty` with exactly the
     /// expected value, and every false positive yields no finding at all.
     pub fn check(ty: &str, tps: &[(&str, &str)], fps: &[(&str, &str)]) {
-        let s = Scanner::new(ScanConfig::default());
+        let s = Scanner::new(ScanConfig::redaction());
         for (input, want) in tps {
             let f = s.scan_bytes("config/app.env", input.as_bytes());
             assert!(
