@@ -2162,7 +2162,7 @@ fn rev34_kill_uid_spares_every_other_uid() {
         c.spawn().unwrap()
     };
     let mut target = spawn(Some(a.uid));
-    let mut others = vec![spawn(None), spawn(Some(b.uid)), spawn(Some(65534))];
+    let mut others = [spawn(None), spawn(Some(b.uid)), spawn(Some(65534))];
     std::thread::sleep(Duration::from_millis(100));
     for _ in 0..20 {
         uids::kill_uid(a.uid);
