@@ -1755,3 +1755,430 @@ async fn rev32_zombie_leader_dies_with_its_command() {
     assert!(o.timed_out, "{o:?}");
     assert!(alive.is_empty(), "alive after return: {alive:?}");
 }
+
+// ---- Review rev34 (independent security review of 1443045 and cb627a0):
+// `sys::kill_all_of_uid` (a forked child takes the pool uid and calls
+// `kill(-1, SIGKILL)` twice) as used by `uids::kill_uid`. Tests marked
+// FINDING fail on main as of cb627a0.
+
+/// Attacks on the uid killer, run as `comm SECS STOP MODE` (ends after
+/// SECS seconds or once the file STOP exists):
+/// - `s`: one process whose four threads send SIGSTOP to every other
+///   process of its uid, in a loop (`kill(-1, SIGSTOP)`, which spares
+///   the caller's own threads): the uid killer is such a
+///   process from its `setresuid` on, and a stopped child is never
+///   reported to a `waitpid` without `WUNTRACED`.
+/// - `k`: once orphaned (its parent is pid 1) or at once with `K`, a
+///   lineage that SIGKILLs every other process of its uid
+///   (`kill(-1, SIGKILL)`, which reaches the uid killer between its
+///   `setresuid` and its own walk) and changes pid each generation (fork,
+///   the parent exits), so the `/proc` rounds that follow a failed killer
+///   chase it.
+/// - `m`: processes in states a kill could skip: a stopped one (SIGSTOP),
+///   a `vfork` parent waiting on its child, a zombie leader with a live
+///   thread, one that blocks and ignores every signal in its own session,
+///   and one that tries to change its uid (`setresuid` to root and to the
+///   next pool uid; argv[2] + ".uid" is written if any succeeds).
+const UID_KILLER_ATTACK_C: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+static time_t end_t; static const char *stop;
+static int done(void){ return time(0) > end_t || access(stop, F_OK)==0; }
+static void nap(void){ struct timespec ts={0,2000000}; nanosleep(&ts,0); }
+static void *spin(void *a){ (void)a; while(!done()) nap(); _exit(0); }
+static void *stopper(void *a){
+  (void)a;
+  for (unsigned long n = 0;; n++) { kill(-1, SIGSTOP); if ((n & 1023) == 0 && done()) _exit(0); }
+}
+int main(int argc, char **argv) {
+  if (argc < 4) return 2;
+  end_t = time(0) + atoi(argv[1]); stop = argv[2]; char mode = argv[3][0];
+  if (mode == 's') {
+    pthread_t t; for (int i = 0; i < 3; i++) pthread_create(&t, 0, stopper, 0);
+    stopper(0);
+  }
+  if (mode == 'k' || mode == 'K') {
+    while (mode == 'k' && getppid() != 1) { if (done()) _exit(0); nap(); }
+    for (unsigned long n = 0;; n++) {
+      kill(-1, SIGKILL);
+      if ((n & 63) == 0 && done()) _exit(0);
+      if ((n & 7) == 0) { pid_t p = fork(); if (p > 0) _exit(0); }
+    }
+  }
+  if (mode == 'm') {
+    if (fork() == 0) { for (;;) { raise(SIGSTOP); if (done()) _exit(0); } }
+    if (fork() == 0) {
+      pid_t p = vfork();
+      if (p == 0) { while (!done()) nap(); _exit(0); }
+      while (!done()) nap(); _exit(0);
+    }
+    if (fork() == 0) { pthread_t t; pthread_create(&t, 0, spin, 0); pthread_exit(0); }
+    if (fork() == 0) {
+      setsid(); sigset_t all; sigfillset(&all); sigprocmask(SIG_BLOCK, &all, 0);
+      for (int s = 1; s < 65; s++) signal(s, SIG_IGN);
+      while (!done()) nap(); _exit(0);
+    }
+    if (fork() == 0) {
+      uid_t u = getuid();
+      int changed = syscall(SYS_setresuid, 0, 0, 0) == 0 || syscall(SYS_setresuid, u + 1, u + 1, u + 1) == 0
+        || syscall(SYS_setresuid, -1, u + 1, -1) == 0 || syscall(SYS_setresuid, -1, -1, u + 1) == 0
+        || syscall(SYS_setreuid, u + 1, -1) == 0;
+      if (changed) { char p[4096]; snprintf(p, sizeof p, "%s.uid", stop); int fd = open(p, O_WRONLY|O_CREAT, 0666); if (fd >= 0) close(fd); }
+      while (!done()) nap(); _exit(0);
+    }
+    while (!done()) nap();
+    return 0;
+  }
+  return 2;
+}
+"#;
+
+/// Builds `src` as `name` in a fresh directory any uid can read and run.
+fn build_c(src: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let src_path = dir.path().join("a.c");
+    let bin = dir.path().join(name);
+    std::fs::write(&src_path, src).unwrap();
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src_path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    (dir, bin)
+}
+
+/// SIGKILLs every process of `uid` (a test's cleanup), in rounds.
+fn kill_all_as_root(uid: u32) {
+    for _ in 0..50 {
+        let pids: Vec<i32> = uids::pool_processes()
+            .into_iter()
+            .filter(|&(_, u)| u == uid)
+            .map(|(p, _)| p)
+            .collect();
+        if pids.is_empty() {
+            return;
+        }
+        for p in pids {
+            sys::kill(p);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How often [`uids::kill_uid`] did not return within 3 s, and how often
+/// the attacker was alive then, over `runs` runs of `comm` (built from
+/// [`UID_KILLER_ATTACK_C`]) started directly as a leased pool uid with
+/// `mode`, without Landlock: what a command's process can do on a kernel
+/// whose Landlock has no signal scoping (ABI < 6, Linux < 6.12), where a
+/// landlocked process may signal any process of its uid. `kill_uid` is
+/// called as `sweep_orphans` and a killed supervisor's reap call it.
+fn direct_attack_on_kill_uid(comm: &str, mode: &str, runs: usize) -> (usize, usize) {
+    use std::os::unix::process::CommandExt;
+    let (dir, bin) = build_c(UID_KILLER_ATTACK_C, comm);
+    let (mut hung, mut survived) = (0, 0);
+    for i in 0..runs {
+        let lease = uids::lease_uid(None).expect("a pool uid");
+        let uid = lease.uid;
+        let stop = dir.path().join(format!("stop{i}"));
+        let mut child = std::process::Command::new(&bin)
+            .arg("40")
+            .arg(&stop)
+            .arg(mode)
+            .uid(uid)
+            .gid(65534)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let h = std::thread::spawn(move || uids::kill_uid(uid));
+        let t = Instant::now();
+        while !h.is_finished() && t.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let finished = h.is_finished();
+        std::thread::sleep(Duration::from_millis(200));
+        let alive = live_by_comm(comm);
+        let stopped: Vec<String> = uids::pool_processes()
+            .into_iter()
+            .filter(|&(_, u)| u == uid)
+            .map(|(p, _)| {
+                let st = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                st.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        eprintln!(
+            "{comm} run {i}: kill_uid returned: {finished}; attacker alive: {alive:?}; uid {uid}'s processes: {stopped:?}"
+        );
+        hung += usize::from(!finished);
+        survived += usize::from(!alive.is_empty());
+        std::fs::write(&stop, b"").unwrap();
+        kill_all_as_root(uid);
+        let _ = h.join();
+        let _ = child.wait();
+        assert!(live_by_comm(comm).is_empty(), "cleanup failed");
+        drop(lease);
+    }
+    (hung, survived)
+}
+
+/// FINDING (rev34): a process of the pool uid that SIGSTOPs every other
+/// process of its uid in a loop stops the uid killer (`kill_all_of_uid`'s
+/// child is a process of that uid from its `setresuid` on), and the
+/// killer's parent waits for it with `waitpid(pid, 0)`, which never
+/// reports a stopped child: `kill_uid` never returns. Where it runs at
+/// start-up (`sweep_orphans`) the server never starts; after a killed
+/// supervisor the command never returns and its lease is never released;
+/// in a `Tree`'s drop without a runtime the shutdown hangs. When the stop
+/// lands before the killer's first `kill(-1)`, the attacker also lives
+/// on. Needs a kernel without Landlock signal scoping (ABI < 6, a
+/// supported configuration: the tier is best effort), or the command's
+/// processes would be refused the signal (see
+/// `rev34_sigstopping_guardian_cannot_stop_the_uid_killer_in_the_sandbox`).
+#[test]
+fn finding_rev34_sigstop_loop_hangs_kill_uid_without_signal_scoping() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (hung, survived) = direct_attack_on_kill_uid("sgk_rev34", "s", 20);
+    eprintln!("kill_uid hung in {hung}/20 runs; the attacker survived {survived}/20");
+    assert_eq!((hung, survived), (0, 0));
+}
+
+/// Review rev34, question 1: a lineage that SIGKILLs every other process
+/// of its uid and changes pid, against `kill_uid` without Landlock's
+/// signal scoping (as above): the killer can be killed before its walk,
+/// and the `/proc` rounds then chase a hopping lineage.
+#[test]
+fn rev34_killer_killing_lineage_against_kill_uid_without_signal_scoping() {
+    if !testkit::root_user() {
+        return;
+    }
+    let (hung, survived) = direct_attack_on_kill_uid("kkl_rev34", "K", 20);
+    eprintln!("kill_uid hung in {hung}/20 runs; the lineage survived {survived}/20");
+    assert_eq!((hung, survived), (0, 0));
+}
+
+/// [`killed_supervisor_escape`], `runs` times: how many runs left some
+/// of `comm` alive.
+async fn killed_supervisor_escapes(comm: &str, src: &str, mode: &str, runs: usize) -> usize {
+    let mut escaped = 0;
+    for i in 0..runs {
+        let alive = killed_supervisor_escape(comm, src, mode).await;
+        if !alive.is_empty() {
+            eprintln!("{comm} run {i}: alive after return: {alive:?}");
+            escaped += 1;
+        }
+    }
+    escaped
+}
+
+/// Review rev34, question 1: in the sandbox (Landlock ABI 6 or later
+/// scopes signals to the command's domain) a command's SIGSTOP loop
+/// cannot reach the uid killer, which is outside it: the command returns
+/// once its supervisor is killed and nothing of it is left. 20 runs.
+#[tokio::test]
+async fn rev34_sigstopping_guardian_cannot_stop_the_uid_killer_in_the_sandbox() {
+    if !testkit::root_user() {
+        return;
+    }
+    let n = killed_supervisor_escapes("sgs_rev34", UID_KILLER_ATTACK_C, "s", 20).await;
+    assert_eq!(n, 0, "escaped in {n}/20 runs");
+}
+
+/// Review rev34, question 1: the SIGKILLing, pid-changing lineage
+/// (`k`) in the sandbox, once its supervisor was killed. 20 runs.
+#[tokio::test]
+async fn rev34_killer_killing_lineage_dies_in_the_sandbox() {
+    if !testkit::root_user() {
+        return;
+    }
+    let n = killed_supervisor_escapes("kks_rev34", UID_KILLER_ATTACK_C, "k", 20).await;
+    assert_eq!(n, 0, "escaped in {n}/20 runs");
+}
+
+/// Review rev34, question 1: the HOPPER_C lineages (no hiding) against
+/// the uid backstop, 20 runs (rev32 saw 3/30 escape before 1443045).
+#[tokio::test]
+async fn rev34_hopping_lineages_against_the_uid_backstop_repeated() {
+    if !testkit::root_user() {
+        return;
+    }
+    let n = killed_supervisor_escapes("hpr_rev34", HOPPER_C, "p", 20).await;
+    assert_eq!(n, 0, "escaped in {n}/20 runs");
+}
+
+/// Review rev34, question 1: a stopped process, a `vfork` parent, a
+/// zombie leader with a live thread and a process blocking and ignoring
+/// every signal in its own session, killed by `kill_uid` directly (as
+/// `sweep_orphans` calls it), and no uid change possible. 20 runs.
+#[test]
+fn rev34_odd_process_states_die_by_kill_uid() {
+    use std::os::unix::process::CommandExt;
+    if !testkit::root_user() {
+        return;
+    }
+    let comm = "odd_rev34";
+    let (dir, bin) = build_c(UID_KILLER_ATTACK_C, comm);
+    let mut escaped = 0;
+    for i in 0..20 {
+        let lease = uids::lease_uid(None).expect("a pool uid");
+        let stop = dir.path().join(format!("stop{i}"));
+        let mut child = std::process::Command::new(&bin)
+            .arg("40")
+            .arg(&stop)
+            .arg("m")
+            .uid(lease.uid)
+            .gid(65534)
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while live_by_comm(comm).len() < 6 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let before = live_by_comm(comm);
+        if i == 0 {
+            eprintln!("run 0, before kill_uid: {before:?}");
+        }
+        uids::kill_uid(lease.uid);
+        let alive = live_by_comm(comm);
+        if !alive.is_empty() {
+            eprintln!("run {i}: before {before:?}; alive after kill_uid: {alive:?}");
+            escaped += 1;
+        }
+        std::fs::write(&stop, b"").unwrap();
+        kill_all_as_root(lease.uid);
+        let _ = child.wait();
+        assert!(
+            !dir.path().join(format!("stop{i}.uid")).exists(),
+            "a pool uid process changed its uid"
+        );
+    }
+    assert_eq!(escaped, 0, "escaped in {escaped}/20 runs");
+}
+
+/// FINDING (rev34, lower severity; question 3): a landlock command whose
+/// supervisor has died by a signal (the OOM killer, REAP_WAIT's kill, an
+/// operator) and whose caller gives up on it (a dropped request) before
+/// the reap ran: `Tree`'s drop hands the tree to a reaper task that kills
+/// only a *running* tree (`is_running`), so the dead supervisor's orphans
+/// are never killed by uid (`kill_uid` is not called) and the lease goes
+/// back with them alive, for the next command to inherit.
+#[tokio::test]
+async fn finding_rev34_cancel_after_the_supervisor_died_skips_the_uid_backstop() {
+    if !testkit::root_user() {
+        return;
+    }
+    let Some(sb) = sandbox(Start::Landlock) else {
+        return;
+    };
+    let mut escaped = 0;
+    for i in 0..20 {
+        let left = cancel_after_supervisor_death(&sb, i).await;
+        if !left.is_empty() {
+            eprintln!("run {i}: alive after the lease went back: {left:?}");
+            escaped += 1;
+        }
+    }
+    assert_eq!(escaped, 0, "escaped in {escaped}/20 runs");
+}
+
+/// One run of `finding_rev34_cancel_after_the_supervisor_died_skips_the_uid_backstop`:
+/// what of the command's `setsid` child is alive 1 s after the drop.
+async fn cancel_after_supervisor_death(sb: &Sandbox, i: u32) -> Vec<String> {
+    let ws = workspace(sb);
+    let token = format!("1013.98{}{i}", std::process::id());
+    let orphan = format!("1013.99{}{i}", std::process::id());
+    let mut req = ExecRequest::bash(
+        ws.path(),
+        format!("setsid sleep {orphan} & exec sleep {token}"),
+    );
+    req.limits = Some(short(30_000));
+    let sb = sb.clone();
+    let run = tokio::spawn(async move { sb.run(req).await });
+    let sup = supervisor_of(&token, 1).await;
+    let t = Instant::now();
+    while host_procs(&format!("sleep {orphan}")).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "no orphan-to-be");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // From here on, no await until the abort: the run task is not polled
+    // in between (a current-thread runtime), so it is cancelled before
+    // it saw the supervisor's death.
+    sys::kill(sup);
+    let t = Instant::now();
+    while !matches!(
+        std::fs::read_to_string(format!("/proc/{sup}/stat"))
+            .ok()
+            .and_then(|s| s
+                .rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('Z'))),
+        None | Some(true)
+    ) {
+        assert!(t.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    run.abort();
+    let _ = run.await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let left = host_procs(&format!("sleep {orphan}"));
+    kill_listed(&left);
+    kill_listed(&host_procs(&format!("sleep {token}")));
+    left
+}
+
+/// Review rev34, question 2: `kill_uid` of one leased pool uid signals
+/// nothing else: not root's processes, not another leased pool uid's,
+/// not nobody's; and `kill_all_of_uid` refuses root and the server's
+/// own uid (`kill(-1)` as either would reach the host or the server).
+#[test]
+fn rev34_kill_uid_spares_every_other_uid() {
+    use std::os::unix::process::CommandExt;
+    if !testkit::root_user() {
+        return;
+    }
+    assert!(sys::kill_all_of_uid(0).is_err());
+    assert!(sys::kill_all_of_uid(sys::uid()).is_err());
+    let token = format!("1013.77{}", std::process::id());
+    let a = uids::lease_uid(None).expect("a pool uid");
+    let b = uids::lease_uid(None).expect("another pool uid");
+    let spawn = |uid: Option<u32>| {
+        let mut c = std::process::Command::new("sleep");
+        c.arg(&token);
+        if let Some(u) = uid {
+            c.uid(u).gid(65534);
+        }
+        c.spawn().unwrap()
+    };
+    let mut target = spawn(Some(a.uid));
+    let mut others = [spawn(None), spawn(Some(b.uid)), spawn(Some(65534))];
+    std::thread::sleep(Duration::from_millis(100));
+    for _ in 0..20 {
+        uids::kill_uid(a.uid);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let target_gone = target.try_wait().unwrap().is_some();
+    let spared: Vec<bool> = others
+        .iter_mut()
+        .map(|c| c.try_wait().unwrap().is_none())
+        .collect();
+    for c in others.iter_mut() {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(target_gone, "the leased uid's process survived");
+    assert_eq!(spared, [true, true, true], "root, pool uid b, nobody");
+}
