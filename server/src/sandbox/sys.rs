@@ -393,9 +393,18 @@ pub(super) fn kill(pid: i32) {
 /// exits in a loop stays one step ahead of such a scan (review rev32,
 /// seen in CI under load). Refuses uid 0: as root, `kill(-1)` would
 /// signal the host, and the server's own uid: it would signal the server.
-pub(super) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
+///
+/// The child's real and saved uid are `killer`, a uid nothing runs as, and
+/// only its effective uid is `uid`: kill(2) lets a process signal another
+/// whose real or saved uid is its own real or effective uid, so the child
+/// reaches every process of `uid` while none of them can reach it (with
+/// all three ids `uid`, a process of it could stop the child and hang
+/// the wait, where Landlock does not scope signals: review rev34). A
+/// child stopped all the same is killed, and the call fails.
+pub(super) fn kill_all_of_uid(uid: u32, killer: u32) -> io::Result<()> {
     // SAFETY: geteuid takes nothing.
-    if uid == 0 || uid == unsafe { libc::geteuid() } {
+    let me = unsafe { libc::geteuid() };
+    if uid == 0 || uid == me || killer == 0 || killer == me || killer == uid {
         return Err(io::Error::from_raw_os_error(libc::EPERM));
     }
     // SAFETY: after fork the child only makes raw syscalls on integers
@@ -404,7 +413,7 @@ pub(super) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
         match libc::fork() {
             -1 => Err(io::Error::last_os_error()),
             0 => {
-                if libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0 {
+                if libc::syscall(libc::SYS_setresuid, killer, uid, killer) != 0 {
                     libc::_exit(1);
                 }
                 // Twice: a process that was mid-fork when the first walk
@@ -415,11 +424,18 @@ pub(super) fn kill_all_of_uid(uid: u32) -> io::Result<()> {
             }
             pid => {
                 let mut st = 0;
-                while libc::waitpid(pid, &mut st, 0) < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
+                loop {
+                    if libc::waitpid(pid, &mut st, libc::WUNTRACED) < 0 {
+                        let e = io::Error::last_os_error();
+                        if e.kind() == io::ErrorKind::Interrupted {
+                            continue;
+                        }
                         return Err(e);
                     }
+                    if !libc::WIFSTOPPED(st) {
+                        break;
+                    }
+                    libc::kill(pid, libc::SIGKILL);
                 }
                 if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 {
                     Ok(())

@@ -2148,8 +2148,10 @@ fn rev34_kill_uid_spares_every_other_uid() {
     if !testkit::root_user() {
         return;
     }
-    assert!(sys::kill_all_of_uid(0).is_err());
-    assert!(sys::kill_all_of_uid(sys::uid()).is_err());
+    assert!(sys::kill_all_of_uid(0, UID_POOL_BASE - 1).is_err());
+    assert!(sys::kill_all_of_uid(sys::uid(), UID_POOL_BASE - 1).is_err());
+    assert!(sys::kill_all_of_uid(UID_POOL_BASE, 0).is_err());
+    assert!(sys::kill_all_of_uid(UID_POOL_BASE, UID_POOL_BASE).is_err());
     let token = format!("1013.77{}", std::process::id());
     let a = uids::lease_uid(None).expect("a pool uid");
     let b = uids::lease_uid(None).expect("another pool uid");

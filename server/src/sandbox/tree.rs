@@ -268,6 +268,16 @@ impl Drop for Tree {
                         let _ = tree.kill().await;
                     }
                     tree.settle().await;
+                    // Landlock tier: whatever ended the supervisor before
+                    // this drop (a signal, then the caller's cancel; an
+                    // error of the reap), its orphans may run as the
+                    // leased uid: none outlives the lease (review rev34).
+                    if tree.supervised
+                        && let Some(lease) = &tree.lease
+                    {
+                        let uid = lease.uid;
+                        let _ = tokio::task::spawn_blocking(move || uids::kill_uid(uid)).await;
+                    }
                     tree.finish();
                 });
             }

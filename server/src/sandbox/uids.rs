@@ -15,6 +15,11 @@ pub const UID_POOL_BASE: u32 = 1_500_000;
 /// shared [`super::SandboxConfig::uid`].
 pub const UID_POOL_SIZE: u32 = 4096;
 
+/// The real and saved uid of the process that kills a pool uid's
+/// processes ([`sys::kill_all_of_uid`]): just below the pool, outside it,
+/// never leased, so nothing runs as it and no command can signal it.
+const KILLER_UID: u32 = UID_POOL_BASE - 1;
+
 /// The uids commands may run as, besides [`super::SandboxConfig::uid`].
 pub fn uid_pool() -> std::ops::Range<u32> {
     UID_POOL_BASE..UID_POOL_BASE + UID_POOL_SIZE
@@ -130,7 +135,7 @@ pub(super) fn kill_uid(uid: u32) -> usize {
         .count();
     // Whatever the scan saw: it can miss every member of a lineage that
     // hops faster than `/proc` is read.
-    if let Err(e) = sys::kill_all_of_uid(uid) {
+    if let Err(e) = sys::kill_all_of_uid(uid, KILLER_UID) {
         tracing::warn!(uid, error = %e, "could not kill a pool uid's processes at once; killing them one by one");
     }
     for _ in 0..100 {
