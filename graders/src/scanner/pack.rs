@@ -18,7 +18,8 @@
 //! in the repository anyway, and every one of them is still scanned.
 
 use git2::Oid;
-use std::collections::HashMap;
+/// Offsets and ids keyed with foldhash (see `history::FastMap`).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -507,14 +508,14 @@ impl Packs {
     /// replay from its base on every read.
     pub(super) fn all_trees(&self, max_bytes: usize, threads: usize) -> HashMap<Oid, Arc<Vec<u8>>> {
         use std::sync::atomic::{AtomicUsize, Ordering};
-        let mut out: HashMap<Oid, Arc<Vec<u8>>> = HashMap::new();
+        let mut out: HashMap<Oid, Arc<Vec<u8>>> = HashMap::default();
         let total = AtomicUsize::new(0);
         for pack in &self.packs {
             // Headers in offset order: an OFS base precedes its delta, so
             // each entry's type is known when it is met.
             let Some(hdrs) = pack.headers() else { continue };
             let mut kind_of: Vec<u8> = vec![0; hdrs.len()];
-            let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+            let mut children: HashMap<u64, Vec<u64>> = HashMap::default();
             let mut roots: Vec<u64> = Vec::new();
             for (i, h) in hdrs.iter().enumerate() {
                 let off = pack.sorted[i];
@@ -539,7 +540,7 @@ impl Packs {
                     }
                 }
             }
-            let mut id_at: HashMap<u64, usize> = HashMap::new();
+            let mut id_at: HashMap<u64, usize> = HashMap::default();
             for (i, &o) in pack.offsets.iter().enumerate() {
                 if pack.index_of(o).is_some_and(|j| kind_of[j] == OBJ_TREE) {
                     id_at.insert(o, i);
@@ -550,7 +551,7 @@ impl Packs {
                 let hs: Vec<_> = (0..threads.max(1))
                     .map(|_| {
                         sc.spawn(|| {
-                            let mut got: HashMap<Oid, Arc<Vec<u8>>> = HashMap::new();
+                            let mut got: HashMap<Oid, Arc<Vec<u8>>> = HashMap::default();
                             let mut w = Walker::new(threads);
                             loop {
                                 let r = next.fetch_add(1, Ordering::Relaxed);
@@ -604,7 +605,7 @@ impl Packs {
         let mut plans = Vec::new();
         for (pi, pack) in self.packs.iter().enumerate() {
             // Offsets of wanted blobs in this pack.
-            let mut want_at: HashMap<u64, Vec<usize>> = HashMap::new();
+            let mut want_at: HashMap<u64, Vec<usize>> = HashMap::default();
             for (i, id) in wanted.iter().enumerate() {
                 if !taken[i]
                     && let Some(o) = pack.find(id.as_bytes())
@@ -617,7 +618,7 @@ impl Packs {
                 continue;
             }
             // Chains down to their bases: parent links and roots.
-            let mut base_of: HashMap<u64, Option<u64>> = HashMap::new();
+            let mut base_of: HashMap<u64, Option<u64>> = HashMap::default();
             let mut starts: Vec<u64> = want_at.keys().copied().collect();
             starts.sort_unstable();
             for s in starts {
@@ -643,7 +644,7 @@ impl Packs {
                     }
                 }
             }
-            let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+            let mut children: HashMap<u64, Vec<u64>> = HashMap::default();
             let mut roots: Vec<u64> = Vec::new();
             for (&o, &b) in &base_of {
                 match b {

@@ -27,5 +27,8 @@ pub fn blobs(git_dir: &Path, wanted: &[Oid], max_size: u64) -> Vec<Option<Vec<u8
 /// Every tree the reader's all-trees pass finds in the packs, on
 /// `threads` threads.
 pub fn trees(git_dir: &Path, max_bytes: usize, threads: usize) -> HashMap<Oid, Arc<Vec<u8>>> {
-    Packs::open(git_dir).all_trees(max_bytes, threads)
+    Packs::open(git_dir)
+        .all_trees(max_bytes, threads)
+        .into_iter()
+        .collect()
 }

@@ -22,10 +22,19 @@ use super::linehash::LineHasher;
 use super::pack;
 use super::{Error, Finding, Scanner};
 use git2::{ObjectType, Oid, Repository, RepositoryOpenFlags, Sort};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+/// Hash sets and maps of object ids, pack offsets and indexes: foldhash
+/// under a per-process random seed (an agent who grinds object ids cannot
+/// aim them at one bucket without it), several times cheaper than SipHash
+/// on the walk's millions of lookups. Never used where a collision would
+/// change a result, only its cost.
+pub(crate) type FastSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
+/// See [`FastSet`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Deepest tree nesting followed.
 const MAX_TREE_DEPTH: usize = 256;
@@ -39,7 +48,7 @@ const MAX_ODB_OBJECTS: usize = 2_000_000;
 /// blobs. Use one cache per [`super::ScanConfig`].
 #[derive(Clone, Default)]
 pub struct BlobCache {
-    inner: Arc<Mutex<HashMap<Key, Arc<Vec<Finding>>>>>,
+    inner: Arc<Mutex<FastMap<Key, Arc<Vec<Finding>>>>>,
     snapshots: Arc<Mutex<HashMap<PathBuf, Arc<Snapshot>>>>,
 }
 
@@ -150,10 +159,10 @@ enum Source {
 /// State kept between scans of one repository so that a rescan walks only
 /// commits that are new (see [`Scanner::scan_history`]).
 struct Snapshot {
-    roots: HashSet<Oid>,
+    roots: FastSet<Oid>,
     commit_roots: Vec<Oid>,
-    seen_blobs: HashSet<Oid>,
-    seen_trees: HashSet<Oid>,
+    seen_blobs: FastSet<Oid>,
+    seen_trees: FastSet<Oid>,
     findings: Vec<Finding>,
     commits: usize,
     /// Blobs the walk covered (scanned or cached).
@@ -186,11 +195,12 @@ const CTX_AFTER: usize = 256;
 
 struct Walk<'a> {
     cache: &'a BlobCache,
-    seen_blobs: HashSet<Oid>,
-    seen_trees: HashSet<Oid>,
+    seen_blobs: FastSet<Oid>,
+    seen_trees: FastSet<Oid>,
     /// Trees whose every entry [`walk_tree`] has gone through in this
-    /// call, so every blob and tree id in them is in the seen sets.
-    walked: HashSet<Oid>,
+    /// call, so every blob and tree id in them is in the seen sets; true
+    /// when the tree's entry names are strictly increasing (so unique).
+    walked: FastMap<Oid, bool>,
     res: HistoryScan,
     items: Vec<Item>,
     jobs: Vec<Job>,
@@ -314,12 +324,12 @@ impl Scanner {
             }
         }
         roots.retain(|o| !o.is_zero());
-        let root_set: HashSet<Oid> = roots.iter().copied().collect();
+        let root_set: FastSet<Oid> = roots.iter().copied().collect();
         let mut w = Walk {
             cache,
-            seen_blobs: HashSet::new(),
-            seen_trees: HashSet::new(),
-            walked: HashSet::new(),
+            seen_blobs: FastSet::default(),
+            seen_trees: FastSet::default(),
+            walked: FastMap::default(),
             res: HistoryScan::default(),
             items: Vec::new(),
             jobs: Vec::new(),
@@ -340,7 +350,7 @@ impl Scanner {
         let mut loose_trees: Vec<Oid> = Vec::new();
         let mut loose_blobs: Vec<Oid> = Vec::new();
         let mut commit_roots: Vec<Oid> = Vec::new();
-        let mut seen_roots = HashSet::new();
+        let mut seen_roots = FastSet::default();
         for oid in roots {
             if !seen_roots.insert(oid) {
                 continue;
@@ -399,7 +409,7 @@ impl Scanner {
             let mut commits: Vec<Listed> = Vec::new();
             // Trees of the commits listed so far: a parent comes before
             // its children in this order, so it is rarely read twice.
-            let mut tree_of: HashMap<Oid, Oid> = HashMap::new();
+            let mut tree_of: FastMap<Oid, Oid> = FastMap::default();
             for oid in walk {
                 let Ok(oid) = oid else { continue };
                 let Ok(commit) = repo.find_commit(oid) else {
@@ -421,7 +431,7 @@ impl Scanner {
             }
             let (packs, packed) = match h.map(super::join_worker) {
                 Some((p, t)) => (Some(p), t),
-                None => (None, HashMap::new()),
+                None => (None, FastMap::default()),
             };
             (packs, packed, commits)
         });
@@ -542,7 +552,7 @@ impl Scanner {
 /// True when every root of the snapshot's walk is still a root now or an
 /// ancestor of a current commit root, so everything it reached is still
 /// reachable and only new commits need walking.
-fn snapshot_still_valid(repo: &Repository, snap: &Snapshot, now: &HashSet<Oid>) -> bool {
+fn snapshot_still_valid(repo: &Repository, snap: &Snapshot, now: &FastSet<Oid>) -> bool {
     let missing: Vec<Oid> = snap
         .roots
         .iter()

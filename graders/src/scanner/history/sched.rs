@@ -294,7 +294,7 @@ pub(super) struct Sched<'a> {
     hasher: &'a LineHasher,
     ents: Vec<Ent>,
     /// Blobs (entry, bytes, line hashes) waiting for the lines of entry `k`.
-    parked: HashMap<usize, Vec<Parked>>,
+    parked: FastMap<usize, Vec<Parked>>,
     parked_bytes: usize,
     bytes: u64,
     scanned: usize,
@@ -304,7 +304,7 @@ pub(super) struct Sched<'a> {
 impl<'a> Sched<'a> {
     pub(super) fn new(scanner: &'a Scanner, jobs: &'a [Job], hasher: &'a LineHasher) -> Self {
         let mut ents: Vec<Ent> = Vec::new();
-        let mut ent_of: HashMap<Oid, usize> = HashMap::new();
+        let mut ent_of: FastMap<Oid, usize> = FastMap::default();
         let new_ent = |oid: Oid, job: Option<usize>| Ent {
             oid,
             job,
@@ -348,7 +348,7 @@ impl<'a> Sched<'a> {
             jobs,
             hasher,
             ents,
-            parked: HashMap::new(),
+            parked: FastMap::default(),
             parked_bytes: 0,
             bytes: 0,
             scanned: 0,

@@ -296,3 +296,77 @@ fn same_introductions_as_whole_blob_scans() {
     assert_eq!(with_workers(1, || check("packed, 1 thread")), loose);
     assert_eq!(with_workers(3, || check("packed, 3 threads")), loose);
 }
+
+/// A tree git itself never writes, with one name twice (then with a
+/// name out of order): each entry's parent version is found by the
+/// cursor rules, not the walk's shortcut for parents with unique names —
+/// the same results as before that shortcut (checked against the walk
+/// without it): the first `a.txt` of c3 is compared with the first of
+/// c2, so the secret c2 added to the second is new to it.
+#[test]
+fn trees_with_a_repeated_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    let sig = git2::Signature::new("T", "t@t.invalid", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let raw_tree = |ents: &[(&str, &str)]| {
+        let mut raw = Vec::new();
+        for (name, content) in ents {
+            raw.extend_from_slice(format!("100644 {name}\0").as_bytes());
+            raw.extend_from_slice(repo.blob(content.as_bytes()).unwrap().as_bytes());
+        }
+        repo.odb()
+            .unwrap()
+            .write(git2::ObjectType::Tree, &raw)
+            .unwrap()
+    };
+    let mut parents: Vec<Oid> = Vec::new();
+    let mut commit_tree = |tree: Oid, msg: &str| {
+        let tree = repo.find_tree(tree).unwrap();
+        let ps: Vec<git2::Commit> = parents
+            .iter()
+            .map(|p| repo.find_commit(*p).unwrap())
+            .collect();
+        let ps: Vec<&git2::Commit> = ps.iter().collect();
+        let c = repo
+            .commit(Some("HEAD"), &sig, &sig, msg, &tree, &ps)
+            .unwrap();
+        parents = vec![c];
+        c
+    };
+    let v1 = format!("first\ntoken = \"{S1}\"\n");
+    let w1 = "second\nnothing here\n".to_string();
+    let c1 = commit_tree(raw_tree(&[("a.txt", &v1), ("a.txt", &w1)]), "c1");
+    // Both versions change: the second gains a secret on its line 3.
+    let v2 = format!("{v1}more\n");
+    let w2 = format!("{w1}key = \"{S2}\"\n");
+    let c2 = commit_tree(raw_tree(&[("a.txt", &v2), ("a.txt", &w2)]), "c2");
+    // Out of order, and the first one gains a secret on its line 1.
+    let w3 = format!("aws = \"{S3}\"\n{w2}");
+    let c3 = commit_tree(
+        raw_tree(&[("b.txt", "plain\n"), ("a.txt", &w3), ("a.txt", &v2)]),
+        "c3",
+    );
+    let s = Scanner::new(ScanConfig::default());
+    let scan = || {
+        let mut got: Vec<(String, String, usize)> = s
+            .scan_history(dir.path(), &BlobCache::new())
+            .unwrap()
+            .findings
+            .into_iter()
+            .filter(|f| f.file == "a.txt")
+            .map(|f| (f.value, f.commit.unwrap(), f.line))
+            .collect();
+        got.sort();
+        got
+    };
+    let mut want = vec![
+        (S1.to_string(), c1.to_string(), 2),
+        (S2.to_string(), c2.to_string(), 3),
+        (S2.to_string(), c3.to_string(), 4),
+        (S3.to_string(), c3.to_string(), 1),
+    ];
+    want.sort();
+    assert_eq!(scan(), want);
+    pack_all(&repo);
+    assert_eq!(scan(), want, "packed");
+}

@@ -7,7 +7,7 @@ use super::*;
 /// object database.
 pub(super) struct Trees<'r> {
     pub(super) odb: git2::Odb<'r>,
-    pub(super) packed: HashMap<Oid, Arc<Vec<u8>>>,
+    pub(super) packed: FastMap<Oid, Arc<Vec<u8>>>,
 }
 
 impl Trees<'_> {
@@ -93,32 +93,82 @@ pub(super) fn walk_tree(
         return;
     }
     let praw = parent.map(|(_, r)| r);
-    let same_skips = parent.is_some_and(|(pid, _)| w.walked.contains(&pid));
+    // The parent version was walked in this call: its entries are all in
+    // the seen sets, and whether its names are unique is known.
+    let walked_parent = parent.and_then(|(pid, _)| w.walked.get(&pid).copied());
+    let same_skips = walked_parent.is_some();
+    let parent_unique = walked_parent == Some(true);
     // The parent's entries, listed on first need; both trees are in git's
     // name order, so a cursor that resumes after the last match finds each
     // name in amortized constant time (a search from the start for every
-    // entry was quadratic in the directory's size).
+    // entry was quadratic in the directory's size). A cursor also keeps
+    // the byte offset where its entry starts: when that entry has the
+    // name (the usual case, trees in step) it is the answer without the
+    // list being built at all.
     // The skip test keeps a cursor of its own: the parent version of a
     // fresh entry is found exactly as without the test (a malformed tree
-    // may repeat a name).
-    let mut pents: Option<Vec<RawEntry<'_>>> = None;
-    let (mut cursor, mut skip_cursor) = (0usize, 0usize);
-    let mut find_parent = |name: &[u8], cursor: &mut usize| {
-        let pv = pents
-            .get_or_insert_with(|| praw.map(|t| tree_entries(t).collect()).unwrap_or_default());
+    // may repeat a name) — unless the parent's names are unique, when
+    // the skip test's answer is the only possible one.
+    let mut pents: Option<Vec<(RawEntry<'_>, usize)>> = None;
+    let (mut cursor, mut skip_cursor) = (Cursor::default(), Cursor::default());
+    let mut find_parent = |name: &[u8], c: &mut Cursor| {
+        let pr = praw?;
+        if let Some(e) = pr.get(c.off..).and_then(|r| tree_entries(r).next())
+            && e.1 == name
+        {
+            c.idx += 1;
+            c.off = entry_end(pr, &e);
+            return Some(e);
+        }
+        let pv =
+            pents.get_or_insert_with(|| tree_entries(pr).map(|e| (e, entry_end(pr, &e))).collect());
         let n = pv.len();
         let hit = (0..n)
-            .map(|k| (*cursor + k) % n)
-            .find(|&k| pv[k].1 == name)?;
-        *cursor = hit + 1;
-        Some(pv[hit])
+            .map(|k| (c.idx + k) % n)
+            .find(|&k| pv[k].0.1 == name)?;
+        c.idx = hit + 1;
+        c.off = pv[hit].1;
+        Some(pv[hit].0)
     };
+    // Names strictly increasing (plain byte order): so unique.
+    let mut unique = true;
+    let mut prev_name: Option<&[u8]> = None;
+    // The previous entry was, byte for byte, the parent's entry just
+    // before the skip cursor.
+    let mut prev_in_step = false;
+    let mut start = 0usize;
     for (kind, name, raw_id) in tree_entries(raw) {
+        let end = entry_end(raw, &(kind, name, raw_id));
+        // Most entries are the parent's entry at the skip cursor, byte for
+        // byte (mode, name, id): that entry is what the skip test would
+        // find, and the same kind and id, so skipped on one comparison. Of
+        // two such entries in a row, in step with two consecutive parent
+        // entries, the order is the parent's: increasing if its names are.
         if same_skips
-            && find_parent(name, &mut skip_cursor)
-                .is_some_and(|(k, _, pid)| k == kind && pid == raw_id)
+            && praw
+                .and_then(|pr| pr.get(skip_cursor.off..))
+                .is_some_and(|r| r.starts_with(&raw[start..end]))
         {
+            if !(prev_in_step && parent_unique) {
+                unique &= prev_name.is_none_or(|p| p < name);
+            }
+            prev_name = Some(name);
+            prev_in_step = true;
+            skip_cursor.idx += 1;
+            skip_cursor.off += end - start;
+            start = end;
             continue;
+        }
+        start = end;
+        unique &= prev_name.is_none_or(|p| p < name);
+        prev_name = Some(name);
+        prev_in_step = false;
+        let mut skip_hit = None;
+        if same_skips {
+            skip_hit = find_parent(name, &mut skip_cursor);
+            if skip_hit.is_some_and(|(k, _, pid)| k == kind && pid == raw_id) {
+                continue;
+            }
         }
         let id = oid(raw_id);
         // Most entries of a changed tree are old: skip them before any
@@ -131,7 +181,11 @@ pub(super) fn walk_tree(
         if !fresh {
             continue;
         }
-        let pe = praw.and_then(|_| find_parent(name, &mut cursor));
+        let pe = if parent_unique {
+            skip_hit
+        } else {
+            praw.and_then(|_| find_parent(name, &mut cursor))
+        };
         let name = String::from_utf8_lossy(name);
         let path = if prefix.is_empty() {
             name.to_string()
@@ -162,5 +216,18 @@ pub(super) fn walk_tree(
     // Every entry above was looked up (and so is in the seen sets) or
     // skipped as its walked parent version's: later versions may skip
     // what they share with this one.
-    w.walked.insert(id);
+    w.walked.insert(id, unique);
+}
+
+/// A position in a parent tree's entries: the index of the next entry
+/// and the byte offset where it starts.
+#[derive(Clone, Copy, Default)]
+struct Cursor {
+    idx: usize,
+    off: usize,
+}
+
+/// Where entry `e` of the raw tree `raw` ends (after its id).
+fn entry_end(raw: &[u8], e: &RawEntry<'_>) -> usize {
+    e.2.as_ptr() as usize - raw.as_ptr() as usize + e.2.len()
 }
