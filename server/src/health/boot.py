@@ -949,6 +949,26 @@ def _grader_main():
     meta0 = tuple(sys.meta_path)
     hooks0 = tuple(sys.path_hooks)
     sealed_modules = frozenset(("_thread", "_signal", "ctypes", "_ctypes"))
+    # Native modules code under test may load during the run: the standard
+    # library's extension modules that only compute, store or do I/O. Any
+    # other is refused, whatever its name, so a module that reaches raw
+    # memory or runs code where the hook cannot see it (`_testcapi`,
+    # `_testinternalcapi`, `_xxsubinterpreters`, whose interpreters have
+    # no audit hook and can import ctypes: review of 2026-12-05) is never
+    # loaded, nor one a later Python adds. Compiled-in modules with those
+    # prefixes are refused by name.
+    safe_ext = frozenset("""
+        _asyncio _bisect _blake2 _bz2 _codecs_cn _codecs_hk _codecs_iso2022
+        _codecs_jp _codecs_kr _codecs_tw _contextvars _crypt _csv _curses
+        _curses_panel _datetime _dbm _decimal _elementtree _gdbm _hashlib
+        _heapq _json _lsprof _lzma _md5 _multibytecodec _multiprocessing
+        _opcode _pickle _posixshmem _posixsubprocess _queue _random _sha1
+        _sha256 _sha3 _sha512 _socket _sqlite3 _ssl _statistics _struct
+        _typing _uuid _zoneinfo array audioop binascii cmath fcntl grp math
+        mmap nis ossaudiodev pyexpat readline resource select spwd syslog
+        termios unicodedata zlib""".split())
+    native_prefixes = ("_test", "_xx", "xx", "_ctypes")
+    ext_suffixes = tuple(machinery.EXTENSION_SUFFIXES)
 
     # The functions of the watched namespaces (filled with the baseline,
     # below): whose defaults the hook keeps.
@@ -964,6 +984,28 @@ def _grader_main():
 
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
+
+    def proc_open(path, flags, _type=type, _int=int, _fsdecode=os.fsdecode,
+                  _fspath=os.fspath, _rp=os.path.realpath, _isdir=os.path.isdir,
+                  _w=os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC):
+        """Why an open during the run reaches the process's own memory
+        (`/proc/<pid>/mem`, read: the verdict's key is in it; written: any
+        object), or None. Under /proc, refused: a file named `mem`, any
+        write, and any directory (a directory fd would let `os.open`'s
+        unaudited `dir_fd` reach `mem` by a relative name). The path is
+        resolved first: a symlink in the copy may point there."""
+        if _type(path) is _int:
+            return None
+        try:
+            p = _rp(_fsdecode(_fspath(path)))
+        except Exception:
+            return "open of a path that cannot be resolved"
+        if not (p == "/proc" or p.startswith("/proc/")):
+            return None
+        w = _type(flags) is _int and flags & _w
+        if p.rsplit("/", 1)[-1] == "mem" or w or _isdir(p):
+            return "open of " + p + (" for writing" if w else "") + " during the run"
+        return None
     state = [False, False]  # [busy, started]
 
     def hook(ev, args, _gf=getframe, _t=trusted, _die=die, _state=state,
@@ -973,7 +1015,8 @@ def _grader_main():
              _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
              _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
-             _sigok=sig_ok):
+             _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
+             _extsfx=ext_suffixes, _proc_open=proc_open):
         if _state[0]:
             return
         _state[0] = True
@@ -988,6 +1031,12 @@ def _grader_main():
                     _die("import of a non-str module name")
                 if name in _sealed or name.split(".")[0] in _sealed:
                     _die("import of " + name + " during the run")
+                if name.startswith(_native):
+                    _die("import of native module " + name + " during the run")
+                fn = args[1]
+                if fn is not None and (_type(fn) is not _str or fn.endswith(_extsfx)) \
+                        and name not in _safe_ext:
+                    _die("extension module " + name + " loaded during the run")
                 for m in args[3] or ():
                     if not any(m is x for x in _meta0):
                         _die("import hook added to sys.meta_path: " + _safe(_type(m).__name__))
@@ -997,6 +1046,15 @@ def _grader_main():
                 return
             if ev.startswith("ctypes."):
                 _die("audit event " + ev)
+            # A new interpreter runs code with no audit hook; the run_*
+            # events start code outside the suite.
+            if ev == "cpython.PyInterpreterState_New" or ev.startswith("cpython.run_"):
+                _die("audit event " + ev)
+            if ev == "open":
+                if _state[1]:
+                    why = _proc_open(args[0], args[2])
+                    if why is not None:
+                        _die(why)
             caller = _gf(1)  # the Python frame that raised the event
             cfn = caller.f_code.co_filename if caller is not None else "<c>"
             app = not _t(cfn)

@@ -979,6 +979,34 @@ async fn bootstrap_stops_forged_verdicts() {
             "def f():\n    pass\nf.__code__ = (lambda: 1).__code__\n",
             "__code__",
         ),
+        // Native code the hook cannot see: a subinterpreter (no audit
+        // hook, and ctypes importable in it: it writes any object of this
+        // one), the C API test modules, and the process's own memory file.
+        (
+            "subinterpreter",
+            "import _xxsubinterpreters as si\nsi.run_string(si.create(), 'import ctypes')\n",
+            "_xxsubinterpreters",
+        ),
+        (
+            "C API test module",
+            "import _testinternalcapi\n",
+            "_testinternalcapi",
+        ),
+        (
+            "/proc/self/mem written",
+            "f = open('/proc/self/mem', 'r+b')\n",
+            "/mem for writing",
+        ),
+        (
+            "/proc/self/mem read through a symlink",
+            "import os\nos.symlink('/proc/self/mem', 'mem.lnk')\nopen('mem.lnk', 'rb')\n",
+            "/mem during the run",
+        ),
+        (
+            "a directory fd of /proc for os.open's dir_fd",
+            "import os\nd = os.open('/proc/self', os.O_RDONLY)\nos.open('mem', os.O_RDWR, dir_fd=d)\n",
+            "open of /proc/",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, loader, why) in loaders {
@@ -1947,7 +1975,13 @@ statistics = lazy_import('statistics')
 def mean_of(s):
     return statistics.mean(int(x) for x in s.split(','))
 "#;
+    let native = "def native_ok():\n    import _zoneinfo, _lsprof, mmap, resource\n    with open('/proc/self/status') as f:\n        f.read()\n    return mmap.PAGESIZE > 0 and resource.getpagesize() > 0\n";
     let variants = [
+        (
+            "standard extension modules and /proc/self/status read",
+            "import app\n\ndef test_native():\n    assert app.native_ok()\n",
+            native,
+        ),
         (
             "xml.dom.minidom imported by the app",
             "import app\n\ndef test_xml_config():\n    assert app.root_tag('<config><db/></config>') == 'config'\n",
