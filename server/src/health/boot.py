@@ -134,9 +134,10 @@ def _grader_main():
         """The Landlock confinement of one forked run, or None when the
         kernel cannot scope signals (Landlock ABI < 6): writes only beneath
         the run's own directories (the copy, the output, its /tmp) and to
-        existing device files, no signal to and no abstract socket of any
-        process outside the run (the runner, the sandbox's init). Landlock
-        also refuses ptrace of a process outside the run's domain."""
+        existing device files, no file read in /proc's process directories,
+        no signal to and no abstract socket of any process outside the run
+        (the runner, the sandbox's init). Landlock also refuses ptrace of a process outside
+        the run's domain."""
         import struct
 
         sc = libc.syscall
@@ -148,10 +149,24 @@ def _grader_main():
         # REFER, TRUNCATE: every right that changes the file system.
         write = 2 | 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096 | 8192 | 16384
         dev = 2 | 16384  # writing existing device files (/dev/null)
+        # READ_FILE everywhere but in the process directories of /proc
+        # (`/proc/<pid>`, `self`, `thread-self` and the links into them):
+        # /proc/<pid>/mem is the run's own memory (the verdict's key; any
+        # object, written), and the hook's check of opens cannot follow
+        # `os.open`'s `dir_fd`. The rest of /proc (`sysvipc`, `meminfo`,
+        # `sys`) stays readable.
+        read = 4
         scope = 1 | 2  # ABSTRACT_UNIX_SOCKET, SIGNAL
-        attr = struct.pack("=QQQ", write, 0, scope)
-        dirs = ((ws_root, write), (out_dir, write), ("/tmp", write), ("/dev/shm", write),
-                ("/dev", dev))
+        attr = struct.pack("=QQQ", write | read, 0, scope)
+        own = ((ws_root, write | read), (out_dir, write | read), ("/tmp", write | read),
+               ("/dev/shm", write | read), ("/dev", dev | read))
+        tops = tuple(("/" + n, read) for n in sorted(os.listdir("/"))
+                     if n != "proc" and os.path.exists("/" + n)
+                     and not any(p == "/" + n for p, _ in own))
+        procs = tuple(("/proc/" + n, read) for n in sorted(os.listdir("/proc"))
+                      if not n.isdigit() and n not in ("self", "thread-self")
+                      and not os.path.islink("/proc/" + n))
+        dirs = own + tops + procs
 
         def confine(_sc=sc, _buf=ct.create_string_buffer, _pack=struct.pack, _u32=u32,
                     _i32=i32, _size=size, _attr=attr, _dirs=dirs, _prctl=libc.prctl,

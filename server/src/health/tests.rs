@@ -2011,6 +2011,28 @@ def mean_of(s):
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The run's own memory file, reached where the hook's check of opens
+/// cannot see: a symlink to `/proc/self/mem` in a directory, opened by
+/// `os.open` relative to that directory's fd, while the working directory
+/// holds a harmless file of the same name (the audit event carries the
+/// path, not the `dir_fd`). Landlock refuses every file read under /proc
+/// to a run, so the read fails and the test that says so passes.
+#[tokio::test]
+async fn the_memory_file_is_unreadable_past_the_hook() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let app = "def mem_read():\n    import os\n    os.makedirs('lnk', exist_ok=True)\n    if not os.path.lexists('lnk/m'):\n        os.symlink('/proc/self/mem', 'lnk/m')\n    open('m', 'w').close()\n    d = os.open('lnk', os.O_RDONLY)\n    try:\n        fd = os.open('m', os.O_RDONLY, dir_fd=d)\n    except OSError:\n        return False\n    os.close(fd)\n    return True\n";
+    let test_h = "import app\n\ndef test_memory_file():\n    assert not app.mem_read()\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_h.py", test_h);
+    }
+    write(&ws, "app.py", &format!("{APP}\n{app}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+}
+
 /// Red team (rev31), a false positive of the held data of 71141bc: a
 /// suite that imports `mimetypes` and calls `guess_type` (the library's
 /// own lazy `init()` rebinds `inited`, `types_map`, `common_types`,
