@@ -204,11 +204,6 @@ def _grader_main():
         if confine is None or libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
             o_write(1, b"NORUNNER\n")
             _exit(NO_START)
-    else:
-        # A cold or staged run confines itself the same way where the
-        # kernel can (below, once its key is read), so that a run graded
-        # again cold (a retired runner's) sees what a forked run sees.
-        confine = make_confiner(ctypes, libc)
     del libc
     for n in [n for n in sys.modules if n in ("ctypes", "_ctypes") or n.startswith("ctypes.")]:
         del sys.modules[n]
@@ -1696,15 +1691,6 @@ def _grader_main():
         nul = o_open(os.devnull, os.O_RDONLY)
         os.dup2(nul, 0)
         o_close(nul)
-        # Unconfined where the kernel cannot (as before): the hook's checks
-        # alone, and the outer sandbox's read-only root. The hook stays out
-        # of the confinement (its own ctypes events), as in a runner's fork:
-        # trusted code only, no code under test has run.
-        if confine is not None:
-            state[0] = True
-            confine()
-            state[0] = False
-        del confine
     macs = chain(key)
     next(macs)
     del key

@@ -2015,11 +2015,10 @@ def mean_of(s):
 /// cannot see: a symlink to `/proc/self/mem` in a directory, opened by
 /// `os.open` relative to that directory's fd, while the working directory
 /// holds a harmless file of the same name (the audit event carries the
-/// path, not the `dir_fd`). Two things refuse it, each alone: the run is
-/// not dumpable, so its /proc files are root's and it runs as another
-/// uid; and Landlock refuses a run (forked or cold) every file read in
-/// /proc's process directories. The read fails; the test that says so
-/// passes. (Reverting either alone still passes: this guards both.)
+/// path, not the `dir_fd`). The run is not dumpable, so its /proc files
+/// are root's, and it runs as another uid; a runner's forked run also
+/// has Landlock refuse every file read in /proc's process directories.
+/// The read fails; the test that says so passes, forked and cold.
 #[tokio::test]
 async fn the_memory_file_is_unreadable_past_the_hook() {
     let Some(g) = grader(30) else { return };
