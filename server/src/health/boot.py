@@ -965,6 +965,13 @@ def _grader_main():
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
     state = [False, False]  # [busy, started]
+    # How many times a function's `__code__` may have been written: bumped
+    # by the hook (first thing, busy or not) on every `object.__setattr__`
+    # event that can be one. CPython raises that event in `func_set_code`,
+    # the only writer of a live function's code (there is no `__delattr__`
+    # of it, and `ctypes`/`gc` are refused), so an unchanged count means no
+    # function's code was rewritten since it was read (`impls_known`).
+    code_writes = [0]
 
     def hook(ev, args, _gf=getframe, _t=trusted, _die=die, _state=state,
              _always=always, _fa=frame_attrs, _ca=code_attrs, _walk=walkers,
@@ -973,7 +980,13 @@ def _grader_main():
              _bytes=bytes, _ws=ws_root, _codetype=types.CodeType, _ft=FT,
              _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
-             _sigok=sig_ok):
+             _sigok=sig_ok, _cw=code_writes, _len=len):
+        # Before anything else (the busy flag included): counted for any
+        # event that could be a `__code__` write, whoever raised it (a
+        # forged `sys.audit` only costs the next check a full walk).
+        if ev == "object.__setattr__" and not (
+                _len(args) > 1 and _type(args[1]) is _str and args[1] != "__code__"):
+            _cw[0] += 1
         if _state[0]:
             return
         _state[0] = True
@@ -2346,19 +2359,22 @@ def _grader_main():
         return None if f is None else f.__code__
 
     # The hook implementations of the last clean check, by identity: the
-    # callables, the plain functions they run and those functions' code
-    # objects. A check that meets the same callables running the same code
-    # objects has nothing new to judge, so it skips the per-implementation
-    # walk (a sixth of a grading's time): a bound method's function cannot
-    # be rebound, and a function's code is compared. A `functools.partial`
-    # can be re-targeted (`__setstate__`): a set holding one is never
-    # remembered.
+    # callables, and the count of possible `__code__` writes (`code_writes`)
+    # taken before that check read their functions' code. A check that
+    # meets the same callables with no code write since has nothing new to
+    # judge, so it skips the per-implementation walk: a bound method's
+    # function cannot be rebound, and a function's code changes only
+    # through the write the hook counts. (Comparing each function's
+    # `__code__` instead cost an audited attribute read per implementation
+    # per check: 38,000 audit events, a fifth of task 12's grading.) A
+    # `functools.partial` can be re-targeted (`__setstate__`): a set holding
+    # one is never remembered.
     pluggy_caller = sys.modules.get("pluggy._caller")
     HOOK_CALLERS = tuple(t for t in (getattr(pluggy_caller, "HookCaller", None),
                                      getattr(pluggy_caller, "_SubsetHookCaller", None))
                          if type(t) is type)
     HOOK_IMPL = getattr(pluggy, "HookImpl", None)
-    clean_impls = [(), (), ()]
+    clean_impls = [(), -1]
 
     def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_of, _type=type,
                        _list=list, _all=all, _map=map, _is=is_, _rep=_repeat,
@@ -2377,27 +2393,28 @@ def _grader_main():
         return out
 
     def impls_known(funcs, _memo=clean_impls, _len=len, _all=all, _map=map, _is=is_,
-                    _co=operator.attrgetter("__code__")):
-        f0, plain, codes = _memo
-        return (funcs is not None and _len(funcs) == _len(f0) and _all(_map(_is, funcs, f0))
-                and _all(_map(_is, _map(_co, plain), codes)))
+                    _cw=code_writes):
+        f0, writes = _memo
+        return (funcs is not None and writes == _cw[0] and _len(funcs) == _len(f0)
+                and _all(_map(_is, funcs, f0)))
 
-    def remember_impls(funcs, _memo=clean_impls, _fn=function_of, _type=type,
+    def remember_impls(funcs, writes, _memo=clean_impls, _type=type,
                        _mt=types.MethodType, _pt=functools.partial, _tuple=tuple):
-        plain = []
         for f in funcs:
             # A partial anywhere on the way (a method of one, too).
             v = f
             while _type(v) is _mt:
                 v = v.__func__
             if _type(v) is _pt:
-                _memo[:] = [(), (), ()]
+                _memo[:] = [(), -1]
                 return
-            plain.append(_fn(f))
-        _memo[:] = [_tuple(funcs), _tuple(plain), _tuple(f.__code__ for f in plain)]
+        _memo[:] = [_tuple(funcs), writes]
 
     def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
-                    _remember=remember_impls):
+                    _remember=remember_impls, _cw=code_writes):
+        # Taken before the walk reads any code: a write during it makes
+        # the next check walk again.
+        writes = _cw[0]
         pm = item.config.pluginmanager
         hooks = [getattr(pm.hook, n) for n in vars(pm.hook)]
         ih = item.ihook
@@ -2413,7 +2430,7 @@ def _grader_main():
                     if c is None or not _t(c.co_filename):
                         return "hook implementation from " + (c.co_filename if c else repr(impl.function))
             if funcs is not None:
-                _remember(funcs)
+                _remember(funcs, writes)
         for obj in (item, item.session, item.config, pm):
             for k, v in vars(obj).items():
                 c = _code(v)
