@@ -1635,12 +1635,14 @@ def _grader_main():
     next(macs)
     del key
 
-    def write_verdict(line, _gf=getframe, _clean=frames_clean, _die=die, _macs=macs,
-                      _open=o_open, _write=o_write, _close=o_close, _vp=verdict_path,
-                      _flags=os.O_WRONLY | os.O_APPEND):
-        bad = _clean(_gf(1))
-        if bad is not None:
-            _die("verdict write with code under test on the stack: " + bad)
+    def write_verdict(line, _macs=macs, _open=o_open, _write=o_write, _close=o_close,
+                      _vp=verdict_path, _flags=os.O_WRONLY | os.O_APPEND):
+        """Appends `line` with its link of the chain. The stack check is the
+        chain's (`chain`, before it computes the link): its `_gf(1)` is this
+        frame, and the walk from here up meets exactly the frames a walk
+        from this function's caller would (this frame is the bootstrap's),
+        before anything is written. A second walk here, as there was,
+        found nothing the chain's does not."""
         data = line.encode("utf-8")
         mac = _macs.send(data)
         fd = _open(_vp, _flags)
@@ -2142,17 +2144,43 @@ def _grader_main():
 
     re_private = re_private0 or getattr(re_compiler, "compile", None)
     re_seen = {}
-    hex_seen = [None, ()]
+    # The hex table as last verified: (the dict, its keys, its values). Its
+    # items were compared as `tuple(t.items())` before, whose pair tuples
+    # are made afresh by every iteration: never the same objects, so the
+    # table was verified in full at every check.
+    hex_seen = [None, (), ()]
+    # Per cache name: (the dict, its keys, its values) as the last check
+    # verified them entry by entry. The same dict's items (the list the walk
+    # takes) holding exactly those key and value objects, in that order, as
+    # their first entries (a C-level identity sweep: `map` stops at the
+    # shorter side) hold only pairs
+    # already verified there: keys are exact tuples of exact str/bytes and
+    # int, patterns are immutable, and what a key compiles to is fixed (the
+    # private compiler), so the walk would pass them all again; it walks
+    # the entries after them.
+    re_clean = {}
+    from itertools import islice as islice_c
 
     def caches_clean(_re=re_mod, _up=url_parse, _comp=re_private,
                      _seen=re_seen, _hex=hex_seen, _type=type, _tuple=tuple, _str=str,
                      _bytes=bytes, _int=int, _dict=dict, _len=len, _list=list, _all=all,
-                     _map=map, _is=is_, _P=re_mod.Pattern):
+                     _map=map, _is=is_, _P=re_mod.Pattern, _rc=re_clean, _islice=islice_c,
+                     _k0=operator.itemgetter(0), _k1=operator.itemgetter(1)):
         for name in ("_cache", "_cache2"):
             c = _re.__dict__.get(name)
             if _type(c) is not _dict:
                 continue
-            for k, v in _list(c.items()):
+            items = _list(c.items())
+            # The verified snapshot as the prefix of what the dict holds now
+            # (a cache grows at its end): only the entries after it are new.
+            snap = _rc.get(name)
+            start = 0
+            if snap is not None and snap[0] is c:
+                n = _len(snap[1])
+                if _len(items) >= n and _all(_map(_is, _map(_k0, items), snap[1])) \
+                        and _all(_map(_is, _map(_k1, items), snap[2])):
+                    start = n
+            for k, v in _islice(items, start, None):
                 if not (_type(k) is _tuple and _len(k) == 3 and (k[0] is _str or k[0] is _bytes)
                         and _type(k[1]) is k[0] and _type(k[2]) is _int):
                     return "re.%s holds a key that is not a plain pattern" % name
@@ -2165,11 +2193,14 @@ def _grader_main():
                 if _type(v) is not _P or fresh is None or not (v == fresh):
                     return "re.%s holds a pattern that is not its key's" % name
                 _seen[k] = v
+            # What was verified (the list taken before the walk), not what
+            # the dict holds now.
+            _rc[name] = (c, _tuple(k for k, _v in items), _tuple(v for _k, v in items))
         t = _up.__dict__.get("_hextobyte")
         if _type(t) is _dict:
-            vals = _tuple(t.items())
-            if _hex[0] is not t or _len(vals) != _len(_hex[1]) or not _all(
-                    _map(_is, vals, _hex[1])):
+            if _hex[0] is not t or _len(t) != _len(_hex[1]) or not _all(
+                    _map(_is, t, _hex[1])) or not _all(_map(_is, t.values(), _hex[2])):
+                vals = _tuple(t.items())
                 for k, v in vals:
                     if not (_type(k) is _bytes and _type(v) is _bytes and _len(k) == 2):
                         return "urllib.parse._hextobyte holds a foreign entry"
@@ -2179,7 +2210,7 @@ def _grader_main():
                         ok = False
                     if not ok:
                         return "urllib.parse._hextobyte[%r] is not its key's byte" % k
-                _hex[0], _hex[1] = t, vals
+                _hex[:] = [t, _tuple(k for k, _v in vals), _tuple(v for _k, v in vals)]
         return None
 
     def containers_clean(_tabs=tables, _len=len, _tuple=tuple, _all=all, _map=map, _is=is_,
