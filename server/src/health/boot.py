@@ -2012,20 +2012,84 @@ def _grader_main():
         return _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
             and _all(_map(_is, d.values(), vals))
 
-    def state_clean(_b=baseline, _len=len, _same=unchanged, _slow=slow_diff,
-                    _entry=entry, _range=range, _tabns=tables_ns):
+    # The sweep's memo, per swept list: for each run of CHUNK consecutive
+    # entries, the entry tuples themselves and, flattened, their dicts,
+    # their key counts, keys and values. A chunk whose entries are the same
+    # tuples (entries are never changed in place: a changed namespace gets
+    # a new one) is swept in one C-level pass: every dict's length equal to
+    # its entry's key count, then the dicts' keys in a row against the
+    # entries' keys in a row, and the same for the values, all by `is`.
+    # With each length equal, the two rows line up entry by entry, so the
+    # pass is true exactly when `unchanged` is true for every entry of the
+    # chunk; any other chunk is swept entry by entry as before, in the
+    # same order. What it saves is the per-entry Python work (about 0.4 us
+    # an entry, 190,000 entries a task-12 grading), not any comparison.
+    CHUNK = 32
+    sweep_memo = []  # (a swept list, its chunks so far)
+
+    def chunk_of(part, _tuple=tuple, _flat=chain_it.from_iterable, _len=len):
+        part = _tuple(part)
+        return (part, [e[1] for e in part], [_len(e[2]) for e in part],
+                _tuple(_flat(e[2] for e in part)), _tuple(_flat(e[3] for e in part)))
+
+    def chunks_for(_b, _memo=sweep_memo):
+        for m in _memo:
+            if m[0] is _b:
+                return m[1]
+        chunks = []
+        _memo.append((_b, chunks))
+        return chunks
+
+    def chunk_same(part, c, _len=len, _all=all, _map=map, _is=is_, _list=list,
+                   _flat=chain_it.from_iterable, _vals=values_of):
+        """`unchanged` for every entry of `part`, given the chunk memo `c`
+        made from the same entry tuples."""
+        E, ds = c[0], c[1]
+        return (_len(part) == _len(E) and _all(_map(_is, part, E))
+                and _list(_map(_len, ds)) == c[2]
+                and _all(_map(_is, _flat(ds), c[3]))
+                and _all(_map(_is, _flat(_map(_vals, ds)), c[4])))
+
+    def sweep_chunks(_b, changed, _len=len, _range=range, _chunk=CHUNK, _of=chunk_of,
+                     _for=chunks_for, _same_c=chunk_same, _same=unchanged, _min=min,
+                     _enum=enumerate):
+        """Calls `changed(i, entry)` for every entry of `_b` whose namespace
+        `unchanged` finds changed, in order, skipping the chunks whose
+        memo says all are unchanged; stops at the first non-None answer
+        and returns it."""
+        chunks = _for(_b)
+        n = _len(_b)
+        for ci, lo in _enum(_range(0, n, _chunk)):
+            hi = _min(lo + _chunk, n)
+            if ci < _len(chunks) and _same_c(_b[lo:hi], chunks[ci]):
+                continue
+            for i in _range(lo, hi):
+                e = _b[i]
+                if _same(e[1], e[2], e[3]):
+                    continue
+                bad = changed(i, e)
+                if bad is not None:
+                    return bad
+            c = _of(_b[lo:hi])
+            if ci < _len(chunks):
+                chunks[ci] = c
+            else:
+                chunks.append(c)
+        return None
+
+    def state_clean(_b=baseline, _slow=slow_diff, _entry=entry, _tabns=tables_ns,
+                    _sweep=sweep_chunks):
         """Every watched namespace (the library's and the suite's modules
         and their classes) holds exactly the objects it held before code
         under test ran (module notes: all names in the suite's, code,
         classes and modules in the library's). None if so, else what
         changed. The common case is a C-level identity sweep per
-        namespace; only a namespace that differs is walked name by name,
-        and a benign change (a library flag, a lazy cache) becomes its new
-        baseline, keeping the identity of what it had to hold."""
-        for i in _range(_len(_b)):
-            name, d, keys, vals, items, strict = _b[i]
-            if _same(d, keys, vals):
-                continue
+        namespace (per chunk of namespaces, `sweep_memo`); only a namespace
+        that differs is walked name by name, and a benign change (a library
+        flag, a lazy cache) becomes its new baseline, keeping the identity
+        of what it had to hold."""
+        def changed(i, e, _b=_b, _slow=_slow, _entry=_entry, _tabns=_tabns):
+            name, d, keys, vals, items, strict = e
             bad = _slow(name, d, items, strict)
             if bad is not None:
                 return bad
@@ -2037,7 +2101,8 @@ def _grader_main():
                 if v is not None or not held:
                     fresh[4][k] = v
             _b[i] = fresh
-        return None
+            return None
+        return _sweep(_b, changed)
 
     hot_ref[0] = hot
 
@@ -2318,15 +2383,14 @@ def _grader_main():
 
     check_ref[0] = hot_clean
 
-    def rebaseline(_lists=(baseline, hot, core), _same=unchanged, _entry=entry):
+    def rebaseline(_lists=(baseline, hot, core), _sweep=sweep_chunks, _entry=entry):
         """Takes the current state of every namespace that changed as the
         new baseline: only after a checked-clean state and a change made
         by the suite itself (monkeypatch, below)."""
         for _b in _lists:
-            for i, (name, d, keys, vals, items, strict) in enumerate(_b):
-                if _same(d, keys, vals):
-                    continue
-                _b[i] = _entry(name, d, strict)
+            def changed(i, e, _b=_b, _entry=_entry):
+                _b[i] = _entry(e[0], e[1], e[5])
+            _sweep(_b, changed)
 
     # The suite's own patches (pytest's monkeypatch fixture) change watched
     # namespaces on purpose: each is allowed when the state was clean just
