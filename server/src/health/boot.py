@@ -1022,6 +1022,13 @@ def _grader_main():
             return "open of " + p + (" for writing" if w else "") + " during the run"
         return None
     state = [False, False]  # [busy, started]
+    # How many times a function's `__code__` may have been written: bumped
+    # by the hook (first thing, busy or not) on every `object.__setattr__`
+    # event that can be one. CPython raises that event in `func_set_code`,
+    # the only writer of a live function's code (there is no `__delattr__`
+    # of it, and `ctypes`/`gc` are refused), so an unchanged count means no
+    # function's code was rewritten since it was read (`impls_known`).
+    code_writes = [0]
 
     def hook(ev, args, _gf=getframe, _t=trusted, _die=die, _state=state,
              _always=always, _fa=frame_attrs, _ca=code_attrs, _walk=walkers,
@@ -1031,7 +1038,13 @@ def _grader_main():
              _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
-             _extsfx=ext_suffixes, _proc_open=proc_open):
+             _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len):
+        # Before anything else (the busy flag included): counted for any
+        # event that could be a `__code__` write, whoever raised it (a
+        # forged `sys.audit` only costs the next check a full walk).
+        if ev == "object.__setattr__" and not (
+                _len(args) > 1 and _type(args[1]) is _str and args[1] != "__code__"):
+            _cw[0] += 1
         if _state[0]:
             return
         _state[0] = True
@@ -1514,6 +1527,100 @@ def _grader_main():
         memo_rec[0] = False
         del _warm, _n, _m
 
+    # Library caches on the suites' paths, checked for coherence: each
+    # entry must be what the library itself computes for its key. A forged
+    # entry (a pattern that matches anything, cached under the suite's
+    # placeholder regex) changes what the suite's own call returns while
+    # every namespace holds the same objects. `re`'s compiled patterns are
+    # compared with a fresh compile (`==` on two exact patterns compares
+    # their programs in C); `urllib.parse`'s hex table entry by entry. A
+    # verified state is remembered by identity, so a check costs little
+    # until a cache changes. Other library containers are not covered.
+    import re as re_mod
+    import urllib.parse as url_parse
+    re_compiler = sys.modules.get("re._compiler") or sys.modules.get("sre_compile")
+
+    re_private = re_private0 or getattr(re_compiler, "compile", None)
+    re_seen = {}
+    # The hex table as last verified: (the dict, its keys, its values). Its
+    # items were compared as `tuple(t.items())` before, whose pair tuples
+    # are made afresh by every iteration: never the same objects, so the
+    # table was verified in full at every check.
+    hex_seen = [None, (), ()]
+    # Per cache name: (the dict, its keys, its values) as the last check
+    # verified them entry by entry. The same dict's items (the list the walk
+    # takes) holding exactly those key and value objects, in that order, as
+    # their first entries (a C-level identity sweep: `map` stops at the
+    # shorter side) hold only pairs
+    # already verified there: keys are exact tuples of exact str/bytes and
+    # int, patterns are immutable, and what a key compiles to is fixed (the
+    # private compiler), so the walk would pass them all again; it walks
+    # the entries after them.
+    re_clean = {}
+    from itertools import islice as islice_c
+
+    def caches_clean(_re=re_mod, _up=url_parse, _comp=re_private,
+                     _seen=re_seen, _hex=hex_seen, _type=type, _tuple=tuple, _str=str,
+                     _bytes=bytes, _int=int, _dict=dict, _len=len, _list=list, _all=all,
+                     _map=map, _is=is_, _P=re_mod.Pattern, _rc=re_clean, _islice=islice_c,
+                     _k0=operator.itemgetter(0), _k1=operator.itemgetter(1)):
+        for name in ("_cache", "_cache2"):
+            c = _re.__dict__.get(name)
+            if _type(c) is not _dict:
+                continue
+            items = _list(c.items())
+            # The verified snapshot as the prefix of what the dict holds now
+            # (a cache grows at its end): only the entries after it are new.
+            snap = _rc.get(name)
+            start = 0
+            if snap is not None and snap[0] is c:
+                n = _len(snap[1])
+                if _len(items) >= n and _all(_map(_is, _map(_k0, items), snap[1])) \
+                        and _all(_map(_is, _map(_k1, items), snap[2])):
+                    start = n
+            for k, v in _islice(items, start, None):
+                if not (_type(k) is _tuple and _len(k) == 3 and (k[0] is _str or k[0] is _bytes)
+                        and _type(k[1]) is k[0] and _type(k[2]) is _int):
+                    return "re.%s holds a key that is not a plain pattern" % name
+                if _seen.get(k) is v:
+                    continue
+                try:
+                    fresh = _comp(k[1], k[2]) if _comp is not None else None
+                except Exception:
+                    fresh = None
+                if _type(v) is not _P or fresh is None or not (v == fresh):
+                    return "re.%s holds a pattern that is not its key's" % name
+                _seen[k] = v
+            # What was verified (the list taken before the walk), not what
+            # the dict holds now.
+            _rc[name] = (c, _tuple(k for k, _v in items), _tuple(v for _k, v in items))
+        t = _up.__dict__.get("_hextobyte")
+        if _type(t) is _dict:
+            if _hex[0] is not t or _len(t) != _len(_hex[1]) or not _all(
+                    _map(_is, t, _hex[1])) or not _all(_map(_is, t.values(), _hex[2])):
+                vals = _tuple(t.items())
+                for k, v in vals:
+                    if not (_type(k) is _bytes and _type(v) is _bytes and _len(k) == 2):
+                        return "urllib.parse._hextobyte holds a foreign entry"
+                    try:
+                        ok = v == _bytes.fromhex(k.decode("ascii"))
+                    except ValueError:
+                        ok = False
+                    if not ok:
+                        return "urllib.parse._hextobyte[%r] is not its key's byte" % k
+                _hex[:] = [t, _tuple(k for k, _v in vals), _tuple(v for _k, v in vals)]
+        return None
+
+    if ahead:
+        # The caches as the library's start-up left them, before any code
+        # under test exists (as the memo above): verified once here, so a
+        # run's first check walks only what was compiled since instead of
+        # compiling every cached pattern again (about 8 ms).
+        if caches_clean() is not None:
+            re_seen.clear()
+            re_clean.clear()
+            hex_seen[:] = [None, (), ()]
+
     # ---- the runner --------------------------------------------------------
     def sweep(me, _listdir=os.listdir, _kill=os.kill, _wait=os.waitpid, _int=int):
         """Kills and reaps every process of the sandbox but its init and
@@ -1695,12 +1802,14 @@ def _grader_main():
     next(macs)
     del key
 
-    def write_verdict(line, _gf=getframe, _clean=frames_clean, _die=die, _macs=macs,
-                      _open=o_open, _write=o_write, _close=o_close, _vp=verdict_path,
-                      _flags=os.O_WRONLY | os.O_APPEND):
-        bad = _clean(_gf(1))
-        if bad is not None:
-            _die("verdict write with code under test on the stack: " + bad)
+    def write_verdict(line, _macs=macs, _open=o_open, _write=o_write, _close=o_close,
+                      _vp=verdict_path, _flags=os.O_WRONLY | os.O_APPEND):
+        """Appends `line` with its link of the chain. The stack check is the
+        chain's (`chain`, before it computes the link): its `_gf(1)` is this
+        frame, and the walk from here up meets exactly the frames a walk
+        from this function's caller would (this frame is the bootstrap's),
+        before anything is written. A second walk here, as there was,
+        found nothing the chain's does not."""
         data = line.encode("utf-8")
         mac = _macs.send(data)
         fd = _open(_vp, _flags)
@@ -1976,20 +2085,84 @@ def _grader_main():
         return _len(d) == _len(keys) and _all(_map(_is, d, keys)) \
             and _all(_map(_is, d.values(), vals))
 
-    def state_clean(_b=baseline, _len=len, _same=unchanged, _slow=slow_diff,
-                    _entry=entry, _range=range, _tabns=tables_ns):
+    # The sweep's memo, per swept list: for each run of CHUNK consecutive
+    # entries, the entry tuples themselves and, flattened, their dicts,
+    # their key counts, keys and values. A chunk whose entries are the same
+    # tuples (entries are never changed in place: a changed namespace gets
+    # a new one) is swept in one C-level pass: every dict's length equal to
+    # its entry's key count, then the dicts' keys in a row against the
+    # entries' keys in a row, and the same for the values, all by `is`.
+    # With each length equal, the two rows line up entry by entry, so the
+    # pass is true exactly when `unchanged` is true for every entry of the
+    # chunk; any other chunk is swept entry by entry as before, in the
+    # same order. What it saves is the per-entry Python work (about 0.4 us
+    # an entry, 190,000 entries a task-12 grading), not any comparison.
+    CHUNK = 32
+    sweep_memo = []  # (a swept list, its chunks so far)
+
+    def chunk_of(part, _tuple=tuple, _flat=chain_it.from_iterable, _len=len):
+        part = _tuple(part)
+        return (part, [e[1] for e in part], [_len(e[2]) for e in part],
+                _tuple(_flat(e[2] for e in part)), _tuple(_flat(e[3] for e in part)))
+
+    def chunks_for(_b, _memo=sweep_memo):
+        for m in _memo:
+            if m[0] is _b:
+                return m[1]
+        chunks = []
+        _memo.append((_b, chunks))
+        return chunks
+
+    def chunk_same(part, c, _len=len, _all=all, _map=map, _is=is_, _list=list,
+                   _flat=chain_it.from_iterable, _vals=values_of):
+        """`unchanged` for every entry of `part`, given the chunk memo `c`
+        made from the same entry tuples."""
+        E, ds = c[0], c[1]
+        return (_len(part) == _len(E) and _all(_map(_is, part, E))
+                and _list(_map(_len, ds)) == c[2]
+                and _all(_map(_is, _flat(ds), c[3]))
+                and _all(_map(_is, _flat(_map(_vals, ds)), c[4])))
+
+    def sweep_chunks(_b, changed, _len=len, _range=range, _chunk=CHUNK, _of=chunk_of,
+                     _for=chunks_for, _same_c=chunk_same, _same=unchanged, _min=min,
+                     _enum=enumerate):
+        """Calls `changed(i, entry)` for every entry of `_b` whose namespace
+        `unchanged` finds changed, in order, skipping the chunks whose
+        memo says all are unchanged; stops at the first non-None answer
+        and returns it."""
+        chunks = _for(_b)
+        n = _len(_b)
+        for ci, lo in _enum(_range(0, n, _chunk)):
+            hi = _min(lo + _chunk, n)
+            if ci < _len(chunks) and _same_c(_b[lo:hi], chunks[ci]):
+                continue
+            for i in _range(lo, hi):
+                e = _b[i]
+                if _same(e[1], e[2], e[3]):
+                    continue
+                bad = changed(i, e)
+                if bad is not None:
+                    return bad
+            c = _of(_b[lo:hi])
+            if ci < _len(chunks):
+                chunks[ci] = c
+            else:
+                chunks.append(c)
+        return None
+
+    def state_clean(_b=baseline, _slow=slow_diff, _entry=entry, _tabns=tables_ns,
+                    _sweep=sweep_chunks):
         """Every watched namespace (the library's and the suite's modules
         and their classes) holds exactly the objects it held before code
         under test ran (module notes: all names in the suite's, code,
         classes and modules in the library's). None if so, else what
         changed. The common case is a C-level identity sweep per
-        namespace; only a namespace that differs is walked name by name,
-        and a benign change (a library flag, a lazy cache) becomes its new
-        baseline, keeping the identity of what it had to hold."""
-        for i in _range(_len(_b)):
-            name, d, keys, vals, items, strict = _b[i]
-            if _same(d, keys, vals):
-                continue
+        namespace (per chunk of namespaces, `sweep_memo`); only a namespace
+        that differs is walked name by name, and a benign change (a library
+        flag, a lazy cache) becomes its new baseline, keeping the identity
+        of what it had to hold."""
+        def changed(i, e, _b=_b, _slow=_slow, _entry=_entry, _tabns=_tabns):
+            name, d, keys, vals, items, strict = e
             bad = _slow(name, d, items, strict)
             if bad is not None:
                 return bad
@@ -2001,7 +2174,8 @@ def _grader_main():
                 if v is not None or not held:
                     fresh[4][k] = v
             _b[i] = fresh
-        return None
+            return None
+        return _sweep(_b, changed)
 
     hot_ref[0] = hot
 
@@ -2187,61 +2361,6 @@ def _grader_main():
                 return "sys.modules[%r] replaced or removed" % n
         return None
 
-    # Library caches on the suites' paths, checked for coherence: each
-    # entry must be what the library itself computes for its key. A forged
-    # entry (a pattern that matches anything, cached under the suite's
-    # placeholder regex) changes what the suite's own call returns while
-    # every namespace holds the same objects. `re`'s compiled patterns are
-    # compared with a fresh compile (`==` on two exact patterns compares
-    # their programs in C); `urllib.parse`'s hex table entry by entry. A
-    # verified state is remembered by identity, so a check costs little
-    # until a cache changes. Other library containers are not covered.
-    import re as re_mod
-    import urllib.parse as url_parse
-    re_compiler = sys.modules.get("re._compiler") or sys.modules.get("sre_compile")
-
-    re_private = re_private0 or getattr(re_compiler, "compile", None)
-    re_seen = {}
-    hex_seen = [None, ()]
-
-    def caches_clean(_re=re_mod, _up=url_parse, _comp=re_private,
-                     _seen=re_seen, _hex=hex_seen, _type=type, _tuple=tuple, _str=str,
-                     _bytes=bytes, _int=int, _dict=dict, _len=len, _list=list, _all=all,
-                     _map=map, _is=is_, _P=re_mod.Pattern):
-        for name in ("_cache", "_cache2"):
-            c = _re.__dict__.get(name)
-            if _type(c) is not _dict:
-                continue
-            for k, v in _list(c.items()):
-                if not (_type(k) is _tuple and _len(k) == 3 and (k[0] is _str or k[0] is _bytes)
-                        and _type(k[1]) is k[0] and _type(k[2]) is _int):
-                    return "re.%s holds a key that is not a plain pattern" % name
-                if _seen.get(k) is v:
-                    continue
-                try:
-                    fresh = _comp(k[1], k[2]) if _comp is not None else None
-                except Exception:
-                    fresh = None
-                if _type(v) is not _P or fresh is None or not (v == fresh):
-                    return "re.%s holds a pattern that is not its key's" % name
-                _seen[k] = v
-        t = _up.__dict__.get("_hextobyte")
-        if _type(t) is _dict:
-            vals = _tuple(t.items())
-            if _hex[0] is not t or _len(vals) != _len(_hex[1]) or not _all(
-                    _map(_is, vals, _hex[1])):
-                for k, v in vals:
-                    if not (_type(k) is _bytes and _type(v) is _bytes and _len(k) == 2):
-                        return "urllib.parse._hextobyte holds a foreign entry"
-                    try:
-                        ok = v == _bytes.fromhex(k.decode("ascii"))
-                    except ValueError:
-                        ok = False
-                    if not ok:
-                        return "urllib.parse._hextobyte[%r] is not its key's byte" % k
-                _hex[0], _hex[1] = t, vals
-        return None
-
     def containers_clean(_tabs=tables, _len=len, _tuple=tuple, _all=all, _map=map, _is=is_,
                          _dict=dict, _type=type):
         """The held namespaces' dicts and lists keep what they held before
@@ -2337,15 +2456,14 @@ def _grader_main():
 
     check_ref[0] = hot_clean
 
-    def rebaseline(_lists=(baseline, hot, core), _same=unchanged, _entry=entry):
+    def rebaseline(_lists=(baseline, hot, core), _sweep=sweep_chunks, _entry=entry):
         """Takes the current state of every namespace that changed as the
         new baseline: only after a checked-clean state and a change made
         by the suite itself (monkeypatch, below)."""
         for _b in _lists:
-            for i, (name, d, keys, vals, items, strict) in enumerate(_b):
-                if _same(d, keys, vals):
-                    continue
-                _b[i] = _entry(name, d, strict)
+            def changed(i, e, _b=_b, _entry=_entry):
+                _b[i] = _entry(e[0], e[1], e[5])
+            _sweep(_b, changed)
 
     # The suite's own patches (pytest's monkeypatch fixture) change watched
     # namespaces on purpose: each is allowed when the state was clean just
@@ -2419,19 +2537,22 @@ def _grader_main():
         return None if f is None else f.__code__
 
     # The hook implementations of the last clean check, by identity: the
-    # callables, the plain functions they run and those functions' code
-    # objects. A check that meets the same callables running the same code
-    # objects has nothing new to judge, so it skips the per-implementation
-    # walk (a sixth of a grading's time): a bound method's function cannot
-    # be rebound, and a function's code is compared. A `functools.partial`
-    # can be re-targeted (`__setstate__`): a set holding one is never
-    # remembered.
+    # callables, and the count of possible `__code__` writes (`code_writes`)
+    # taken before that check read their functions' code. A check that
+    # meets the same callables with no code write since has nothing new to
+    # judge, so it skips the per-implementation walk: a bound method's
+    # function cannot be rebound, and a function's code changes only
+    # through the write the hook counts. (Comparing each function's
+    # `__code__` instead cost an audited attribute read per implementation
+    # per check: 38,000 audit events, a fifth of task 12's grading.) A
+    # `functools.partial` can be re-targeted (`__setstate__`): a set holding
+    # one is never remembered.
     pluggy_caller = sys.modules.get("pluggy._caller")
     HOOK_CALLERS = tuple(t for t in (getattr(pluggy_caller, "HookCaller", None),
                                      getattr(pluggy_caller, "_SubsetHookCaller", None))
                          if type(t) is type)
     HOOK_IMPL = getattr(pluggy, "HookImpl", None)
-    clean_impls = [(), (), ()]
+    clean_impls = [(), -1]
 
     def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_of, _type=type,
                        _list=list, _all=all, _map=map, _is=is_, _rep=_repeat,
@@ -2450,27 +2571,28 @@ def _grader_main():
         return out
 
     def impls_known(funcs, _memo=clean_impls, _len=len, _all=all, _map=map, _is=is_,
-                    _co=operator.attrgetter("__code__")):
-        f0, plain, codes = _memo
-        return (funcs is not None and _len(funcs) == _len(f0) and _all(_map(_is, funcs, f0))
-                and _all(_map(_is, _map(_co, plain), codes)))
+                    _cw=code_writes):
+        f0, writes = _memo
+        return (funcs is not None and writes == _cw[0] and _len(funcs) == _len(f0)
+                and _all(_map(_is, funcs, f0)))
 
-    def remember_impls(funcs, _memo=clean_impls, _fn=function_of, _type=type,
+    def remember_impls(funcs, writes, _memo=clean_impls, _type=type,
                        _mt=types.MethodType, _pt=functools.partial, _tuple=tuple):
-        plain = []
         for f in funcs:
             # A partial anywhere on the way (a method of one, too).
             v = f
             while _type(v) is _mt:
                 v = v.__func__
             if _type(v) is _pt:
-                _memo[:] = [(), (), ()]
+                _memo[:] = [(), -1]
                 return
-            plain.append(_fn(f))
-        _memo[:] = [_tuple(funcs), _tuple(plain), _tuple(f.__code__ for f in plain)]
+        _memo[:] = [_tuple(funcs), writes]
 
     def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
-                    _remember=remember_impls):
+                    _remember=remember_impls, _cw=code_writes):
+        # Taken before the walk reads any code: a write during it makes
+        # the next check walk again.
+        writes = _cw[0]
         pm = item.config.pluginmanager
         hooks = [getattr(pm.hook, n) for n in vars(pm.hook)]
         ih = item.ihook
@@ -2486,7 +2608,7 @@ def _grader_main():
                     if c is None or not _t(c.co_filename):
                         return "hook implementation from " + (c.co_filename if c else repr(impl.function))
             if funcs is not None:
-                _remember(funcs)
+                _remember(funcs, writes)
         for obj in (item, item.session, item.config, pm):
             for k, v in vars(obj).items():
                 c = _code(v)
