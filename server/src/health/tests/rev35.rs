@@ -5,6 +5,16 @@
 //! those memos skip re-reading. Each payload is graded by a grader with
 //! runners (the default: the caches verified before the start signal)
 //! and by a cold one.
+//!
+//! Not here: the merged `write_verdict`/chain stack walk (ad6f76c). The
+//! chain's `_gf(1)` inside the generator resumed by `send` is
+//! `write_verdict`'s frame (checked on the venv's 3.11.2), so its walk
+//! meets the frames the removed walk did, plus `write_verdict` itself;
+//! and every call of `write_verdict` during the run follows a
+//! `checkpoint` walk of the same stack in `phase`. Code under test
+//! driving the runtest hooks is refused by the existing
+//! `bootstrap_stops_forged_verdicts` ("_pytest module-level function")
+//! and `grader_frames_are_never_handed_out`, both passing on prof21.
 
 use super::*;
 
@@ -70,6 +80,12 @@ async fn refused_all(c: &Case, payloads: &[(&str, &str, String)]) -> Vec<String>
         for (kind, g) in [("runner", &c.g), ("cold", &c.cold)] {
             let s = grade(g, &c.ws, &c.pristine, &c.exp).await;
             let err = s.error.as_deref().unwrap_or("");
+            eprintln!(
+                "rev35 {name} ({kind}, runner runs so far {}): passed {} of {}: {err}",
+                g.runner_runs(),
+                s.passed,
+                s.total
+            );
             if s.score != 0.0 || !err.contains("tampering detected") || !err.contains(why) {
                 failures.push(format!("{name} ({kind}): {s:?}"));
             }
@@ -91,7 +107,9 @@ async fn honest_broken_keeps_its_score(c: &Case) {
 /// checkpoints verified the caches): runs `body` once.
 fn in_add(body: &str) -> String {
     let body: String = body.lines().map(|l| format!("        {l}\n")).collect();
-    format!("_done = [False]\ndef _add(a, b):\n    if not _done[0]:\n        _done[0] = True\n{body}    return a + b\nOVERRIDE = {{'add': _add}}\n")
+    format!(
+        "_done = [False]\ndef _add(a, b):\n    if not _done[0]:\n        _done[0] = True\n{body}    return a + b\nOVERRIDE = {{'add': _add}}\n"
+    )
 }
 
 /// Q2: verified `re` cache entries and hex-table entries changed after
@@ -136,7 +154,7 @@ async fn rev35_verified_cache_entries_changed_later_are_refused() {
         ),
         (
             "re: the cache dict replaced by a forged copy",
-            "re._cache holds a pattern",
+            "re._cache",
             format!("{pre}{}", in_add("c = dict(re._cache)\nc[_K] = c[_ANY]\nre._cache = c")),
         ),
         (
@@ -189,7 +207,10 @@ async fn rev35_same_length_namespace_changes_are_refused() {
         (
             "json.loads deleted and re-added at the end",
             "json.loads",
-            format!("{pre}{}", in_add("d = vars(json)\ndel d['loads']\nd['loads'] = _loads")),
+            format!(
+                "{pre}{}",
+                in_add("d = vars(json)\ndel d['loads']\nd['loads'] = _loads")
+            ),
         ),
         (
             "json.loads under an equal, distinct key",
@@ -204,13 +225,18 @@ async fn rev35_same_length_namespace_changes_are_refused() {
             "rebound",
             format!(
                 "{pre}{}",
-                in_add("D, E = _jd.JSONDecoder, _je.JSONEncoder\nD.decode, E.encode = E.encode, D.decode")
+                in_add(
+                    "D, E = _jd.JSONDecoder, _je.JSONEncoder\nD.decode, E.encode = E.encode, D.decode"
+                )
             ),
         ),
         (
             "a library function removed from one namespace, a name added to another",
             "removed",
-            format!("{pre}{}", in_add("del _jd.JSONDecoder.raw_decode\n_je.zz_added = 1")),
+            format!(
+                "{pre}{}",
+                in_add("del _jd.JSONDecoder.raw_decode\n_je.zz_added = 1")
+            ),
         ),
     ];
     let failures = refused_all(&c, &payloads).await;
@@ -256,14 +282,18 @@ async fn rev35_hook_implementation_code_changes_are_refused() {
         (
             "trusted code via unittest.mock at import",
             "__code__",
-            format!("{pre}unittest.mock.patch.object(_pp.pytest_pyfunc_call, '__code__', _CO).start()\n"),
+            format!(
+                "{pre}unittest.mock.patch.object(_pp.pytest_pyfunc_call, '__code__', _CO).start()\n"
+            ),
         ),
         (
             "trusted code via unittest.mock during a test",
             "__code__",
             format!(
                 "{pre}{}",
-                in_add("unittest.mock.patch.object(_pp.pytest_pyfunc_call, '__code__', _CO).start()")
+                in_add(
+                    "unittest.mock.patch.object(_pp.pytest_pyfunc_call, '__code__', _CO).start()"
+                )
             ),
         ),
         (
@@ -271,7 +301,9 @@ async fn rev35_hook_implementation_code_changes_are_refused() {
             "__code__",
             format!(
                 "{pre}{}",
-                in_add("list(map(types.FunctionType.__code__.__set__, [_pp.pytest_pyfunc_call], [_CO]))")
+                in_add(
+                    "list(map(types.FunctionType.__code__.__set__, [_pp.pytest_pyfunc_call], [_CO]))"
+                )
             ),
         ),
         (
@@ -279,7 +311,9 @@ async fn rev35_hook_implementation_code_changes_are_refused() {
             "__code__",
             format!(
                 "{pre}{}",
-                in_add("object.__setattr__(_pp.pytest_pyfunc_call, '__code__', dis._get_code_object(_mine))")
+                in_add(
+                    "object.__setattr__(_pp.pytest_pyfunc_call, '__code__', dis._get_code_object(_mine))"
+                )
             ),
         ),
     ];
@@ -288,13 +322,17 @@ async fn rev35_hook_implementation_code_changes_are_refused() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Outside the slice (the same on main): a library module-level object's
-/// attribute dict *replaced* (`obj.__dict__ = {...}` raises no audit
-/// event), not changed: the sweeps keep comparing the dict the baseline
-/// took, which nobody changed, while the object's methods now read the
-/// new one (`json._default_decoder.scan_once`, which `json.loads` runs).
+/// FINDING (outside the slice; the same on main): a library module-level
+/// object's attribute dict *replaced* (`obj.__dict__ = {...}` raises no
+/// audit event), not changed: the sweeps keep comparing the dict the
+/// baseline took, which nobody changed, while the object's methods now
+/// read the new one (`json._default_decoder.scan_once`, which
+/// `json.loads` runs). Measured: the broken app scores 3/6 (test_dump
+/// forged to pass) with no tampering reported, runner and cold, where
+/// the honest broken app scores 2/6. Fails until the sweeps also check
+/// that each watched object's `__dict__` is still the dict they hold.
 #[tokio::test]
-async fn rev35_library_object_dict_replaced_is_refused() {
+async fn finding_rev35_library_object_dict_replaced_is_refused() {
     let Some(c) = setup().await else { return };
     let payloads: Vec<(&str, &str, String)> = vec![
         (
