@@ -2487,3 +2487,5 @@ async fn grader_frames_are_never_handed_out() {
     assert!(s.error.is_none(), "{s:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+mod rev35;
