@@ -1387,6 +1387,12 @@ def _grader_main():
     # added to the object's own dict that its class defines as a method
     # shadows that method (`json._default_decoder.decode`).
     class_of_obj = {}
+    # Every library module-level object whose own dict is watched, and that
+    # dict: replacing an object's `__dict__` raises no audit event, and the
+    # sweeps would go on comparing the old dict while its methods read the
+    # new one (review rev35: `json._default_decoder.__dict__ = {...}`).
+    lib_objs = []
+    lib_obj_ds = []
 
     def fns_types(vals, _ft=FT, _sm=staticmethod, _cm=classmethod, _type=type,
                   _issub=issubclass):
@@ -1410,7 +1416,7 @@ def _grader_main():
                      _ce=class_of_entry, _co=class_of_obj, _dict_of=dict_of, _all=all,
                      _any=any, _map=map, _is=same_obj, _len=len, _list=list,
                      _flat=chain_it.from_iterable, _vals=values_of, _has=set.__contains__,
-                     _rep=_repeat_m):
+                     _rep=_repeat_m, _ro=lib_objs, _rd=lib_obj_ds):
         """What `watch` made of `d` before, if `d` and every namespace it
         took still hold exactly the same objects (one identity sweep over
         all of them); False otherwise."""
@@ -1430,6 +1436,8 @@ def _grader_main():
             fts.extend(ft)
         _ce.update(ce)
         _co.update(co)
+        _ro.extend(objs)
+        _rd.extend(obj_ds)
         return True
 
     def watch(snap, name, d, strict=False, fts=None, _type=type, _take=take, _td=tdict_of,
@@ -1473,7 +1481,8 @@ def _grader_main():
                 ce_new, co_new, ft)
 
     def watch_(snap, name, d, strict, _ce, _co, objs, _type=type, _take=take, _td=tdict_of,
-               _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of):
+               _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _ro=lib_objs,
+               _rd=lib_obj_ds):
         _take(snap, name, d, strict)
         own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
         for k, v in list(d.items()):
@@ -1494,6 +1503,8 @@ def _grader_main():
                     _take(snap, name + "." + k, od, False)
                     _co.append((name + "." + k, kind))
                     objs[name + "." + k] = v
+                    _ro.append(v)
+                    _rd.append(od)
 
     # The memo (above), filled before the start signal when the key is not
     # here yet (a runner, a staged run); a cold run has its key already
@@ -1524,6 +1535,8 @@ def _grader_main():
         module_entries.clear()
         class_of_entry.clear()
         class_of_obj.clear()
+        lib_objs.clear()
+        lib_obj_ds.clear()
         memo_rec[0] = False
         del _warm, _n, _m
 
@@ -2151,7 +2164,8 @@ def _grader_main():
         return None
 
     def state_clean(_b=baseline, _slow=slow_diff, _entry=entry, _tabns=tables_ns,
-                    _sweep=sweep_chunks):
+                    _sweep=sweep_chunks, _objs=lib_objs, _ods=lib_obj_ds, _dict_of=dict_of,
+                    _all=all, _map=map, _is=is_):
         """Every watched namespace (the library's and the suite's modules
         and their classes) holds exactly the objects it held before code
         under test ran (module notes: all names in the suite's, code,
@@ -2175,6 +2189,8 @@ def _grader_main():
                     fresh[4][k] = v
             _b[i] = fresh
             return None
+        if not _all(_map(_is, _map(_dict_of, _objs), _ods)):
+            return "the attribute dict of a library object replaced"
         return _sweep(_b, changed)
 
     hot_ref[0] = hot
