@@ -1862,11 +1862,7 @@ fn build_c(src: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
 /// SIGKILLs every process of `uid` (a test's cleanup), in rounds.
 fn kill_all_as_root(uid: u32) {
     for _ in 0..50 {
-        let pids: Vec<i32> = uids::pool_processes()
-            .into_iter()
-            .filter(|&(_, u)| u == uid)
-            .map(|(p, _)| p)
-            .collect();
+        let pids = uids::processes_of(uid);
         if pids.is_empty() {
             return;
         }

@@ -129,21 +129,14 @@ pub(super) fn kill_uid(uid: u32) -> usize {
     if !uid_pool().contains(&uid) {
         return 0;
     }
-    let mut killed = pool_processes()
-        .into_iter()
-        .filter(|&(_, u)| u == uid)
-        .count();
+    let mut killed = processes_of(uid).len();
     // Whatever the scan saw: it can miss every member of a lineage that
     // hops faster than `/proc` is read.
     if let Err(e) = sys::kill_all_of_uid(uid, KILLER_UID) {
         tracing::warn!(uid, error = %e, "could not kill a pool uid's processes at once; killing them one by one");
     }
     for _ in 0..100 {
-        let pids: Vec<i32> = pool_processes()
-            .into_iter()
-            .filter(|&(_, u)| u == uid)
-            .map(|(p, _)| p)
-            .collect();
+        let pids = processes_of(uid);
         if pids.is_empty() {
             break;
         }
@@ -159,6 +152,15 @@ pub(super) fn kill_uid(uid: u32) -> usize {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     killed
+}
+
+/// The pids of every live host process running as pool uid `uid`.
+pub(super) fn processes_of(uid: u32) -> Vec<i32> {
+    pool_processes()
+        .into_iter()
+        .filter(|&(_, u)| u == uid)
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// Every live (not zombie) host process running as a pool uid: (pid,
