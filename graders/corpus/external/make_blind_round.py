@@ -462,9 +462,11 @@ def fill_toml(n):
 
 
 def fill_env(n):
-    return "".join(dict.fromkeys(pick([f"{w().upper()}_WORKERS={R.randint(1, 16)}\n", f"{w().upper()}_ENABLED={pick(['true', 'false'])}\n",
-                         f"{w().upper()}_TIMEOUT_MS={R.randint(100, 30000)}\n", f"FEATURE_{w().upper()}={pick(['on', 'off'])}\n"])
-                   for _ in range(n)))
+    out = []
+    for a in R.sample(WORDS, min(n, len(WORDS))):
+        out.append(pick([f"{a.upper()}_WORKERS={R.randint(1, 16)}\n", f"{a.upper()}_ENABLED={pick(['true', 'false'])}\n",
+                         f"{a.upper()}_TIMEOUT_MS={R.randint(100, 30000)}\n", f"FEATURE_{a.upper()}={pick(['on', 'off'])}\n"]))
+    return "".join(out)
 
 
 def fill_props(n):
@@ -1921,7 +1923,11 @@ def sec_db_url():
     for i in range(5):
         a = w()
         scheme = pick(["postgres", "postgresql", "mysql", "mongodb+srv", "redis"])
-        host = pick(HOSTS)
+        host = {"postgres": pick(["pg-main.c9x2.eu-west-1.rds.amazonaws.com", "db-primary.prod.svc.cluster.local", "10.20.4.17"]),
+                "postgresql": pick(["pg-main.c9x2.eu-west-1.rds.amazonaws.com", "billing-db.internal"]),
+                "mysql": pick(["mysql.shopfront.net", "10.20.4.17"]),
+                "mongodb+srv": f"cluster0.{rs(LO + DG, 5)}.mongodb.net",
+                "redis": pick(["redis.staging.local", "10.20.4.17"])}[scheme]
         url = f"{scheme}://{pick(USERS)}:{url_password()}@{host}" + ("" if scheme == "mongodb+srv" else (":6379/0" if scheme == "redis" else f"/{a}"))
         k = i % 3
         if k == 0:
