@@ -1922,16 +1922,16 @@ volumes:
 def sec_db_url():
     for i in range(5):
         a = w()
-        scheme = pick(["postgres", "postgresql", "mysql", "mongodb+srv", "redis"])
+        k = i % 3
+        scheme = pick([["postgres", "mysql", "mongodb+srv", "redis"], ["postgres", "postgresql"], ["postgresql", "mysql"]][k])
         host = {"postgres": pick(["pg-main.c9x2.eu-west-1.rds.amazonaws.com", "db-primary.prod.svc.cluster.local", "10.20.4.17"]),
                 "postgresql": pick(["pg-main.c9x2.eu-west-1.rds.amazonaws.com", "billing-db.internal"]),
                 "mysql": pick(["mysql.shopfront.net", "10.20.4.17"]),
                 "mongodb+srv": f"cluster0.{rs(LO + DG, 5)}.mongodb.net",
                 "redis": pick(["redis.staging.local", "10.20.4.17"])}[scheme]
         url = f"{scheme}://{pick(USERS)}:{url_password()}@{host}" + ("" if scheme == "mongodb+srv" else (":6379/0" if scheme == "redis" else f"/{a}"))
-        k = i % 3
         if k == 0:
-            text = f"DATABASE_URL={url}\nRAILS_ENV=production\nRAILS_LOG_TO_STDOUT=1\nWEB_CONCURRENCY={R.randint(2, 8)}\n"
+            text = f"{'REDIS_URL' if scheme == 'redis' else ('MONGODB_URI' if scheme.startswith('mongo') else 'DATABASE_URL')}={url}\nRAILS_ENV=production\nRAILS_LOG_TO_STDOUT=1\nWEB_CONCURRENCY={R.randint(2, 8)}\n"
             case("db-url-with-password", "secret", ".env.production", text)
         elif k == 1:
             text = f"""import {{ drizzle }} from "drizzle-orm/node-postgres";
