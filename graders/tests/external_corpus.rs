@@ -72,6 +72,9 @@ const FLOORS: &[(&str, f64, f64)] = &[
     ("generator-3", 0.999, 0.99),
     ("generator-3-r4", 0.88, 0.99),
     ("generator-3-r5", 0.95, 0.99),
+    // Written blind (without reading the scanner or the other cases),
+    // measured before any fix on it: 0.850 / 1.000 (17 false positives).
+    ("generator-4", 0.85, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).
