@@ -16,11 +16,58 @@
 //! over-redaction is its accepted failure.
 
 /// Fragments of names that call a value a secret (`pass` covers
-/// password/passwd/passphrase, `key` api_key/secret_key/apiKey, `auth`
-/// Authorization/oauth, `cred` credentials).
+/// password/passwd/passphrase, `auth` Authorization/oauth, `cred`
+/// credentials). `key` is not one of them alone: see [`KEY_QUALIFIERS`].
 const SECRET_WORDS: &[&str] = &[
-    "pass", "pwd", "secret", "token", "key", "auth", "cred", "bearer", "session", "cookie",
-    "private", "signing",
+    "pass", "pwd", "secret", "token", "auth", "cred", "bearer", "session", "cookie", "private",
+    "signing",
+];
+
+/// `key` names more things that are not credentials than that are: cache
+/// keys (`key: node-cache-Linux-…`), database keys (`primaryKey`,
+/// `foreignKey`), keyboard keys (`key_down_event`), map and i18n keys, and
+/// client keys public by design (Pusher's `key:`, Algolia's search key,
+/// reCAPTCHA's `sitekey`). A name holding `key` calls its value a secret
+/// only with one of these qualifiers in the same name (`api_key`,
+/// `accessKey`, `AccountKey`, `X-API-Key`, `hmac_key`) or another of
+/// [`SECRET_WORDS`] (`secret_key`, `private_key`, `auth_key`); a file whose
+/// name ends `.key` is key material.
+const KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "master",
+    "encrypt",
+    "crypt",
+    "cipher",
+    "hmac",
+    "aes",
+    "rsa",
+    "jwt",
+    "license",
+    "licence",
+    "consumer",
+    "subscription",
+    "account",
+    "storage",
+    "shared",
+    "deploy",
+    "ssh",
+    "gpg",
+    "pgp",
+    "service",
+    "admin",
+    "root",
+    "webhook",
+    "sign",
+    "enc_",
+    "enc-",
+    "dev_",
+    "prod",
+    "live",
+    "write",
+    "server",
+    "sk_",
+    "sk-",
 ];
 
 /// Whole-token formats of issuers whose tokens are met bare, each exact
@@ -59,6 +106,13 @@ const ISSUER_FORMATS: &[&str] = &[
     r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
     // Facebook app access token: app id, `|`, app secret.
     r"[0-9]{13,17}\|[A-Za-z0-9_-]{27}",
+    // Alibaba Cloud AccessKey ID.
+    r"LTAI[A-Za-z0-9]{20}",
+    // Grafana Cloud API token (base64 JSON) and service-account token.
+    r"glc_[A-Za-z0-9+/]{32,400}={0,2}",
+    r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+    // Heroku API key, second format.
+    r"HRKU-AA[0-9a-zA-Z_-]{58}",
     // Slack webhook and workflow trigger URLs.
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]{24,}",
 ];
@@ -117,6 +171,81 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     SECRET_WORDS
         .iter()
         .any(|w| before.contains(w) || name.contains(w))
+        || qualified_key(before)
+        || name.ends_with(".key")
+        || qualified_key(&name)
+        || bare_key_of_a_keyed_parent(lower, line, start)
+}
+
+/// Qualifiers that call a bare `key` a secret from its parent object's
+/// name (`"Jwt": { … "Key": "…" }`, `hmac:\n  key: …`): the strongest of
+/// [`KEY_QUALIFIERS`], words that name a credential's purpose.
+const PARENT_QUALIFIERS: &[&str] = &[
+    "api",
+    "jwt",
+    "hmac",
+    "encrypt",
+    "crypt",
+    "cipher",
+    "aes",
+    "license",
+    "licence",
+    "consumer",
+    "subscription",
+    "ssh",
+    "gpg",
+    "pgp",
+    "webhook",
+    "master",
+    "signing",
+    "access",
+];
+
+/// Lines looked up for a parent object's name, at most.
+const MAX_PARENT_LINES: usize = 16;
+
+/// Whether the value at `start` (its line starts at `line`) is named by a
+/// bare `key` (`key:`, `"Key":`, `key =`) inside an object whose name
+/// holds one of [`PARENT_QUALIFIERS`]: the nearest line above with less
+/// indentation (YAML, JSON, TOML-like nesting).
+fn bare_key_of_a_keyed_parent(lower: &str, line: usize, start: usize) -> bool {
+    let head = lower[line..start].trim_start();
+    let name = head
+        .trim_start_matches(['"', '\''])
+        .split(['"', '\'', ':', '=', ' '])
+        .next()
+        .unwrap_or("");
+    if name != "key" {
+        return false;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = indent(&lower[line..start]);
+    lower[..line]
+        .lines()
+        .rev()
+        .take(MAX_PARENT_LINES)
+        .find(|l| !l.trim().is_empty() && indent(l) < own)
+        .is_some_and(|p| PARENT_QUALIFIERS.iter().any(|q| p.contains(q)))
+}
+
+/// Whether a name in `s` (lowercase) holds `key` with a credential
+/// qualifier ([`KEY_QUALIFIERS`]) in the same name. A name runs over
+/// letters, digits, `_`, `-` and `.`.
+fn qualified_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    let part = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    s.match_indices("key").any(|(i, _)| {
+        let mut a = i;
+        while a > 0 && part(b[a - 1]) {
+            a -= 1;
+        }
+        let mut z = i + 3;
+        while z < b.len() && part(b[z]) {
+            z += 1;
+        }
+        let name = &s[a..z];
+        KEY_QUALIFIERS.iter().any(|q| name.contains(q))
+    })
 }
 
 #[cfg(test)]

@@ -369,6 +369,89 @@ const STORE_PATH: &[&str] = &[
     "vars.",
 ];
 
+/// Longest template expression looked at (`{{ … }}`, `${…}`).
+const MAX_TEMPLATE: usize = 256;
+
+/// True when `l` (lowercase) holds a template expression *with its
+/// structure*: `{{ expr }}` (Go, Jinja, Helm, Mustache, GitHub Actions
+/// `${{ }}`), `${name…}` and `#{expr}` (shell, Compose, Terraform, Ruby
+/// interpolation), `%(name)`, ERB/JSP `<%…`, or `<words>` (`<your-key>`).
+/// An expression's inside is names, paths, pipes, quotes and calls; a
+/// password of punctuation that happens to hold `{{` or `${`
+/// (`m{{h}o)p${e]nob(ody…}}`, a detect-secrets fixture) is not one, and
+/// neither is a lone `<` or `>` inside a value.
+pub(crate) fn has_template(l: &str) -> bool {
+    let b = l.as_bytes();
+    let expr = |c: u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b' ' | b'\t'
+                    | b'.'
+                    | b'_'
+                    | b'-'
+                    | b'|'
+                    | b':'
+                    | b'\''
+                    | b'"'
+                    | b'('
+                    | b')'
+                    | b','
+                    | b'/'
+                    | b'$'
+                    | b'='
+                    | b'['
+                    | b']'
+                    | b'!'
+                    | b'?'
+                    | b'+'
+                    | b'@'
+            )
+    };
+    // The inside of an expression opened at `from`, up to `close`.
+    let closed = |from: usize, close: &[u8], first: &dyn Fn(u8) -> bool| {
+        let rest = &b[from..b.len().min(from + MAX_TEMPLATE)];
+        // A value read up to a `}` ends inside its template
+        // (`{{.Values.apiToken` of an unquoted YAML value): the rest of
+        // it is the expression.
+        let end = rest
+            .windows(close.len())
+            .position(|w| w == close)
+            .or((from + rest.len() == b.len()).then_some(rest.len()));
+        let Some(end) = end else {
+            return false;
+        };
+        let inner = &rest[..end];
+        inner.first().is_none_or(|&c| first(c)) && inner.iter().all(|&c| expr(c))
+    };
+    let name_start = |c: u8| c.is_ascii_alphabetic() || matches!(c, b'_' | b' ' | b'.' | b'$');
+    for i in 0..b.len() {
+        let next = &b[i..];
+        let found = if next.starts_with(b"${{") {
+            closed(i + 3, b"}}", &|_: u8| true)
+        } else if next.starts_with(b"{{") {
+            closed(i + 2, b"}}", &|_: u8| true)
+        } else if next.starts_with(b"${") || next.starts_with(b"#{") {
+            closed(i + 2, b"}", &name_start)
+        } else if next.starts_with(b"%(") {
+            closed(i + 2, b")", &|c: u8| c.is_ascii_alphabetic() || c == b'_')
+        } else if next.starts_with(b"<%") {
+            true
+        } else if next.starts_with(b"<") {
+            closed(i + 1, b">", &|c: u8| c.is_ascii_alphabetic())
+                && b[i + 1..].iter().take_while(|&&c| c != b'>').all(|&c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-' | b'.' | b'/')
+                })
+        } else {
+            false
+        };
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
 /// True when `v` is not a literal but a reference to where the value lives:
 /// template syntax (`{{ }}`, `${…}`, `$VAR`, `%(name)s`, `<your-key>`,
 /// `#{…}`), an environment or config read (`os.environ[…]`,
@@ -379,7 +462,7 @@ const STORE_PATH: &[&str] = &[
 pub(crate) fn is_reference(v: &str) -> bool {
     let t = v.trim();
     let l = t.to_ascii_lowercase();
-    if l.contains("{{") || l.contains("${") || l.contains("%(") || l.contains("#{") {
+    if has_template(&l) {
         return true;
     }
     if let Some(rest) = l.strip_prefix('$')

@@ -36,9 +36,25 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
-        validate: None,
+        validate: Some(openai_marker_intact),
     },
 ];
+
+/// The marker OpenAI stamps into its keys (base64 of `OpenAI`), between
+/// the two random halves of a legacy key.
+const OPENAI_MARKER: &[u8] = b"T3BlbkFJ";
+
+/// False when the key carries a near miss of [`OPENAI_MARKER`] (one
+/// character changed) and not the marker itself: an issuer's fixed part
+/// altered is a fixture or a typo, never a key the issuer made
+/// (detect-secrets' `T4BlbkFJ` case). Random text holds a 7-of-8 match
+/// with odds of about 10^-11 per position.
+fn openai_marker_intact(key: &str) -> bool {
+    let b = key.as_bytes();
+    let near = |w: &[u8]| w.iter().zip(OPENAI_MARKER).filter(|(a, m)| a != m).count();
+    let windows = || b.windows(OPENAI_MARKER.len());
+    windows().any(|w| near(w) == 0) || !windows().any(|w| near(w) == 1)
+}
 
 #[cfg(test)]
 mod tests {
