@@ -883,6 +883,52 @@ mod tests {
     use crate::scanner::rules::testutil::check;
     use crate::scanner::{ScanConfig, Scanner};
 
+    /// A hard-coded value in a comparison, a C++ direct initialization or
+    /// a setter call is the value; a password of punctuation is one; `pass`
+    /// names a password only as a key's last segment (issue 18, the
+    /// detect-secrets `keyword` fixtures and their class).
+    #[test]
+    fn comparisons_initializers_and_punctuated_passwords() {
+        check(
+            "generic_secret",
+            &[
+                ("if (db_pass != \"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("if (token === 'Zq8v2Lm4Kp7Rt') {", "Zq8v2Lm4Kp7Rt"),
+                ("if ($apiToken !== \"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("std::string secret(\"Zq8v2Lm4Kp7Rt\");", "Zq8v2Lm4Kp7Rt"),
+                ("QString password(\"Zq8v2Lm4Kp7Rt\");", "Zq8v2Lm4Kp7Rt"),
+                ("secret.assign(\"Zq8v2Lm4Kp7Rt\", 13);", "Zq8v2Lm4Kp7Rt"),
+                ("apiToken.set(\"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("DB_PASS=Zq8v2Lm4Kp7Rt", "Zq8v2Lm4Kp7Rt"),
+                ("const userPass = \"Zq8v2Lm4Kp7Rt\"", "Zq8v2Lm4Kp7Rt"),
+                ("bypass_token = \"Zq8v2Lm4Kp7Rt\"", "Zq8v2Lm4Kp7Rt"),
+                (
+                    "password = \"p{{4}x)q${z]w(k[w>-_$#9}}\"",
+                    "p{{4}x)q${z]w(k[w>-_$#9}}",
+                ),
+                ("api_key: \"Tr0ub4dor&3>{x}\"", "Tr0ub4dor&3>{x}"),
+            ],
+            &[
+                (
+                    "return secret(\"Zq8v2Lm4Kp7Rt\");",
+                    "a call, not a declaration",
+                ),
+                ("compass = \"Zq8v2Lm4Kp7Rt\"", "pass inside a word"),
+                (
+                    "passenger = \"Zq8v2Lm4Kp7Rt\"",
+                    "pass at the start of a word",
+                ),
+                ("secret.assign(other, 13);", "not a literal"),
+                ("password: \"{{ .Values.db.password }}\"", "a Helm template"),
+                ("password: \"${DB_PASSWORD:-}\"", "a default-less reference"),
+            ],
+        );
+        let s = Scanner::new(ScanConfig::default());
+        // Unquoted in code, braces are a block, not a literal.
+        let code = "password = m{{h}o)p${e]nob(ody[finds>-_$#thisone}}\n";
+        assert!(s.scan_bytes("src/a.cpp", code.as_bytes()).is_empty());
+    }
+
     /// What the fast key-word search relies on.
     #[test]
     fn strong_words_are_lowercase_ascii() {

@@ -252,6 +252,45 @@ fn qualified_key(s: &str) -> bool {
 mod tests {
     use super::{in_issuer_format, names_a_secret};
 
+    /// `key` alone is no secret word: cache keys, database and keyboard
+    /// keys, public client keys. A credential qualifier in the same name, a
+    /// qualified parent object or a `.key` file name makes it one.
+    #[test]
+    fn key_needs_a_qualifier() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for (text, path) in [
+            (format!("API_KEY={T}"), "app.env"),
+            (format!("x-api-key: {T}"), "req.http"),
+            (format!("AccountKey={T};"), "app.config"),
+            (format!("hmac_key = \"{T}\""), "a.py"),
+            (format!("licenseKey: '{T}'"), "a.ts"),
+            (
+                format!("{{\n  \"Jwt\": {{\n    \"Issuer\": \"acme\",\n    \"Key\": \"{T}\""),
+                "appsettings.json",
+            ),
+            (format!("webhook:\n  url: https://x\n  key: {T}"), "a.yml"),
+            (format!("{T}\n"), "certs/server.key"),
+        ] {
+            assert!(named(&text, T, path), "{text:?} in {path}");
+        }
+        for (text, path) in [
+            (format!("key: node-cache-Linux-x64-{T}"), "ci.log"),
+            (format!("primaryKey={T}"), "a.properties"),
+            (format!("foreignKey={T}"), "a.properties"),
+            (format!("key_down_event={T}"), "a.properties"),
+            (
+                format!("new Echo({{\n  broadcaster: 'pusher',\n  key: '{T}',"),
+                "echo.js",
+            ),
+            (format!("algolia:\n  search_key: {T}"), "a.yml"),
+            (format!("i18n:\n  key: {T}"), "a.yml"),
+            (format!("{T}\n"), "keyboard.js"),
+            (format!("{T}\n"), "monkey.txt"),
+        ] {
+            assert!(!named(&text, T, path), "{text:?} in {path}");
+        }
+    }
+
     fn named(text: &str, token: &str, path: &str) -> bool {
         let lower = text.to_ascii_lowercase();
         names_a_secret(
@@ -309,6 +348,9 @@ mod tests {
             "343ea45721923ed956e2b38c31db76aa-us30.",
             "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",
             "https://hooks.slack.com/services/v9yullchnf0f52om9486477u0g68od0j1n4nyhmoloxb5g",
+            "LTAI5tQ9mXw2ZkR7pLcV3nHy",
+            "HRKU-AAlQ1aVoHDujJ9QsDHdHlHO0hbzhoERRSO45ZQusSYHg_____w4_hLrAym_u",
+            "glsa_9fK2mQ7xL4pR8sV1wZ3bT6yU0aB4cD6e_1a2b3c4d",
         ];
         let no = [
             // A near miss of each: one character too many or too few, a

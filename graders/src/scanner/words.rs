@@ -624,6 +624,36 @@ pub(crate) fn is_word_path(v: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Template syntax is recognised by its structure; punctuation that
+    /// happens to hold `{{`, `${` or `<` in a password is not a template.
+    #[test]
+    fn templates_by_structure() {
+        for v in [
+            "{{ .values.db.password | b64enc }}",
+            "${{ secrets.api_token }}",
+            "${db_password:-changeme}",
+            "${ssm:/prod/db/password}",
+            "#{env['api_key']}",
+            "%(password)s",
+            "<%= env[\"token\"] %>",
+            "<your-api-key>",
+            "prefix-{{ vault_token }}-suffix",
+            // Cut at its first `}` by an unquoted value's reader.
+            "{{.values.apitoken",
+        ] {
+            assert!(has_template(v), "{v}");
+        }
+        for v in [
+            "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}",
+            "x9${!kp]q}zz",
+            "tr0ub4dor&3>{x",
+            "p<4s#>w0rd",
+            "q{{z;w}}k",
+        ] {
+            assert!(!has_template(v), "{v}");
+        }
+    }
+
     /// URLs and git remotes with a user and no password are addresses; a
     /// password or a token as the user is not.
     #[test]

@@ -60,6 +60,25 @@ fn openai_marker_intact(key: &str) -> bool {
 mod tests {
     use super::super::testutil::check;
 
+    /// A key whose issuer marker is altered by one character is not the
+    /// issuer's; the intact marker, or no marker (project keys), is.
+    #[test]
+    fn openai_marker() {
+        assert!(super::openai_marker_intact(
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o"
+        ));
+        assert!(super::openai_marker_intact(
+            "sk-proj-Q2w4E6r8T0y2U4i6O8p0A2s4D6f8"
+        ));
+        for k in [
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT4BlbkFJ3UDnpdEwNNm6wVBpYM0o",
+            "sk-Zk8mQ2pL7xN4vR9tW1yBT3BlbkFKcD5fH2jK4mN6pQ8rS0t",
+            "sk-Zk8mQ2pL7xN4vR9tW1yBT3B1bkFJcD5fH2jK4mN6pQ8rS0t",
+        ] {
+            assert!(!super::openai_marker_intact(k), "{k}");
+        }
+    }
+
     #[test]
     fn huggingface() {
         check(

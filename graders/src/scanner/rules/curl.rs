@@ -198,6 +198,34 @@ fn base32_decode(s: &str) -> Vec<u8> {
 mod tests {
     use super::super::testutil::check;
 
+    /// Seeds written by hand decode to text: documentation and test
+    /// seeds are not secrets; random seeds are.
+    #[test]
+    fn otpauth_seeds_that_decode_to_text() {
+        let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
+        let uri =
+            |seed: &str| format!("otpauth://totp/Acme:alice@acme.io?secret={seed}&issuer=Acme");
+        for seed in [
+            "JBSWY3DPEHPK3PXP",                 // "Hello!" + DEADBEEF
+            "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", // RFC 4226/6238 "12345678901234567890"
+            "KRSXG5CTMVRXEZLUKNSWKZA",          // "TestSecretSeed"
+            "ORSXG5DQMFZXG53POJSA",             // "testpassword"
+        ] {
+            assert!(!super::is_random_seed(seed), "{seed}");
+            assert!(
+                s.scan_bytes("docs/2fa.md", uri(seed).as_bytes()).is_empty(),
+                "{seed}"
+            );
+        }
+        for seed in ["HXDMVJECJJWSRB3HWIZR4IFUGFTMXBOZ", "7QKZ3M2XLPV4RJ5Y"] {
+            assert!(super::is_random_seed(seed), "{seed}");
+            assert!(
+                !s.scan_bytes("docs/2fa.md", uri(seed).as_bytes()).is_empty(),
+                "{seed}"
+            );
+        }
+    }
+
     #[test]
     fn powershell_plaintext_passwords() {
         check(
