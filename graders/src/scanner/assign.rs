@@ -217,7 +217,10 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             done = before;
             continue;
         }
-        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) || in_arn(lower, start) {
+        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s))
+            || in_arn(lower, start)
+            || words::names_public(key)
+        {
             continue;
         }
         let password = short_pass || PASSWORD_WORDS.iter().any(|w| key.contains(w));

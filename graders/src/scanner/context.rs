@@ -166,7 +166,8 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     while !lower.is_char_boundary(from) {
         from += 1;
     }
-    let before = &lower[from..start];
+    let before = without_public_names(&lower[from..start]);
+    let before = before.as_str();
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     SECRET_WORDS
         .iter()
@@ -228,6 +229,29 @@ fn bare_key_of_a_keyed_parent(lower: &str, line: usize, start: usize) -> bool {
         .is_some_and(|p| PARENT_QUALIFIERS.iter().any(|q| p.contains(q)))
 }
 
+/// `s` with every name that declares its value public blanked
+/// ([`super::words::names_public`]: `publicToken`, `csrf-token`,
+/// `authenticity_token`, `NEXT_PUBLIC_API_KEY`): such a name calls
+/// nothing a secret.
+fn without_public_names(s: &str) -> String {
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest.find(|c: char| !part(c)).unwrap_or(rest.len());
+        let (ident, tail) = rest.split_at(n);
+        if super::words::names_public(ident) {
+            out.extend(std::iter::repeat_n(' ', ident.len()));
+        } else {
+            out.push_str(ident);
+        }
+        let m = tail.find(part).unwrap_or(tail.len());
+        out.push_str(&tail[..m]);
+        rest = &tail[m..];
+    }
+    out
+}
+
 /// Whether a name in `s` (lowercase) holds `key` with a credential
 /// qualifier ([`KEY_QUALIFIERS`]) in the same name. A name runs over
 /// letters, digits, `_`, `-` and `.`.
@@ -251,6 +275,23 @@ fn qualified_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{in_issuer_format, names_a_secret};
+
+    /// A secret word inside a name that declares its value public names
+    /// nothing; another name on the line still does.
+    #[test]
+    fn public_names_name_no_secret() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for text in [
+            format!("<input type=\"hidden\" name=\"authenticity_token\" value=\"{T}\">"),
+            format!("<meta name=\"csrf-token\" content=\"{T}\">"),
+            format!("NEXT_PUBLIC_MAPS_API_KEY={T}"),
+            format!("publicToken = \"{T}\""),
+        ] {
+            assert!(!named(&text, T, "a.html"), "{text}");
+        }
+        let both = format!("publicToken: x, secretToken: \"{T}\"");
+        assert!(named(&both, T, "a.js"));
+    }
 
     /// `key` alone is no secret word: cache keys, database and keyboard
     /// keys, public client keys. A credential qualifier in the same name, a

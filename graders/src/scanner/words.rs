@@ -369,6 +369,51 @@ const STORE_PATH: &[&str] = &[
     "vars.",
 ];
 
+/// Fragments of a name (lowercase) that declare its value public by
+/// design: `publicToken`, `PUBLISHABLE_KEY`, reCAPTCHA/hCaptcha
+/// `sitekey`, Algolia's `searchKey`/`search_api_key`/`search-only` key,
+/// Supabase's `anon_key`, and the prefixes frameworks give variables they
+/// ship to every browser (`NEXT_PUBLIC_`, `EXPO_PUBLIC_`, `NUXT_PUBLIC_`,
+/// SvelteKit's `PUBLIC_`). Such a value is meant to be read by anyone.
+const PUBLIC_NAME: &[&str] = &[
+    "public",
+    "publishable",
+    "sitekey",
+    "site_key",
+    "site-key",
+    "searchkey",
+    "search_key",
+    "search-key",
+    "search_api_key",
+    "searchapikey",
+    "search_only",
+    "search-only",
+    "searchonly",
+    "anonkey",
+    "anon_key",
+    "anon-key",
+    // Anti-forgery tokens: made per session and written into every page
+    // the server renders (Rails `authenticity_token`, `csrf-token` meta
+    // tags, .NET `__RequestVerificationToken`); they authenticate nothing.
+    "csrf",
+    "xsrf",
+    "authenticity_token",
+    "antiforgery",
+    "anti-forgery",
+    "requestverificationtoken",
+];
+
+/// Whether a name (lowercase) declares its value public or per-page
+/// ([`PUBLIC_NAME`]),
+/// unless it also names a secret or a private key (`public_secret`?
+/// `PUBLIC_KEY_PASSWORD` is a password).
+pub(crate) fn names_public(name: &str) -> bool {
+    PUBLIC_NAME.iter().any(|p| name.contains(p))
+        && !["secret", "private", "passw", "pwd"]
+            .iter()
+            .any(|w| name.contains(w))
+}
+
 /// Longest template expression looked at (`{{ … }}`, `${…}`).
 const MAX_TEMPLATE: usize = 256;
 
@@ -464,6 +509,22 @@ pub(crate) fn is_reference(v: &str) -> bool {
     let l = t.to_ascii_lowercase();
     if has_template(&l) {
         return true;
+    }
+    // A format placeholder: `{SumoAccessKey}`, `{api_key}` (C#, Python
+    // `str.format`, Rust), possibly cut at its `}` by an unquoted value's
+    // reader.
+    if let Some(inner) = l.strip_prefix('{') {
+        let inner = inner.strip_suffix('}').unwrap_or(inner);
+        if inner
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+            && inner
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
+            return true;
+        }
     }
     if let Some(rest) = l.strip_prefix('$')
         && rest
@@ -623,6 +684,37 @@ pub(crate) fn is_word_path(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names that declare a value public by design or per page, and
+    /// format placeholders.
+    #[test]
+    fn public_names_and_format_placeholders() {
+        for n in [
+            "publictoken",
+            "stripe_publishable_key",
+            "recaptcha_sitekey",
+            "algolia_search_api_key",
+            "supabase_anon_key",
+            "next_public_firebase_api_key",
+            "csrf-token",
+            "authenticity_token",
+            "__requestverificationtoken",
+        ] {
+            assert!(names_public(n), "{n}");
+        }
+        for n in [
+            "api_key",
+            "public_key_password",
+            "publisher_secret",
+            "private_key",
+            "token",
+        ] {
+            assert!(!names_public(n), "{n}");
+        }
+        assert!(is_reference("{SumoAccessKey}"));
+        assert!(is_reference("{api_key"));
+        assert!(!is_reference("{9fK2mQ7x}"));
+    }
 
     /// Template syntax is recognised by its structure; punctuation that
     /// happens to hold `{{`, `${` or `<` in a password is not a template.
