@@ -451,6 +451,10 @@ pub(crate) fn has_template(l: &str) -> bool {
                     | b'?'
                     | b'+'
                     | b'@'
+                    | b'#'
+                    | b'%'
+                    | b'*'
+                    | b'^'
             )
     };
     // The inside of an expression opened at `from`, up to `close`.
@@ -725,6 +729,8 @@ mod tests {
             "${{ secrets.api_token }}",
             "${db_password:-changeme}",
             "${ssm:/prod/db/password}",
+            "${db_password#prefix}",
+            "${db_password%%-*}",
             "#{env['api_key']}",
             "%(password)s",
             "<%= env[\"token\"] %>",
