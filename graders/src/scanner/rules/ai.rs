@@ -36,9 +36,20 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
-        validate: Some(openai_marker_intact),
+        validate: Some(openai_key_ok),
     },
 ];
+
+/// An OpenAI key's random body: no words (`sk-learn-classification-…`, a
+/// package or model name) and no altered marker ([`openai_marker_intact`]).
+fn openai_key_ok(key: &str) -> bool {
+    let body = key.strip_prefix("sk-").unwrap_or(key);
+    let body = ["proj-", "svcacct-", "admin-"]
+        .iter()
+        .find_map(|p| body.strip_prefix(p))
+        .unwrap_or(body);
+    !super::super::words::is_word_like(body, true) && openai_marker_intact(key)
+}
 
 /// The marker OpenAI stamps into its keys (base64 of `OpenAI`), between
 /// the two random halves of a legacy key.
@@ -69,6 +80,15 @@ mod tests {
         ));
         assert!(super::openai_marker_intact(
             "sk-proj-Q2w4E6r8T0y2U4i6O8p0A2s4D6f8"
+        ));
+        for k in [
+            "sk-learn-classification-pipeline-v2",
+            "sk-video-processing-toolkit",
+        ] {
+            assert!(!super::openai_key_ok(k), "{k}");
+        }
+        assert!(super::openai_key_ok(
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o"
         ));
         for k in [
             "sk-proj-Xi8tdMjHV6pmbBbwilTeT4BlbkFJ3UDnpdEwNNm6wVBpYM0o",
