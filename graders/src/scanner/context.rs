@@ -130,7 +130,33 @@ const LOOKBACK: usize = 256;
 /// by a secret word before it ([`names_a_secret`]) or by its own format
 /// ([`in_issuer_format`]). `lower` is `text` in ASCII lowercase.
 pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &str) -> bool {
-    names_a_secret(lower, start, path) || in_issuer_format(text, start, end)
+    names_a_secret(lower, start, path)
+        || env_key_before(text, start)
+        || in_issuer_format(text, start, end)
+}
+
+/// Whether an environment-variable name ending in `_KEY` (`MAILGUN_KEY`,
+/// `APP_KEY`, `STRIPE_WEBHOOK_KEY`) is on the value's line before it. By
+/// convention such a variable holds a credential, unlike a lowercase or
+/// camelCase `key` (cache, map, database and keyboard keys); a name that
+/// declares its value public (`NEXT_PUBLIC_…_KEY`, `PUSHER_APP_KEY` is
+/// not one) does not count ([`super::words::names_public`]).
+fn env_key_before(text: &str, start: usize) -> bool {
+    let line = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let mut from = line.max(start.saturating_sub(LOOKBACK));
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    text[from..start]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|name| {
+            name.len() > 4
+                && name.ends_with("_KEY")
+                && name
+                    .bytes()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+                && !super::words::names_public(&name.to_ascii_lowercase())
+        })
 }
 
 /// Whether the whole token around `start..end` (the random rule judges
@@ -275,6 +301,35 @@ fn qualified_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{in_issuer_format, names_a_secret};
+
+    /// An environment-variable name ending in `_KEY` names a credential
+    /// by convention; lowercase and camelCase keys do not.
+    #[test]
+    fn env_key_names() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for text in [
+            format!("MAILGUN_KEY={T}"),
+            format!("export APP_KEY=\"{T}\""),
+            format!("  - STRIPE_WEBHOOK_KEY={T}"),
+        ] {
+            assert!(
+                super::env_key_before(&text, text.find(T).unwrap()),
+                "{text}"
+            );
+        }
+        for text in [
+            format!("mailgun_key={T}"),
+            format!("cacheKey: {T}"),
+            format!("NEXT_PUBLIC_MAPS_KEY={T}"),
+            format!("KEY_ID={T}"),
+            format!("_KEY={T}"),
+        ] {
+            assert!(
+                !super::env_key_before(&text, text.find(T).unwrap()),
+                "{text}"
+            );
+        }
+    }
 
     /// A secret word inside a name that declares its value public names
     /// nothing; another name on the line still does.
