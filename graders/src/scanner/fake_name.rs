@@ -10,7 +10,8 @@
 //! Unlike a comment (`# not a real key`), which an inline-ignore policy
 //! already governs, the name is part of the code that uses the value.
 //! Planted secrets are graded by their values, not by this scanner
-//! (spec.md "Grading"), so renaming one does not remediate it.
+//! (spec.md "Grading"), so renaming one does not remediate it; and the
+//! redactor (`ScanConfig::redaction`) does not apply this judgement.
 
 /// Segments (lowercase, whole) that declare a value fake. Not `example`
 /// or `sample`: they also name hosts (`api.example.com`) and data.
@@ -95,6 +96,23 @@ mod tests {
         ] {
             assert!(fake(line, v), "{line}");
         }
+    }
+
+    #[test]
+    fn redaction_still_hides_fake_named_values() {
+        use crate::scanner::{ScanConfig, Scanner};
+        let text = "FAKE_GH_TOKEN = \"ghp_R8sT2vW4yZ6bD8fH0jL2nP4rT6vX8zB0dF2h\"\n";
+        let scan = Scanner::new(ScanConfig::default());
+        assert!(
+            scan.scan_bytes("tests/conftest.py", text.as_bytes())
+                .is_empty()
+        );
+        let redact = Scanner::new(ScanConfig::redaction());
+        assert!(
+            !redact
+                .scan_bytes("tests/conftest.py", text.as_bytes())
+                .is_empty()
+        );
     }
 
     #[test]
