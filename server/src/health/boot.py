@@ -2024,26 +2024,42 @@ def _grader_main():
             if _type(c) is _ct:
                 globals_stored(c, out, depth + 1)
 
+    # The library's own code among a held namespace's values, for the two
+    # exemption lists below: a function of the baseline whose globals are
+    # that module's namespace (a property's accessors, which the baseline
+    # does not list: code from the library's trees with those globals).
+    # Never `__module__`, which any function can be given, nor the live
+    # namespace alone, where a name added is no tampering (review rev36:
+    # a planted function "of" `json.encoder` writing `sort_keys`).
+    def own_code(f, md, accessor, _ft=FT, _type=type, _lf=lib_fns, _t=trusted):
+        if _type(f) is not _ft or f.__globals__ is not md:
+            return False
+        if accessor:
+            return _t(f.__code__.co_filename)
+        return f in _lf
+
     def stored_by(name, d, _memo=stored_memo, _type=type, _ft=FT, _td=tdict_of, _list=list,
-                  _str=str, _abc=ABCMeta):
+                  _str=str, _abc=ABCMeta, _own=own_code):
         out = _memo.get(name)
         if out is not None:
             return out
         out = set()
         vals = _list(d.values())
         for v in _list(vals):
-            if (_type(v) is type or _type(v) is _abc) and _td(v).get("__module__") == name:
-                vals.extend(_list(_td(v).values()))
+            if _type(v) is type or _type(v) is _abc:
+                vm = _td(v).get("__module__")
+                if _type(vm) is _str and vm == name:
+                    vals.extend(_list(_td(v).values()))
         for v in vals:
             k = _type(v)
             if k is staticmethod or k is classmethod:
                 v = v.__func__
             elif k is property:
                 for f in (v.fget, v.fset, v.fdel):
-                    if _type(f) is _ft and f.__module__ == name:
+                    if _own(f, d, True):
                         globals_stored(f.__code__, out)
                 continue
-            if _type(v) is _ft and v.__module__ == name:
+            if _own(v, d, False):
                 globals_stored(v.__code__, out)
         _memo[name] = out
         return out
@@ -2079,7 +2095,8 @@ def _grader_main():
                 attrs_written(c, out, depth + 1)
 
     def attrs_stored(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type,
-                     _ft=FT, _list=list, _abc=ABCMeta, _str=str, _mods=sys.modules):
+                     _ft=FT, _list=list, _abc=ABCMeta, _str=str, _mods=sys.modules,
+                     _own=own_code):
         out = _memo.get(t)
         if out is not None:
             return out
@@ -2096,18 +2113,20 @@ def _grader_main():
                 continue
             vals = _list(md.values())
             for v in _list(vals):
-                if (_type(v) is type or _type(v) is _abc) and _td(v).get("__module__") == mn:
-                    vals.extend(_list(_td(v).values()))
+                if _type(v) is type or _type(v) is _abc:
+                    vm = _td(v).get("__module__")
+                    if _type(vm) is _str and vm == mn:
+                        vals.extend(_list(_td(v).values()))
             for v in vals:
                 k = _type(v)
                 if k is staticmethod or k is classmethod:
                     v = v.__func__
                 elif k is property:
                     for f in (v.fget, v.fset, v.fdel):
-                        if _type(f) is _ft:
+                        if _own(f, md, True):
                             attrs_written(f.__code__, out)
                     continue
-                if _type(v) is _ft and v.__module__ == mn:
+                if _own(v, md, False):
                     attrs_written(v.__code__, out)
         _memo[t] = out
         return out
@@ -2597,9 +2616,17 @@ def _grader_main():
     if "locale" in hot_names and not {"setlocale", "resetlocale"} & suite_words:
         loc_set = getattr(sys.modules.get("_locale"), "setlocale", None)
         loc_all = getattr(sys.modules.get("locale"), "LC_ALL", None)
+        # `locale.localeconv()` (and so `atof`, `delocalize`,
+        # `format_string`, `currency`) merges this dict over the C
+        # conventions: empty but in the standard library's own tests, and
+        # changed in place, so its module name still holds it (review
+        # rev36). Its size is read, a C-level count.
+        loc_ov = sys.modules["locale"].__dict__.get("_override_localeconv")
+        if type(loc_ov) is not dict:
+            loc_ov = {}
         if loc_set is not None and type(loc_all) is int:
-            def locale_state(_set=loc_set, _all=loc_all):
-                return _set(_all, None)
+            def locale_state(_set=loc_set, _all=loc_all, _ov=loc_ov, _len=len):
+                return (_set(_all, None), _len(_ov))
 
             probes.append(("the locale", locale_state))
     probes = tuple((what, fn, fn()) for what, fn in probes)
