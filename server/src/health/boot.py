@@ -324,6 +324,13 @@ def _grader_main():
         "urllib.parse._typeprog", "urllib.parse._hostprog", "urllib.parse._hextobyte",
         # time.tzset(), which tests of local time call.
         "time.tzname", "time.timezone", "time.altzone", "time.daylight",
+        # logging's documented class-level settings of its formatter
+        # (the logging cookbook sets them on the class).
+        "logging.Formatter.default_time_format", "logging.Formatter.default_msec_format",
+        # logging's documented module-level switches (the HOWTO's
+        # "optimization" section, production's `raiseExceptions = False`).
+        "logging.raiseExceptions", "logging.logThreads", "logging.logProcesses",
+        "logging.logMultiprocessing", "logging.logAsyncioTasks",
     )
 
     # Module-level containers of the library that honest runs empty or
@@ -1965,6 +1972,25 @@ def _grader_main():
         if n in ("pytest", "builtins", "_pytest", "pluggy") or n.startswith(("_pytest.", "pluggy.")):
             watch(core, n, m.__dict__)
 
+    # The library objects and classes the suite names itself: the values
+    # of the namespaces of the modules it imports (`json._default_encoder`,
+    # `json.JSONEncoder`), by their watched entry's name. Their plain data
+    # is held (`slow_diff`); objects reached only further away are not
+    # (an app's configuration of a library the suite does not import,
+    # `logging.root.handlers = []`, is no concern of the suite's).
+    entry_of_class = {id(c): en for en, c in class_of_entry.items()}
+    direct_entries = set()
+    for n in sorted(wanted):
+        m = sys.modules.get(n)
+        if type(m) is not types.ModuleType or not lib_module(n, m):
+            continue
+        for k, v in list(m.__dict__.items()):
+            if (n + "." + k) in class_of_obj:
+                direct_entries.add(n + "." + k)
+            elif id(v) in entry_of_class:
+                direct_entries.add(entry_of_class[id(v)])
+    del entry_of_class
+
     # This bootstrap's own module (`__main__`): its functions look up
     # builtins by name through it, so a name added there shadows one.
     # Nothing of an honest run binds a name in it.
@@ -2074,22 +2100,35 @@ def _grader_main():
     # once, and only when a held object's attribute is seen changed.
     STORE_A = opcode_mod.opmap["STORE_ATTR"]
     DEL_A = opcode_mod.opmap["DELETE_ATTR"]
+    LOAD_F = opcode_mod.opmap["LOAD_FAST"]
+    SWAP_OP = opcode_mod.opmap.get("SWAP", -2)
+    CACHE_OP = opcode_mod.opmap.get("CACHE", -2)
     attrs_memo = {}
     BUILDERS = ("__init__", "__new__")
 
     def attrs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
                       _len=len, _b=BUILDERS):
+        """Names written on the first argument (`self.x = …`, `cls.x = …`,
+        `self.x += …`): what an object's own methods change on it. A
+        write on another object (`csv.Sniffer.sniff` setting a
+        `delimiter` on a class of its own) exempts nothing (review rev36)."""
         if depth > 20 or code.co_name in _b:
             return
         b, names, arg = code.co_code, code.co_names, 0
+        own = code.co_argcount > 0
+        prev, prev_a = -1, 0
         for i in _range(0, _len(b), 2):
             op, a = b[i], b[i + 1] | arg
             if op == EXT_ARG:
                 arg = a << 8
                 continue
             arg = 0
-            if (op == STORE_A or op == DEL_A) and a < _len(names):
+            if op == CACHE_OP:
+                continue
+            if (op == STORE_A or op == DEL_A) and a < _len(names) and own and (
+                    (prev == LOAD_F and prev_a == 0) or prev == SWAP_OP):
                 out.add(names[a])
+            prev, prev_a = op, a
         for c in code.co_consts:
             if _type(c) is _ct:
                 attrs_written(c, out, depth + 1)
@@ -2131,40 +2170,53 @@ def _grader_main():
         _memo[t] = out
         return out
 
+    NO_CONST = object()
+
+    def class_const(t, k, _mro=mro_of, _td=tdict_of, _no=NO_CONST):
+        """The constant a class of `t`'s MRO defines for `k`, else a
+        sentinel that is no constant."""
+        for c in _mro(t):
+            cd = _td(c)
+            if k in cd:
+                return cd[k]
+        return _no
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
                   _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
-                  _bn=builtin_names, _stored=stored_by, _astored=attrs_stored):
+                  _bn=builtin_names, _stored=stored_by, _astored=attrs_stored,
+                  _direct=direct_entries, _const=constant, _class_const=class_const):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
         held = name in _tabns
         lib_mod = not strict and name in _me
-        # A module-level object of such a module (`json._default_encoder`):
-        # its data too, but for the attributes its library writes itself
-        # after building it (`attrs_stored`). An added name is judged here
-        # too: an instance attribute shadows its class's default.
-        obj_t = _co.get(name)
-        if obj_t is None:
-            # A class of such a module (`json.encoder.JSONEncoder`): its
-            # data attributes are the defaults every instance reads, held
-            # the same way (what the library's code writes on the class,
-            # `cls.x = …`, excepted).
-            obj_t = _ce.get(name)
-            if obj_t is not None and _td(obj_t).get("__module__") not in _tabns:
-                obj_t = None
-        elif name.rpartition(".")[0] not in _tabns:
-            obj_t = None
+        # An object or a class the suite reaches by name in a module it
+        # imports itself (`json._default_encoder`, `json.JSONEncoder`,
+        # `direct_entries`): its plain data too (`sort_keys`, the
+        # separators: constants, the defaults every instance reads), but
+        # for the attributes its own methods write on it after building it
+        # (`attrs_stored`). A name added or removed is judged when it
+        # shadows or uncovers a constant of its class.
+        obj_t = (_co.get(name) or _ce.get(name)) if name in _direct else None
         if obj_t is not None:
             for k in d:
                 if _type(k) is not _str:
                     return "a non-str name in " + name
-                if (k not in items or d[k] is not items[k]) and k not in _vol \
-                        and (name + "." + k) not in _va and k not in _astored(obj_t):
-                    return "%s.%s %s" % (name, k, "added" if k not in items else "rebound")
+                if k in _vol or (name + "." + k) in _va:
+                    continue
+                if k in items:
+                    was = items[k]
+                elif _co.get(name) is not None:
+                    was = _class_const(obj_t, k)
+                else:
+                    continue
+                if d[k] is not was and _const(was) and k not in _astored(obj_t):
+                    return "%s.%s %s" % (name, k, "rebound" if k in items else "added")
             for k in items:
-                if k not in d and k not in _astored(obj_t):
+                if k not in d and _const(items[k]) and k not in _astored(obj_t) \
+                        and k not in _vol and (name + "." + k) not in _va:
                     return "%s.%s removed" % (name, k)
         for k in d:
             if _type(k) is not _str:
@@ -2582,7 +2634,8 @@ def _grader_main():
         return None
 
     # Process-wide state held in C that the suite's own computations read,
-    # where the suite imports the module that reads it and never names
+    # where the suite imports the module that reads it itself (not one
+    # reached through another module: `calendar` holds `locale`) and never names
     # what sets it (a suite that sets its own context is trusted with it,
     # and its checks would see its own `localcontext()` blocks): the thread's
     # `decimal` context and the module's template contexts (`prec = 2`
@@ -2597,7 +2650,7 @@ def _grader_main():
     probes = []
     DEC_SETTERS = {"getcontext", "setcontext", "localcontext", "DefaultContext",
                    "BasicContext", "ExtendedContext"}
-    if "decimal" in hot_names and not DEC_SETTERS & suite_words:
+    if "decimal" in wanted and not DEC_SETTERS & suite_words:
         dec_mod = sys.modules.get("decimal")
         dec_ctx = getattr(dec_mod, "Context", None)
         dec_get = getattr(dec_mod, "getcontext", None)
@@ -2613,7 +2666,7 @@ def _grader_main():
                               for c in (_get(),) + _tpl if c is not None)
 
             probes.append(("the decimal context", decimal_state))
-    if "locale" in hot_names and not {"setlocale", "resetlocale"} & suite_words:
+    if "locale" in wanted and not {"setlocale", "resetlocale"} & suite_words:
         loc_set = getattr(sys.modules.get("_locale"), "setlocale", None)
         loc_all = getattr(sys.modules.get("locale"), "LC_ALL", None)
         # `locale.localeconv()` (and so `atof`, `delocalize`,
