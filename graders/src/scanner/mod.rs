@@ -22,6 +22,7 @@ mod allowlist;
 mod assign;
 mod context;
 mod decode;
+mod devdefault;
 mod fixture;
 mod history;
 mod inert;
@@ -485,6 +486,10 @@ impl Scanner {
                 });
             }
         }
+        // Local development defaults (`postgres:postgres@localhost`).
+        c.retain(|x| {
+            x.rule != "connection-string" || !devdefault::is_local_default(&x.value, path)
+        });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
         if present.pem() {
             let mut spans = Vec::new();
