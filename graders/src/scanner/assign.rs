@@ -14,7 +14,7 @@
 //! linear on hostile lines like `a=a=a=...`.
 
 use super::mask::is_masked_or_placeholder;
-use super::words;
+use super::{identifier, words};
 
 /// Key words that name a password: a password may be a short human-chosen
 /// string (`hunter2`), so these keys accept [`MIN_PASSWORD`] characters,
@@ -219,6 +219,10 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
                 out.push(span);
             }
             done = done.max(ve);
+            continue;
+        }
+        // `password_hasher`, `tokenProvider`: a component, not a credential.
+        if identifier::names_a_component(&text[start..end]) {
             continue;
         }
         let form = KeyForm::of(b, start, end);
@@ -680,6 +684,10 @@ fn judge(
         || words::is_word_like(v, !password)
         || (password && ve - vs < MIN_VALUE && !has_non_letter(v))
     {
+        return None;
+    }
+    // Algorithm and component names (`argon2id`, `Argon2PasswordEncoder`).
+    if identifier::is_algorithm_or_component(v) {
         return None;
     }
     // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the

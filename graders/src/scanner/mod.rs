@@ -25,6 +25,7 @@ mod decode;
 mod devdefault;
 mod fixture;
 mod history;
+mod identifier;
 mod inert;
 mod leak_grade;
 mod linehash;
