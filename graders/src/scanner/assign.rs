@@ -14,7 +14,7 @@
 //! linear on hostile lines like `a=a=a=...`.
 
 use super::mask::is_masked_or_placeholder;
-use super::{identifier, words};
+use super::{identifier, prose, words};
 
 /// Key words that name a password: a password may be a short human-chosen
 /// string (`hunter2`), so these keys accept [`MIN_PASSWORD`] characters,
@@ -686,8 +686,9 @@ fn judge(
     {
         return None;
     }
-    // Algorithm and component names (`argon2id`, `Argon2PasswordEncoder`).
-    if identifier::is_algorithm_or_component(v) {
+    // Algorithm and component names (`argon2id`, `Argon2PasswordEncoder`)
+    // and natural-language text (`At least 12 characters`, `Régénérer`).
+    if identifier::is_algorithm_or_component(v) || prose::is_natural_language(v) {
         return None;
     }
     // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the

@@ -33,6 +33,7 @@ mod mask;
 mod pack;
 #[doc(hidden)]
 pub mod pack_probe;
+mod prose;
 mod public;
 pub(crate) mod random;
 pub mod report;
