@@ -30,6 +30,7 @@ mod inert;
 mod leak_grade;
 mod linehash;
 mod mask;
+mod naming;
 mod pack;
 #[doc(hidden)]
 pub mod pack_probe;
