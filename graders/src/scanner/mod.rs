@@ -534,7 +534,9 @@ impl Scanner {
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             let v = &text[s..e];
             if mask::is_masked_or_placeholder(v)
-                || !(self.cfg.bare_random_tokens || context::named(text, &lower, s, e, path))
+                || !(self.cfg.bare_random_tokens
+                    || context::named(text, &lower, s, e, path)
+                    || (depth > 0 && naming::is_the_whole_decoding(text, s, e)))
             {
                 continue;
             }

@@ -97,6 +97,20 @@ const MODIFIERS: &[&str] = &[
     "translation",
 ];
 
+/// Shortest decoded token named by its encoding alone.
+const MIN_ENCODED_TOKEN: usize = 20;
+
+/// True when the random token at `start..end` is the whole of a decoded
+/// base64 or hex run (`text`, surrounding whitespace aside): a credential
+/// stored encoded (`_BOOTSTRAP = "WVo1aHJY…"  # decoded at startup`).
+/// Encoding a random string as text is how a secret is hidden from a
+/// reader, not how hashes, nonces and signatures are kept (those encode
+/// bytes, which decode to binary and are not rescanned), so the encoding
+/// names it where no key does.
+pub(super) fn is_the_whole_decoding(text: &str, start: usize, end: usize) -> bool {
+    end - start >= MIN_ENCODED_TOKEN && text.trim() == &text[start..end]
+}
+
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'$' | b'@') || c >= 0x80
 }
@@ -355,6 +369,30 @@ mod tests {
                 lacks.is_empty() || !p.contains(lacks),
                 "{text:?}: {p:?} has {lacks:?}"
             );
+        }
+    }
+
+    /// A random token stored encoded is named by its encoding; encoded
+    /// text that is not one token is not.
+    #[test]
+    fn an_encoded_token_is_named_by_its_encoding() {
+        use crate::scanner::{ScanConfig, Scanner};
+        let s = Scanner::new(ScanConfig::default());
+        let scan = |text: &str| s.scan_bytes("app/settings.py", text.as_bytes());
+        // base64("Zq8v2Lm4Kp7RtX9wB3nQ5sD1fG6hJ0kL")
+        let f = scan("_BOOTSTRAP = \"WnE4djJMbTRLcDdSdFg5d0IzblE1c0QxZkc2aEowa0w=\"\n");
+        assert!(
+            f.iter()
+                .any(|f| f.encoded && f.value == "Zq8v2Lm4Kp7RtX9wB3nQ5sD1fG6hJ0kL"),
+            "{f:?}"
+        );
+        for text in [
+            // A sentence, a Relay cursor, bytes (a SHA-256 digest).
+            "BANNER = \"VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==\"\n",
+            "CURSOR = \"YXJyYXljb25uZWN0aW9uOjEw\"\n",
+            "DIGEST = \"n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=\"\n",
+        ] {
+            assert!(scan(text).is_empty(), "{text:?}: {:?}", scan(text));
         }
     }
 
