@@ -65,13 +65,28 @@ use std::path::{Path, PathBuf};
 /// a vendor word, `cloudflare: "…"`, and one Discord token outside its
 /// format). The recall floors came down by that much: the trade is made
 /// on purpose, for precision on code nobody has written a skip for.
+/// 2026-12-05, second pass on the remaining errors, by class (template
+/// syntax judged by its structure, comparisons and C++ initializers, `key`
+/// alone no secret word, names that declare a value public or fake, seeds
+/// that decode to text, an issuer's marker altered): precision
+/// detect-secrets 0.889 → 0.920, r4 0.885 → 1.000, r5 0.957 → 1.000,
+/// gitleaks 0.993 → 0.994; recall detect-secrets 0.816 → 0.939, gitleaks
+/// 0.989 → 0.989, generator-2/3 unchanged (0.993, 1.000). detect-secrets'
+/// four remaining false positives are npm legacy tokens (UUIDs) under a
+/// misspelt or unscoped `_authToken` key: upstream labels them by its
+/// regex's anchoring; we report them on purpose, since the value is the
+/// token whatever the key's spelling and npm ≤ 8 read an unscoped
+/// `_authToken`. Its three misses are labelled secrets that are not:
+/// `https://username:password@…` (placeholder words), a Discord token with
+/// a character glued in front (no Discord user id encodes to `A…`; the
+/// label comes from an unanchored regex) and the IP address `1.1.1.1`.
 const FLOORS: &[(&str, f64, f64)] = &[
     ("gitleaks", 0.99, 0.985),
-    ("detect-secrets", 0.88, 0.81),
+    ("detect-secrets", 0.91, 0.93),
     ("generator-2", 0.999, 0.99),
     ("generator-3", 0.999, 0.99),
-    ("generator-3-r4", 0.88, 0.99),
-    ("generator-3-r5", 0.95, 0.99),
+    ("generator-3-r4", 0.999, 0.99),
+    ("generator-3-r5", 0.999, 0.99),
     // Written blind (without reading the scanner or the other cases),
     // measured before any fix on it: 0.850 / 1.000 (17 false positives) —
     // that is its blind figure. Its five classes were then fixed against

@@ -47,6 +47,9 @@ const STRONG: &[&str] = &[
     "authkey",
     "client_secret",
     "bearer",
+    // Last, so the longer words above win where both match: `pass` counts
+    // only as the key's last segment ([`pass_segment`]).
+    "pass",
 ];
 
 /// Key suffixes that name something about a credential, not the credential.
@@ -201,15 +204,26 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
         while end < n && is_ident(b[end]) {
             end += 1;
         }
+        let before = done;
         done = end;
         if end - start > MAX_KEY || (start > 0 && is_ident(b[start - 1])) {
             continue;
         }
         let key = &lower[start..end];
-        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s)) || in_arn(lower, start) {
+        let short_pass = &lower[m_start..m_end] == "pass";
+        if short_pass && !pass_segment(b, start, m_start, m_end, end) {
+            // Another key word later in the identifier (`bypass_token`)
+            // is still judged.
+            done = before;
             continue;
         }
-        let password = PASSWORD_WORDS.iter().any(|w| key.contains(w));
+        if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s))
+            || in_arn(lower, start)
+            || words::names_public(key)
+        {
+            continue;
+        }
+        let password = short_pass || PASSWORD_WORDS.iter().any(|w| key.contains(w));
         if password
             && !code_file
             && let Some((vs, ve)) = directive_value(b, start, end)
@@ -236,6 +250,16 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             Err(resume) => done = done.max(resume),
         }
     }
+}
+
+/// True when `pass` at `m_start..m_end` is the last segment of the key
+/// `start..end`: `db_pass`, `DB_PASS`, `dbPass`, `pass` (a password), not
+/// `bypass`, `compass` or `passenger`.
+fn pass_segment(b: &[u8], start: usize, m_start: usize, m_end: usize, end: usize) -> bool {
+    m_end == end
+        && (m_start == start
+            || matches!(b[m_start - 1], b'_' | b'-' | b'.')
+            || (b[m_start].is_ascii_uppercase() && b[m_start - 1].is_ascii_lowercase()))
 }
 
 /// True when the key at `start` is a field of an ARN
@@ -331,6 +355,11 @@ enum KeyForm {
     /// "…")`, `props.put("password", "…")`, `os.getenv("TOKEN", "…")` —
     /// the second argument is the value (or a hard-coded default).
     CallArgument,
+    /// A string literal that initializes or sets the key's object: C++
+    /// direct initialization `std::string secret("…");` (a type name
+    /// before the key) and setter calls `secret.assign("…")`,
+    /// `password.set("…")`.
+    Initializer,
     /// An XML element named for the key: `<password>…</password>`
     /// (Maven settings.xml, .NET config), value in its text content.
     XmlElement,
@@ -361,7 +390,49 @@ impl KeyForm {
                 return KeyForm::CallArgument;
             }
         }
+        if b.get(end) == Some(&b'(')
+            && b.get(end + 1).is_some_and(|&q| matches!(q, b'"' | b'\''))
+            && (Self::setter(b, start, end) || Self::after_type(b, start))
+        {
+            return KeyForm::Initializer;
+        }
         KeyForm::Plain
+    }
+
+    /// `key.assign(`, `key.set(`, `key.setValue(`: the key ends with a
+    /// setter method.
+    fn setter(b: &[u8], start: usize, end: usize) -> bool {
+        let key = b[start..end].to_ascii_lowercase();
+        [&b".assign"[..], b".set", b".setvalue", b".set_value"]
+            .iter()
+            .any(|s| key.ends_with(s) && key.len() > s.len())
+    }
+
+    /// The key follows a type name on its line (`std::string secret(`,
+    /// `QString password(`, `const char *token(`), not a keyword that
+    /// makes `key(…)` a call (`return secret("…")`).
+    fn after_type(b: &[u8], start: usize) -> bool {
+        let mut j = start;
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'*' | b'&') {
+            j -= 1;
+        }
+        if j == start {
+            return false;
+        }
+        let te = j;
+        while j > 0
+            && (b[j - 1].is_ascii_alphanumeric() || matches!(b[j - 1], b'_' | b':' | b'<' | b'>'))
+        {
+            j -= 1;
+        }
+        let ty = &b[j..te];
+        const NOT_TYPES: &[&[u8]] = &[
+            b"return", b"await", b"yield", b"if", b"elif", b"else", b"and", b"or", b"not", b"in",
+            b"new", b"throw", b"case", b"print", b"echo", b"assert",
+        ];
+        ty.first().is_some_and(u8::is_ascii_alphabetic)
+            && (j == 0 || matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'(' | b'{' | b';'))
+            && !NOT_TYPES.contains(&ty)
     }
 }
 
@@ -519,7 +590,9 @@ fn value_after_inner(
     // Operator: `:`, `:=`, `=`, `=>`, `==`; Makefile `?=`, `::=`, `:::=`;
     // PHP `.=`; or, for a call's quoted first argument, `,`.
     let colons = b[p..].iter().take(4).take_while(|&&c| c == b':').count();
-    if form == KeyForm::CallArgument {
+    if form == KeyForm::Initializer {
+        p += 1;
+    } else if form == KeyForm::CallArgument {
         if p < n && b[p] == b',' {
             p += 1;
         } else {
@@ -535,6 +608,16 @@ fn value_after_inner(
     } else if p < n && b[p] == b'=' {
         p += 1;
         if p < n && (b[p] == b'>' || b[p] == b'=') {
+            p += 1;
+            // `===` (JavaScript, PHP).
+            if b[p - 1] == b'=' && p < n && b[p] == b'=' {
+                p += 1;
+            }
+        }
+    } else if p + 1 < n && b[p] == b'!' && b[p + 1] == b'=' {
+        // `!=`, `!==`: a check against a hard-coded value is the value.
+        p += 2;
+        if p < n && b[p] == b'=' {
             p += 1;
         }
     } else if p + 1 < n && matches!(b[p], b'?' | b'.') && b[p + 1] == b'=' {
@@ -559,7 +642,9 @@ fn value_after_inner(
         }
     }
     // A call's second argument must be a string literal.
-    if form == KeyForm::CallArgument && !(p < n && matches!(b[p], b'"' | b'\'' | b'`')) {
+    if matches!(form, KeyForm::CallArgument | KeyForm::Initializer)
+        && !(p < n && matches!(b[p], b'"' | b'\'' | b'`'))
+    {
         return None;
     }
     // Python string prefixes r"..." b"...".
@@ -582,6 +667,11 @@ fn value_after_inner(
         }
         if j >= limit || b[j] != q {
             *scanned = j.min(n);
+            return None;
+        }
+        // An initializer's literal is its whole first argument.
+        if form == KeyForm::Initializer && !matches!(b.get(j + 1), Some(b')' | b',')) {
+            *scanned = j;
             return None;
         }
         (vs, j)
@@ -610,7 +700,8 @@ fn value_after_inner(
         *scanned = j;
         let v = &lb[vs..j];
         // A call, index or attribute path is code, not a literal.
-        if v.contains(&b'(') || v.contains(&b'[') {
+        // So is a block or object in code (`m{{h}o)…` unquoted in C++).
+        if v.contains(&b'(') || v.contains(&b'[') || (code_file && v.contains(&b'{')) {
             return None;
         }
         if code_file
@@ -803,6 +894,52 @@ fn has_non_letter(v: &str) -> bool {
 mod tests {
     use crate::scanner::rules::testutil::check;
     use crate::scanner::{ScanConfig, Scanner};
+
+    /// A hard-coded value in a comparison, a C++ direct initialization or
+    /// a setter call is the value; a password of punctuation is one; `pass`
+    /// names a password only as a key's last segment (issue 18, the
+    /// detect-secrets `keyword` fixtures and their class).
+    #[test]
+    fn comparisons_initializers_and_punctuated_passwords() {
+        check(
+            "generic_secret",
+            &[
+                ("if (db_pass != \"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("if (token === 'Zq8v2Lm4Kp7Rt') {", "Zq8v2Lm4Kp7Rt"),
+                ("if ($apiToken !== \"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("std::string secret(\"Zq8v2Lm4Kp7Rt\");", "Zq8v2Lm4Kp7Rt"),
+                ("QString password(\"Zq8v2Lm4Kp7Rt\");", "Zq8v2Lm4Kp7Rt"),
+                ("secret.assign(\"Zq8v2Lm4Kp7Rt\", 13);", "Zq8v2Lm4Kp7Rt"),
+                ("apiToken.set(\"Zq8v2Lm4Kp7Rt\")", "Zq8v2Lm4Kp7Rt"),
+                ("DB_PASS=Zq8v2Lm4Kp7Rt", "Zq8v2Lm4Kp7Rt"),
+                ("const userPass = \"Zq8v2Lm4Kp7Rt\"", "Zq8v2Lm4Kp7Rt"),
+                ("bypass_token = \"Zq8v2Lm4Kp7Rt\"", "Zq8v2Lm4Kp7Rt"),
+                (
+                    "password = \"p{{4}x)q${z]w(k[w>-_$#9}}\"",
+                    "p{{4}x)q${z]w(k[w>-_$#9}}",
+                ),
+                ("api_key: \"Tr0ub4dor&3>{x}\"", "Tr0ub4dor&3>{x}"),
+            ],
+            &[
+                (
+                    "return secret(\"Zq8v2Lm4Kp7Rt\");",
+                    "a call, not a declaration",
+                ),
+                ("compass = \"Zq8v2Lm4Kp7Rt\"", "pass inside a word"),
+                (
+                    "passenger = \"Zq8v2Lm4Kp7Rt\"",
+                    "pass at the start of a word",
+                ),
+                ("secret.assign(other, 13);", "not a literal"),
+                ("password: \"{{ .Values.db.password }}\"", "a Helm template"),
+                ("password: \"${DB_PASSWORD:-}\"", "a default-less reference"),
+            ],
+        );
+        let s = Scanner::new(ScanConfig::default());
+        // Unquoted in code, braces are a block, not a literal.
+        let code = "password = m{{h}o)p${e]nob(ody[finds>-_$#thisone}}\n";
+        assert!(s.scan_bytes("src/a.cpp", code.as_bytes()).is_empty());
+    }
 
     /// What the fast key-word search relies on.
     #[test]

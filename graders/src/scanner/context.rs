@@ -18,11 +18,58 @@
 //! over-redaction is its accepted failure.
 
 /// Fragments of names that call a value a secret (`pass` covers
-/// password/passwd/passphrase, `key` api_key/secret_key/apiKey, `auth`
-/// Authorization/oauth, `cred` credentials).
+/// password/passwd/passphrase, `auth` Authorization/oauth, `cred`
+/// credentials). `key` is not one of them alone: see [`KEY_QUALIFIERS`].
 const SECRET_WORDS: &[&str] = &[
-    "pass", "pwd", "secret", "token", "key", "auth", "cred", "bearer", "session", "cookie",
-    "private", "signing",
+    "pass", "pwd", "secret", "token", "auth", "cred", "bearer", "session", "cookie", "private",
+    "signing",
+];
+
+/// `key` names more things that are not credentials than that are: cache
+/// keys (`key: node-cache-Linux-…`), database keys (`primaryKey`,
+/// `foreignKey`), keyboard keys (`key_down_event`), map and i18n keys, and
+/// client keys public by design (Pusher's `key:`, Algolia's search key,
+/// reCAPTCHA's `sitekey`). A name holding `key` calls its value a secret
+/// only with one of these qualifiers in the same name (`api_key`,
+/// `accessKey`, `AccountKey`, `X-API-Key`, `hmac_key`) or another of
+/// [`SECRET_WORDS`] (`secret_key`, `private_key`, `auth_key`); a file whose
+/// name ends `.key` is key material.
+const KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "master",
+    "encrypt",
+    "crypt",
+    "cipher",
+    "hmac",
+    "aes",
+    "rsa",
+    "jwt",
+    "license",
+    "licence",
+    "consumer",
+    "subscription",
+    "account",
+    "storage",
+    "shared",
+    "deploy",
+    "ssh",
+    "gpg",
+    "pgp",
+    "service",
+    "admin",
+    "root",
+    "webhook",
+    "sign",
+    "enc_",
+    "enc-",
+    "dev_",
+    "prod",
+    "live",
+    "write",
+    "server",
+    "sk_",
+    "sk-",
 ];
 
 /// Whole-token formats of issuers whose tokens are met bare, each exact
@@ -61,6 +108,13 @@ const ISSUER_FORMATS: &[&str] = &[
     r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
     // Facebook app access token: app id, `|`, app secret.
     r"[0-9]{13,17}\|[A-Za-z0-9_-]{27}",
+    // Alibaba Cloud AccessKey ID.
+    r"LTAI[A-Za-z0-9]{20}",
+    // Grafana Cloud API token (base64 JSON) and service-account token.
+    r"glc_[A-Za-z0-9+/]{32,400}={0,2}",
+    r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+    // Heroku API key, second format.
+    r"HRKU-AA[0-9a-zA-Z_-]{58}",
     // Slack webhook and workflow trigger URLs.
     r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]{24,}",
 ];
@@ -71,11 +125,41 @@ static ISSUERS: std::sync::LazyLock<regex::RegexSet> = std::sync::LazyLock::new(
         .expect("issuer formats")
 });
 
+/// Bytes looked back from the token on its line, at most, for an
+/// environment-variable name ([`env_key_before`]).
+const LOOKBACK: usize = 256;
+
 /// Whether the random token at `start..end` of `text` is named a secret:
 /// by a secret word before it ([`names_a_secret`]) or by its own format
 /// ([`in_issuer_format`]). `lower` is `text` in ASCII lowercase.
 pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &str) -> bool {
-    names_a_secret(lower, start, path) || in_issuer_format(text, start, end)
+    names_a_secret(lower, start, path)
+        || env_key_before(text, start)
+        || in_issuer_format(text, start, end)
+}
+
+/// Whether an environment-variable name ending in `_KEY` (`MAILGUN_KEY`,
+/// `APP_KEY`, `STRIPE_WEBHOOK_KEY`) is on the value's line before it. By
+/// convention such a variable holds a credential, unlike a lowercase or
+/// camelCase `key` (cache, map, database and keyboard keys); a name that
+/// declares its value public (`NEXT_PUBLIC_…_KEY`, `PUSHER_APP_KEY` is
+/// not one) does not count ([`super::words::names_public`]).
+fn env_key_before(text: &str, start: usize) -> bool {
+    let line = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let mut from = line.max(start.saturating_sub(LOOKBACK));
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    text[from..start]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|name| {
+            name.len() > 4
+                && name.ends_with("_KEY")
+                && name
+                    .bytes()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+                && !super::words::names_public(&name.to_ascii_lowercase())
+        })
 }
 
 /// Whether the whole token around `start..end` (the random rule judges
@@ -104,16 +188,200 @@ fn in_issuer_format(text: &str, start: usize, end: usize) -> bool {
 fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
     // The nearest key before the token, or an open assignment above it.
-    let before = &super::naming::phrase(lower, line, start);
+    let before = without_public_names(&super::naming::phrase(lower, line, start));
+    let before = before.as_str();
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     SECRET_WORDS
         .iter()
         .any(|w| before.contains(w) || name.contains(w))
+        || qualified_key(before)
+        || name.ends_with(".key")
+        || qualified_key(&name)
+        || bare_key_of_a_keyed_parent(lower, line, start)
+}
+
+/// Qualifiers that call a bare `key` a secret from its parent object's
+/// name (`"Jwt": { … "Key": "…" }`, `hmac:\n  key: …`): the strongest of
+/// [`KEY_QUALIFIERS`], words that name a credential's purpose.
+const PARENT_QUALIFIERS: &[&str] = &[
+    "api",
+    "jwt",
+    "hmac",
+    "encrypt",
+    "crypt",
+    "cipher",
+    "aes",
+    "license",
+    "licence",
+    "consumer",
+    "subscription",
+    "ssh",
+    "gpg",
+    "pgp",
+    "webhook",
+    "master",
+    "signing",
+    "access",
+];
+
+/// Lines looked up for a parent object's name, at most.
+const MAX_PARENT_LINES: usize = 16;
+
+/// Whether the value at `start` (its line starts at `line`) is named by a
+/// bare `key` (`key:`, `"Key":`, `key =`) inside an object whose name
+/// holds one of [`PARENT_QUALIFIERS`]: the nearest line above with less
+/// indentation (YAML, JSON, TOML-like nesting).
+fn bare_key_of_a_keyed_parent(lower: &str, line: usize, start: usize) -> bool {
+    let head = lower[line..start].trim_start();
+    let name = head
+        .trim_start_matches(['"', '\''])
+        .split(['"', '\'', ':', '=', ' '])
+        .next()
+        .unwrap_or("");
+    if name != "key" {
+        return false;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = indent(&lower[line..start]);
+    lower[..line]
+        .lines()
+        .rev()
+        .take(MAX_PARENT_LINES)
+        .find(|l| !l.trim().is_empty() && indent(l) < own)
+        .is_some_and(|p| PARENT_QUALIFIERS.iter().any(|q| p.contains(q)))
+}
+
+/// `s` with every name that declares its value public blanked
+/// ([`super::words::names_public`]: `publicToken`, `csrf-token`,
+/// `authenticity_token`, `NEXT_PUBLIC_API_KEY`): such a name calls
+/// nothing a secret.
+fn without_public_names(s: &str) -> String {
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest.find(|c: char| !part(c)).unwrap_or(rest.len());
+        let (ident, tail) = rest.split_at(n);
+        if super::words::names_public(ident) {
+            out.extend(std::iter::repeat_n(' ', ident.len()));
+        } else {
+            out.push_str(ident);
+        }
+        let m = tail.find(part).unwrap_or(tail.len());
+        out.push_str(&tail[..m]);
+        rest = &tail[m..];
+    }
+    out
+}
+
+/// Whether a name in `s` (lowercase) holds `key` with a credential
+/// qualifier ([`KEY_QUALIFIERS`]) in the same name. A name runs over
+/// letters, digits, `_`, `-` and `.`.
+fn qualified_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    let part = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    s.match_indices("key").any(|(i, _)| {
+        let mut a = i;
+        while a > 0 && part(b[a - 1]) {
+            a -= 1;
+        }
+        let mut z = i + 3;
+        while z < b.len() && part(b[z]) {
+            z += 1;
+        }
+        let name = &s[a..z];
+        KEY_QUALIFIERS.iter().any(|q| name.contains(q))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::{in_issuer_format, names_a_secret};
+
+    /// An environment-variable name ending in `_KEY` names a credential
+    /// by convention; lowercase and camelCase keys do not.
+    #[test]
+    fn env_key_names() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for text in [
+            format!("MAILGUN_KEY={T}"),
+            format!("export APP_KEY=\"{T}\""),
+            format!("  - STRIPE_WEBHOOK_KEY={T}"),
+        ] {
+            assert!(
+                super::env_key_before(&text, text.find(T).unwrap()),
+                "{text}"
+            );
+        }
+        for text in [
+            format!("mailgun_key={T}"),
+            format!("cacheKey: {T}"),
+            format!("NEXT_PUBLIC_MAPS_KEY={T}"),
+            format!("KEY_ID={T}"),
+            format!("_KEY={T}"),
+        ] {
+            assert!(
+                !super::env_key_before(&text, text.find(T).unwrap()),
+                "{text}"
+            );
+        }
+    }
+
+    /// A secret word inside a name that declares its value public names
+    /// nothing; another name on the line still does.
+    #[test]
+    fn public_names_name_no_secret() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for text in [
+            format!("<input type=\"hidden\" name=\"authenticity_token\" value=\"{T}\">"),
+            format!("<meta name=\"csrf-token\" content=\"{T}\">"),
+            format!("NEXT_PUBLIC_MAPS_API_KEY={T}"),
+            format!("publicToken = \"{T}\""),
+        ] {
+            assert!(!named(&text, T, "a.html"), "{text}");
+        }
+        let both = format!("publicToken: x, secretToken: \"{T}\"");
+        assert!(named(&both, T, "a.js"));
+    }
+
+    /// `key` alone is no secret word: cache keys, database and keyboard
+    /// keys, public client keys. A credential qualifier in the same name, a
+    /// qualified parent object or a `.key` file name makes it one.
+    #[test]
+    fn key_needs_a_qualifier() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        for (text, path) in [
+            (format!("API_KEY={T}"), "app.env"),
+            (format!("x-api-key: {T}"), "req.http"),
+            (format!("AccountKey={T};"), "app.config"),
+            (format!("hmac_key = \"{T}\""), "a.py"),
+            (format!("licenseKey: '{T}'"), "a.ts"),
+            (
+                format!("{{\n  \"Jwt\": {{\n    \"Issuer\": \"acme\",\n    \"Key\": \"{T}\""),
+                "appsettings.json",
+            ),
+            (format!("webhook:\n  url: https://x\n  key: {T}"), "a.yml"),
+            (format!("{T}\n"), "certs/server.key"),
+        ] {
+            assert!(named(&text, T, path), "{text:?} in {path}");
+        }
+        for (text, path) in [
+            (format!("key: node-cache-Linux-x64-{T}"), "ci.log"),
+            (format!("primaryKey={T}"), "a.properties"),
+            (format!("foreignKey={T}"), "a.properties"),
+            (format!("key_down_event={T}"), "a.properties"),
+            (
+                format!("new Echo({{\n  broadcaster: 'pusher',\n  key: '{T}',"),
+                "echo.js",
+            ),
+            (format!("algolia:\n  search_key: {T}"), "a.yml"),
+            (format!("i18n:\n  key: {T}"), "a.yml"),
+            (format!("{T}\n"), "keyboard.js"),
+            (format!("{T}\n"), "monkey.txt"),
+        ] {
+            assert!(!named(&text, T, path), "{text:?} in {path}");
+        }
+    }
 
     fn named(text: &str, token: &str, path: &str) -> bool {
         let lower = text.to_ascii_lowercase();
@@ -172,6 +440,9 @@ mod tests {
             "343ea45721923ed956e2b38c31db76aa-us30.",
             "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",
             "https://hooks.slack.com/services/v9yullchnf0f52om9486477u0g68od0j1n4nyhmoloxb5g",
+            "LTAI5tQ9mXw2ZkR7pLcV3nHy",
+            "HRKU-AAlQ1aVoHDujJ9QsDHdHlHO0hbzhoERRSO45ZQusSYHg_____w4_hLrAym_u",
+            "glsa_9fK2mQ7xL4pR8sV1wZ3bT6yU0aB4cD6e_1a2b3c4d",
         ];
         let no = [
             // A near miss of each: one character too many or too few, a

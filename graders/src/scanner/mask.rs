@@ -11,11 +11,6 @@ const CONTAINS: &[&str] = &[
     "xxxx",
     "[redacted",
     "redacted",
-    "<",
-    ">",
-    "{{",
-    "${",
-    "%(",
     "your_",
     "your-",
     "yourapi",
@@ -90,7 +85,13 @@ pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
         return true;
     }
     let lower = v.to_ascii_lowercase();
-    if CONTAINS.iter().any(|p| lower.contains(p)) || EXACT.contains(&lower.as_str()) {
+    // Template syntax is judged by its structure (`words::has_template`),
+    // not by a `{{` or `<` anywhere: a password may hold either.
+    if CONTAINS.iter().any(|p| lower.contains(p))
+        || EXACT.contains(&lower.as_str())
+        || super::words::has_template(&lower)
+        || lower.starts_with('<')
+    {
         return true;
     }
     // One character repeated ("aaaaaaaa", "00000000"), filler, counting.

@@ -23,6 +23,7 @@ mod assign;
 mod context;
 mod decode;
 mod devdefault;
+mod fake_name;
 mod fixture;
 mod history;
 mod identifier;
@@ -442,6 +443,8 @@ impl Scanner {
         let lower = text.to_ascii_lowercase();
         let present = rules::KEYWORDS.present(text);
         let mut c: Vec<Cand> = Vec::new();
+        // Spans a provider rule matched and its structure check rejected.
+        let mut rejected: Vec<(usize, usize)> = Vec::new();
         for (ri, rule) in rules::RULES.iter().enumerate() {
             let d = rule.def;
             if !present.rule(ri) {
@@ -458,8 +461,16 @@ impl Scanner {
                     .map_or("", |x| x.as_str());
                 if mask::is_masked_or_placeholder(chk)
                     || (d.check_group != 0 && mask::is_masked_or_placeholder_strict(m.as_str()))
-                    || d.validate.is_some_and(|ok| !ok(m.as_str()))
                 {
+                    continue;
+                }
+                if d.validate.is_some_and(|ok| !ok(m.as_str())) {
+                    // The JWT check rejects what it does not report (an
+                    // unsigned `alg: none` token), not a fixture: a name
+                    // may still call the value a secret.
+                    if d.name != "jwt" {
+                        rejected.push((m.start(), m.end()));
+                    }
                     continue;
                 }
                 let ty = match d.context_type {
@@ -581,6 +592,21 @@ impl Scanner {
             && inert::published_examples(path, &lower)
         {
             c.retain(|x| !inert::GENERIC_RULES.contains(&x.rule) && x.rule != "jwt");
+        }
+        // A value a provider rule's structure check rejected (a seed that
+        // decodes to text, a key with its issuer's marker altered) is that
+        // rule's judgement: the generic detectors do not overturn it.
+        if !rejected.is_empty() {
+            c.retain(|x| {
+                !inert::GENERIC_RULES.contains(&x.rule)
+                    || !public::overlaps(&rejected, x.start, x.end)
+            });
+        }
+        // A value its name declares fake (`FAKE_STRIPE_KEY = …`): a fixture
+        // in any issuer's format. Redaction hides it anyway: its accepted
+        // failure is hiding too much.
+        if !c.is_empty() && !self.cfg.bare_random_tokens {
+            c.retain(|x| !fake_name::declared_fake(text, x.start));
         }
         // Hashes, ciphertext and structured public ids: not judged by the
         // generic detectors (a provider key inside one still is). Looked

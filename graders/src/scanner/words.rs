@@ -369,6 +369,138 @@ const STORE_PATH: &[&str] = &[
     "vars.",
 ];
 
+/// Fragments of a name (lowercase) that declare its value public by
+/// design: `publicToken`, `PUBLISHABLE_KEY`, reCAPTCHA/hCaptcha
+/// `sitekey`, Algolia's `searchKey`/`search_api_key`/`search-only` key,
+/// Supabase's `anon_key`, and the prefixes frameworks give variables they
+/// ship to every browser (`NEXT_PUBLIC_`, `EXPO_PUBLIC_`, `NUXT_PUBLIC_`,
+/// SvelteKit's `PUBLIC_`). Such a value is meant to be read by anyone.
+const PUBLIC_NAME: &[&str] = &[
+    "public",
+    "publishable",
+    "sitekey",
+    "site_key",
+    "site-key",
+    "searchkey",
+    "search_key",
+    "search-key",
+    "search_api_key",
+    "searchapikey",
+    "search_only",
+    "search-only",
+    "searchonly",
+    "anonkey",
+    "anon_key",
+    "anon-key",
+    // Anti-forgery tokens: made per session and written into every page
+    // the server renders (Rails `authenticity_token`, `csrf-token` meta
+    // tags, .NET `__RequestVerificationToken`); they authenticate nothing.
+    "csrf",
+    "xsrf",
+    "authenticity_token",
+    "antiforgery",
+    "anti-forgery",
+    "requestverificationtoken",
+];
+
+/// Whether a name (lowercase) declares its value public or per-page
+/// ([`PUBLIC_NAME`]),
+/// unless it also names a secret or a private key (`public_secret`?
+/// `PUBLIC_KEY_PASSWORD` is a password).
+pub(crate) fn names_public(name: &str) -> bool {
+    PUBLIC_NAME.iter().any(|p| name.contains(p))
+        && !["secret", "private", "passw", "pwd"]
+            .iter()
+            .any(|w| name.contains(w))
+}
+
+/// Longest template expression looked at (`{{ … }}`, `${…}`).
+const MAX_TEMPLATE: usize = 256;
+
+/// True when `l` (lowercase) holds a template expression *with its
+/// structure*: `{{ expr }}` (Go, Jinja, Helm, Mustache, GitHub Actions
+/// `${{ }}`), `${name…}` and `#{expr}` (shell, Compose, Terraform, Ruby
+/// interpolation), `%(name)`, ERB/JSP `<%…`, or `<words>` (`<your-key>`).
+/// An expression's inside is names, paths, pipes, quotes and calls; a
+/// password of punctuation that happens to hold `{{` or `${`
+/// (`m{{h}o)p${e]nob(ody…}}`, a detect-secrets fixture) is not one, and
+/// neither is a lone `<` or `>` inside a value.
+pub(crate) fn has_template(l: &str) -> bool {
+    let b = l.as_bytes();
+    let expr = |c: u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b' ' | b'\t'
+                    | b'.'
+                    | b'_'
+                    | b'-'
+                    | b'|'
+                    | b':'
+                    | b'\''
+                    | b'"'
+                    | b'('
+                    | b')'
+                    | b','
+                    | b'/'
+                    | b'$'
+                    | b'='
+                    | b'['
+                    | b']'
+                    | b'!'
+                    | b'?'
+                    | b'+'
+                    | b'@'
+                    | b'#'
+                    | b'%'
+                    | b'*'
+                    | b'^'
+            )
+    };
+    // The inside of an expression opened at `from`, up to `close`.
+    let closed = |from: usize, close: &[u8], first: &dyn Fn(u8) -> bool| {
+        let rest = &b[from..b.len().min(from + MAX_TEMPLATE)];
+        // A value read up to a `}` ends inside its template
+        // (`{{.Values.apiToken` of an unquoted YAML value): the rest of
+        // it is the expression.
+        let end = rest
+            .windows(close.len())
+            .position(|w| w == close)
+            .or((from + rest.len() == b.len()).then_some(rest.len()));
+        let Some(end) = end else {
+            return false;
+        };
+        let inner = &rest[..end];
+        inner.first().is_none_or(|&c| first(c)) && inner.iter().all(|&c| expr(c))
+    };
+    let name_start = |c: u8| c.is_ascii_alphabetic() || matches!(c, b'_' | b' ' | b'.' | b'$');
+    for i in 0..b.len() {
+        let next = &b[i..];
+        let found = if next.starts_with(b"${{") {
+            closed(i + 3, b"}}", &|_: u8| true)
+        } else if next.starts_with(b"{{") {
+            closed(i + 2, b"}}", &|_: u8| true)
+        } else if next.starts_with(b"${") || next.starts_with(b"#{") {
+            closed(i + 2, b"}", &name_start)
+        } else if next.starts_with(b"%(") {
+            closed(i + 2, b")", &|c: u8| c.is_ascii_alphabetic() || c == b'_')
+        } else if next.starts_with(b"<%") {
+            true
+        } else if next.starts_with(b"<") {
+            closed(i + 1, b">", &|c: u8| c.is_ascii_alphabetic())
+                && b[i + 1..].iter().take_while(|&&c| c != b'>').all(|&c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-' | b'.' | b'/')
+                })
+        } else {
+            false
+        };
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
 /// True when `v` is not a literal but a reference to where the value lives:
 /// template syntax (`{{ }}`, `${…}`, `$VAR`, `%(name)s`, `<your-key>`,
 /// `#{…}`), an environment or config read (`os.environ[…]`,
@@ -379,8 +511,24 @@ const STORE_PATH: &[&str] = &[
 pub(crate) fn is_reference(v: &str) -> bool {
     let t = v.trim();
     let l = t.to_ascii_lowercase();
-    if l.contains("{{") || l.contains("${") || l.contains("%(") || l.contains("#{") {
+    if has_template(&l) {
         return true;
+    }
+    // A format placeholder: `{SumoAccessKey}`, `{api_key}` (C#, Python
+    // `str.format`, Rust), possibly cut at its `}` by an unquoted value's
+    // reader.
+    if let Some(inner) = l.strip_prefix('{') {
+        let inner = inner.strip_suffix('}').unwrap_or(inner);
+        if inner
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+            && inner
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
+            return true;
+        }
     }
     if let Some(rest) = l.strip_prefix('$')
         && rest
@@ -540,6 +688,69 @@ pub(crate) fn is_word_path(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names that declare a value public by design or per page, and
+    /// format placeholders.
+    #[test]
+    fn public_names_and_format_placeholders() {
+        for n in [
+            "publictoken",
+            "stripe_publishable_key",
+            "recaptcha_sitekey",
+            "algolia_search_api_key",
+            "supabase_anon_key",
+            "next_public_firebase_api_key",
+            "csrf-token",
+            "authenticity_token",
+            "__requestverificationtoken",
+        ] {
+            assert!(names_public(n), "{n}");
+        }
+        for n in [
+            "api_key",
+            "public_key_password",
+            "publisher_secret",
+            "private_key",
+            "token",
+        ] {
+            assert!(!names_public(n), "{n}");
+        }
+        assert!(is_reference("{SumoAccessKey}"));
+        assert!(is_reference("{api_key"));
+        assert!(!is_reference("{9fK2mQ7x}"));
+    }
+
+    /// Template syntax is recognised by its structure; punctuation that
+    /// happens to hold `{{`, `${` or `<` in a password is not a template.
+    #[test]
+    fn templates_by_structure() {
+        for v in [
+            "{{ .values.db.password | b64enc }}",
+            "${{ secrets.api_token }}",
+            "${db_password:-changeme}",
+            "${ssm:/prod/db/password}",
+            "${db_password#prefix}",
+            "${db_password%%-*}",
+            "#{env['api_key']}",
+            "%(password)s",
+            "<%= env[\"token\"] %>",
+            "<your-api-key>",
+            "prefix-{{ vault_token }}-suffix",
+            // Cut at its first `}` by an unquoted value's reader.
+            "{{.values.apitoken",
+        ] {
+            assert!(has_template(v), "{v}");
+        }
+        for v in [
+            "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}",
+            "x9${!kp]q}zz",
+            "tr0ub4dor&3>{x",
+            "p<4s#>w0rd",
+            "q{{z;w}}k",
+        ] {
+            assert!(!has_template(v), "{v}");
+        }
+    }
 
     /// URLs and git remotes with a user and no password are addresses; a
     /// password or a token as the user is not.

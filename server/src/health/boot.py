@@ -1863,12 +1863,21 @@ def _grader_main():
     import importlib.util as iutil
 
     wanted = set()
+    # Every name the suite's sources spell (names, attributes, imported
+    # names): what the suite can set itself (`suite_sets`, below).
+    suite_words = set()
     for _p, (orig, src) in sorted(suite_src.items()):
         try:
             tree = ast.parse(src, orig)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                suite_words.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                suite_words.add(node.attr)
+            elif isinstance(node, ast.alias):
+                suite_words.update(node.name.split("."))
             if isinstance(node, ast.Import):
                 wanted.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -2039,16 +2048,105 @@ def _grader_main():
         _memo[name] = out
         return out
 
+    # The attribute names a library class's own code writes after
+    # construction (`self.level = …` in `Logger.setLevel`, `c.firstweekday
+    # = …` in a calendar function): STORE_ATTR and DELETE_ATTR in the code
+    # of every function and method of the modules that define the class
+    # and its bases, `__init__` and `__new__` left out (they build the
+    # object: an attribute only they set, such as `JSONEncoder.sort_keys`,
+    # is configuration the library never changes once built). Per class,
+    # once, and only when a held object's attribute is seen changed.
+    STORE_A = opcode_mod.opmap["STORE_ATTR"]
+    DEL_A = opcode_mod.opmap["DELETE_ATTR"]
+    attrs_memo = {}
+    BUILDERS = ("__init__", "__new__")
+
+    def attrs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
+                      _len=len, _b=BUILDERS):
+        if depth > 20 or code.co_name in _b:
+            return
+        b, names, arg = code.co_code, code.co_names, 0
+        for i in _range(0, _len(b), 2):
+            op, a = b[i], b[i + 1] | arg
+            if op == EXT_ARG:
+                arg = a << 8
+                continue
+            arg = 0
+            if (op == STORE_A or op == DEL_A) and a < _len(names):
+                out.add(names[a])
+        for c in code.co_consts:
+            if _type(c) is _ct:
+                attrs_written(c, out, depth + 1)
+
+    def attrs_stored(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type,
+                     _ft=FT, _list=list, _abc=ABCMeta, _str=str, _mods=sys.modules):
+        out = _memo.get(t)
+        if out is not None:
+            return out
+        out = set()
+        seen = set()
+        for c in _mro(t):
+            mn = _td(c).get("__module__")
+            if _type(mn) is not _str or mn in seen:
+                continue
+            seen.add(mn)
+            m = _mods.get(mn)
+            md = getattr(m, "__dict__", None)
+            if _type(md) is not dict:
+                continue
+            vals = _list(md.values())
+            for v in _list(vals):
+                if (_type(v) is type or _type(v) is _abc) and _td(v).get("__module__") == mn:
+                    vals.extend(_list(_td(v).values()))
+            for v in vals:
+                k = _type(v)
+                if k is staticmethod or k is classmethod:
+                    v = v.__func__
+                elif k is property:
+                    for f in (v.fget, v.fset, v.fdel):
+                        if _type(f) is _ft:
+                            attrs_written(f.__code__, out)
+                    continue
+                if _type(v) is _ft and v.__module__ == mn:
+                    attrs_written(v.__code__, out)
+        _memo[t] = out
+        return out
+
     def slow_diff(name, d, items, strict, _vol=volatile, _va=volatile_at,
                   _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
-                  _bn=builtin_names, _stored=stored_by):
+                  _bn=builtin_names, _stored=stored_by, _astored=attrs_stored):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
         held = name in _tabns
         lib_mod = not strict and name in _me
+        # A module-level object of such a module (`json._default_encoder`):
+        # its data too, but for the attributes its library writes itself
+        # after building it (`attrs_stored`). An added name is judged here
+        # too: an instance attribute shadows its class's default.
+        obj_t = _co.get(name)
+        if obj_t is None:
+            # A class of such a module (`json.encoder.JSONEncoder`): its
+            # data attributes are the defaults every instance reads, held
+            # the same way (what the library's code writes on the class,
+            # `cls.x = …`, excepted).
+            obj_t = _ce.get(name)
+            if obj_t is not None and _td(obj_t).get("__module__") not in _tabns:
+                obj_t = None
+        elif name.rpartition(".")[0] not in _tabns:
+            obj_t = None
+        if obj_t is not None:
+            for k in d:
+                if _type(k) is not _str:
+                    return "a non-str name in " + name
+                if (k not in items or d[k] is not items[k]) and k not in _vol \
+                        and (name + "." + k) not in _va and k not in _astored(obj_t):
+                    return "%s.%s %s" % (name, k, "added" if k not in items else "rebound")
+            for k in items:
+                if k not in d and k not in _astored(obj_t):
+                    return "%s.%s removed" % (name, k)
         for k in d:
             if _type(k) is not _str:
                 return "a non-str name in " + name
@@ -2464,8 +2562,60 @@ def _grader_main():
             _seen[name] = (v, _tuple(v))
         return None
 
-    def tables_clean(_mc=modules_clean, _cc=caches_clean, _b64=b64_clean):
-        return _mc() or _cc() or _b64()
+    # Process-wide state held in C that the suite's own computations read,
+    # where the suite imports the module that reads it and never names
+    # what sets it (a suite that sets its own context is trusted with it,
+    # and its checks would see its own `localcontext()` blocks): the thread's
+    # `decimal` context and the module's template contexts (`prec = 2`
+    # set by the app rounds the suite's `Decimal` arithmetic: no namespace
+    # changes, no audit event), and the `locale` (the suite's
+    # `locale.atof`, `locale.currency`). Each probe is a C-level read,
+    # compared as plain values with what it read before any code under
+    # test ran; a context the app set is refused, whoever's code set it
+    # (an honest app that sets its decimal context or locale at import
+    # while the suite computes with the same module is a false positive,
+    # kept: the suite's results would depend on it).
+    probes = []
+    DEC_SETTERS = {"getcontext", "setcontext", "localcontext", "DefaultContext",
+                   "BasicContext", "ExtendedContext"}
+    if "decimal" in hot_names and not DEC_SETTERS & suite_words:
+        dec_mod = sys.modules.get("decimal")
+        dec_ctx = getattr(dec_mod, "Context", None)
+        dec_get = getattr(dec_mod, "getcontext", None)
+        dec_reduce = tdict_of(dec_ctx).get("__reduce__") if type(dec_ctx) is type else None
+        if dec_reduce is not None and dec_get is not None:
+            templates = tuple(getattr(dec_mod, n, None) for n in
+                              ("DefaultContext", "BasicContext", "ExtendedContext"))
+
+            def decimal_state(_get=dec_get, _red=dec_reduce, _tpl=templates, _tuple=tuple):
+                # (prec, rounding, Emin, Emax, capitals, clamp, flags, traps):
+                # the flags are what honest arithmetic raises, left out.
+                return _tuple((lambda a: a[:6] + (_tuple(a[7]),))(_red(c)[1])
+                              for c in (_get(),) + _tpl if c is not None)
+
+            probes.append(("the decimal context", decimal_state))
+    if "locale" in hot_names and not {"setlocale", "resetlocale"} & suite_words:
+        loc_set = getattr(sys.modules.get("_locale"), "setlocale", None)
+        loc_all = getattr(sys.modules.get("locale"), "LC_ALL", None)
+        if loc_set is not None and type(loc_all) is int:
+            def locale_state(_set=loc_set, _all=loc_all):
+                return _set(_all, None)
+
+            probes.append(("the locale", locale_state))
+    probes = tuple((what, fn, fn()) for what, fn in probes)
+
+    def contexts_clean(_probes=probes, _type=type, _str=str):
+        for what, fn, before in _probes:
+            try:
+                now = fn()
+            except BaseException:
+                return what + " unreadable"
+            if now != before:
+                return what + " changed during the run"
+        return None
+
+    def tables_clean(_mc=modules_clean, _cc=caches_clean, _b64=b64_clean, _ctx=contexts_clean):
+        return _mc() or _cc() or _b64() or _ctx()
 
     def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()

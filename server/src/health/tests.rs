@@ -2040,6 +2040,177 @@ async fn the_memory_file_is_unreadable_past_the_hook() {
     }
 }
 
+/// The same class one level up: a data attribute of a library class the
+/// suite computes with is the default every instance reads
+/// (`json.dumps` encodes with `_default_encoder`, which takes its
+/// separators from `JSONEncoder` itself). An app that compacts them at
+/// import makes the suite's own `json.dumps` agree with its broken,
+/// compact output.
+#[tokio::test]
+async fn library_class_data_forged_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_k = "import json\nfrom app import settings, render\n\ndef test_render_is_json():\n    assert render() == json.dumps(settings())\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_k.py", test_k);
+    }
+    let settings = "def settings():\n    return {'debug': False, 'port': 8080}\n";
+    write(
+        &ws,
+        "app.py",
+        &format!(
+            "{APP}\n{settings}\ndef render():\n    return '{{\"debug\": false, \"port\": 8080}}'\n"
+        ),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\n{settings}\ndef render():\n    return '{{\"debug\":false,\"port\":8080}}'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!(
+            "import json\njson.JSONEncoder.item_separator = ','\njson.JSONEncoder.key_separator = ':'\n{broken}"
+        ),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "JSONEncoder's separators set by the app: {hack:?}"
+    );
+}
+
+/// Honest apps whose library state changes through the library's own
+/// code, while the suite computes with the same modules: each at full
+/// score. The object-data rule holds what only a constructor writes
+/// (`JSONEncoder.sort_keys`), not what the library's methods write
+/// (`Logger.setLevel`'s `level`, `Random.gauss`'s `gauss_next`,
+/// `calendar.setfirstweekday`'s `_firstweekday`); the context probes
+/// compare the decimal context after a `localcontext()` block has
+/// restored it.
+#[tokio::test]
+async fn honest_library_state_changed_by_the_library_is_not_tampering() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_s = "import calendar\nimport decimal\nimport json\nimport logging\nimport random\nimport app\n\n\
+def test_library_state():\n    assert app.report() == json.dumps({'b': 1, 'a': 2})\n    \
+assert decimal.Decimal('9.99') * 3 == decimal.Decimal('29.97')\n    \
+assert logging.getLogger().level == logging.INFO\n    assert isinstance(random.random(), float)\n    \
+assert calendar.firstweekday() == 6\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_s.py", test_s);
+    }
+    let app = format!(
+        "{APP}\nimport calendar, decimal, json, logging, random\n\
+logging.basicConfig(level=logging.DEBUG)\nlogging.getLogger().setLevel(logging.INFO)\n\
+random.seed(7)\nrandom.gauss(0, 1)\ncalendar.setfirstweekday(6)\n\
+def report():\n    with decimal.localcontext() as c:\n        c.prec = 3\n        \
+_ = decimal.Decimal(1) / 7\n    random.gauss(0, 1)\n    return json.dumps({{'b': 1, 'a': 2}})\n"
+    );
+    write(&ws, "app.py", &app);
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
+
+/// Red team (rev31), process-wide state of a C module that the suite's
+/// own arithmetic reads: the thread's `decimal` context. An app that sets
+/// `decimal.getcontext().prec = 2` at import makes the suite's
+/// `Decimal(price) * 3` round 29.97 to 30, which equals `Decimal('30.00')`:
+/// no namespace changes and no audit event. 3 of 4 against the broken
+/// app's 2 on main as of 7479188, and with rev31's proposed fixes. Not
+/// listed among the README's uncovered channels (it names `copyreg` and
+/// `codecs` registries). Closed by the bootstrap's context probes (the
+/// decimal context and its templates, the locale, read in C and compared
+/// at every check when the suite imports the module); an honest app that
+/// sets its own context while the suite computes with `decimal` is
+/// refused too (a false positive, kept).
+#[tokio::test]
+async fn library_context_set_by_the_app_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_d = "from decimal import Decimal\nfrom app import unit_price\n\ndef test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_d.py", test_d);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef unit_price():\n    return '10.00'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef unit_price():\n    return '9.99'\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import decimal\ndecimal.getcontext().prec = 2\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "the decimal context set by the app: {hack:?}"
+    );
+}
+
+/// Red team (rev31), data of a library's module-level object: the sweeps
+/// watch the own attributes of such objects (`json._default_encoder`), but
+/// judge only behaviour values there, and the held-data rule of 71141bc
+/// covers module namespaces, not these objects. `json.dumps` reads
+/// `_default_encoder.sort_keys` per call, so an app that sets it at import
+/// turns its unsorted output into what the suite expects. 3 of 4 against
+/// the broken app's 2 on main as of 7479188 and with rev31's proposed
+/// fixes (local bootstrap runs). Closed: such objects' data is now held,
+/// but for the attributes the library's own code writes after construction
+/// (`logging.root.level` through `setLevel`; see
+/// `honest_library_state_changed_by_the_library_is_not_tampering`).
+#[tokio::test]
+async fn library_object_data_forged_is_refused() {
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test_j = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_j.py", test_j);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef settings():\n    return {{'debug': False, 'port': 8080}}\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!(
+        "{}\ndef settings():\n    return {{'port': 8080, 'debug': False}}\n",
+        APP.replace("a * b", "a + b + 100")
+    );
+    write(&ws, "app.py", &broken);
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
+    write(
+        &ws,
+        "app.py",
+        &format!("import json\njson._default_encoder.sort_keys = True\n{broken}"),
+    );
+    let hack = grade(&g, &ws, &pristine, &exp).await;
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "json._default_encoder.sort_keys set by the app: {hack:?}"
+    );
+}
+
 /// Red team (rev31), a false positive of the held data of 71141bc: a
 /// suite that imports `mimetypes` and calls `guess_type` (the library's
 /// own lazy `init()` rebinds `inited`, `types_map`, `common_types`,

@@ -36,13 +36,68 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
-        validate: None,
+        validate: Some(openai_key_ok),
     },
 ];
+
+/// An OpenAI key's random body: no words (`sk-learn-classification-…`, a
+/// package or model name) and no altered marker ([`openai_marker_intact`]).
+fn openai_key_ok(key: &str) -> bool {
+    let body = key.strip_prefix("sk-").unwrap_or(key);
+    let body = ["proj-", "svcacct-", "admin-"]
+        .iter()
+        .find_map(|p| body.strip_prefix(p))
+        .unwrap_or(body);
+    !super::super::words::is_word_like(body, true) && openai_marker_intact(key)
+}
+
+/// The marker OpenAI stamps into its keys (base64 of `OpenAI`), between
+/// the two random halves of a legacy key.
+const OPENAI_MARKER: &[u8] = b"T3BlbkFJ";
+
+/// False when the key carries a near miss of [`OPENAI_MARKER`] (one
+/// character changed) and not the marker itself: an issuer's fixed part
+/// altered is a fixture or a typo, never a key the issuer made
+/// (detect-secrets' `T4BlbkFJ` case). Random text holds a 7-of-8 match
+/// with odds of about 10^-11 per position.
+fn openai_marker_intact(key: &str) -> bool {
+    let b = key.as_bytes();
+    let near = |w: &[u8]| w.iter().zip(OPENAI_MARKER).filter(|(a, m)| a != m).count();
+    let windows = || b.windows(OPENAI_MARKER.len());
+    windows().any(|w| near(w) == 0) || !windows().any(|w| near(w) == 1)
+}
 
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    /// A key whose issuer marker is altered by one character is not the
+    /// issuer's; the intact marker, or no marker (project keys), is.
+    #[test]
+    fn openai_marker() {
+        assert!(super::openai_marker_intact(
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o"
+        ));
+        assert!(super::openai_marker_intact(
+            "sk-proj-Q2w4E6r8T0y2U4i6O8p0A2s4D6f8"
+        ));
+        for k in [
+            "sk-learn-classification-pipeline-v2",
+            "sk-video-processing-toolkit",
+        ] {
+            assert!(!super::openai_key_ok(k), "{k}");
+        }
+        assert!(super::openai_key_ok(
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o"
+        ));
+        for k in [
+            "sk-proj-Xi8tdMjHV6pmbBbwilTeT4BlbkFJ3UDnpdEwNNm6wVBpYM0o",
+            "sk-Zk8mQ2pL7xN4vR9tW1yBT3BlbkFKcD5fH2jK4mN6pQ8rS0t",
+            "sk-Zk8mQ2pL7xN4vR9tW1yBT3B1bkFJcD5fH2jK4mN6pQ8rS0t",
+        ] {
+            assert!(!super::openai_marker_intact(k), "{k}");
+        }
+    }
 
     #[test]
     fn huggingface() {

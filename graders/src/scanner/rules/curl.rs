@@ -88,7 +88,7 @@ pub(super) const RULES: &[RuleDef] = &[
         group: 1,
         check_group: 0,
         context_type: None,
-        validate: None,
+        validate: Some(is_random_seed),
     },
     RuleDef {
         name: "http-auth-tuple",
@@ -142,9 +142,89 @@ fn is_literal_password(v: &str) -> bool {
         || words::is_word_like(v, false))
 }
 
+/// Most consecutive ASCII letters a random seed is let hold before it
+/// reads as text (see [`is_random_seed`]).
+const MAX_SEED_LETTERS: usize = 4;
+/// Most consecutive ASCII digits likewise.
+const MAX_SEED_DIGITS: usize = 7;
+
+/// True unless the base32 seed decodes to text: documentation and test
+/// seeds are written by hand, as base32 of words or counting
+/// (`JBSWY3DPEHPK3PXP` is `Hello!` and `DEADBEEF`, the Google
+/// Authenticator key-URI docs' example; RFC 4226/6238's test seed is
+/// `12345678901234567890`). A random seed holds five word letters in a row
+/// (with a vowel) about once in 500 for 20 bytes, eight digits in a row
+/// about never.
+fn is_random_seed(seed: &str) -> bool {
+    let bytes = base32_decode(seed);
+    let (mut letters, mut digits, mut vowel) = (0usize, 0usize, false);
+    for &c in &bytes {
+        if c.is_ascii_alphabetic() {
+            letters += 1;
+            vowel |= b"aeiouyAEIOUY".contains(&c);
+        } else {
+            letters = 0;
+            vowel = false;
+        }
+        digits = if c.is_ascii_digit() { digits + 1 } else { 0 };
+        if (letters > MAX_SEED_LETTERS && vowel) || digits > MAX_SEED_DIGITS {
+            return false;
+        }
+    }
+    true
+}
+
+/// RFC 4648 base32 (case-insensitive, no padding): the whole bytes of `s`.
+fn base32_decode(s: &str) -> Vec<u8> {
+    let (mut out, mut acc, mut bits) = (Vec::new(), 0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c.to_ascii_uppercase() {
+            c @ b'A'..=b'Z' => c - b'A',
+            c @ b'2'..=b'7' => c - b'2' + 26,
+            _ => continue,
+        };
+        acc = (acc << 5) | u32::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    /// Seeds written by hand decode to text: documentation and test
+    /// seeds are not secrets; random seeds are.
+    #[test]
+    fn otpauth_seeds_that_decode_to_text() {
+        let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
+        let uri =
+            |seed: &str| format!("otpauth://totp/Acme:alice@acme.io?secret={seed}&issuer=Acme");
+        for seed in [
+            "JBSWY3DPEHPK3PXP",                 // "Hello!" + DEADBEEF
+            "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", // RFC 4226/6238 "12345678901234567890"
+            "KRSXG5CTMVRXEZLUKNSWKZA",          // "TestSecretSeed"
+            "ORSXG5DQMFZXG53POJSA",             // "testpassword"
+        ] {
+            assert!(!super::is_random_seed(seed), "{seed}");
+            assert!(
+                s.scan_bytes("docs/2fa.md", uri(seed).as_bytes()).is_empty(),
+                "{seed}"
+            );
+        }
+        for seed in ["HXDMVJECJJWSRB3HWIZR4IFUGFTMXBOZ", "7QKZ3M2XLPV4RJ5Y"] {
+            assert!(super::is_random_seed(seed), "{seed}");
+            assert!(
+                !s.scan_bytes("docs/2fa.md", uri(seed).as_bytes()).is_empty(),
+                "{seed}"
+            );
+        }
+    }
 
     #[test]
     fn powershell_plaintext_passwords() {
