@@ -150,6 +150,8 @@ fn env_key_before(text: &str, start: usize) -> bool {
     while !text.is_char_boundary(from) {
         from += 1;
     }
+    // Only the nearest key names the token (`APP_KEY=… trace=<id>`).
+    let from = from + super::naming::nearest_key_start(&text[from..start]);
     text[from..start]
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|name| {
@@ -319,6 +321,7 @@ mod tests {
             format!("NEXT_PUBLIC_MAPS_KEY={T}"),
             format!("KEY_ID={T}"),
             format!("_KEY={T}"),
+            format!("APP_KEY=[REDACTED] region=eu-west-1 trace={T}"),
         ] {
             assert!(
                 !super::env_key_before(&text, text.find(T).unwrap()),

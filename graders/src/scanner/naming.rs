@@ -141,6 +141,12 @@ pub(super) fn phrase(lower: &str, line: usize, start: usize) -> String {
     }
 }
 
+/// Where the nearest key before the end of `p` starts (0 when there is
+/// none): the part of a line's text before a token that may name it.
+pub(super) fn nearest_key_start(p: &str) -> usize {
+    nearest_key(p).map_or(0, |(k, _)| k)
+}
+
 /// The line above the line starting at `line` (empty for the first).
 fn line_above(lower: &str, line: usize) -> &str {
     if line == 0 {
