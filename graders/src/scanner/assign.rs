@@ -235,8 +235,9 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             done = done.max(ve);
             continue;
         }
-        // `password_hasher`, `tokenProvider`: a component, not a credential.
-        if identifier::names_a_component(&text[start..end]) {
+        // `password_hasher`, `tokenProvider`: a component, not a credential;
+        // `next_page_token`, `cacheKey`: a compound whose head is no secret.
+        if identifier::names_a_component(&text[start..end]) || non_secret_compound(key) {
             continue;
         }
         let form = KeyForm::of(b, start, end);
@@ -260,6 +261,14 @@ fn pass_segment(b: &[u8], start: usize, m_start: usize, m_end: usize, end: usize
         && (m_start == start
             || matches!(b[m_start - 1], b'_' | b'-' | b'.')
             || (b[m_start].is_ascii_uppercase() && b[m_start - 1].is_ascii_lowercase()))
+}
+
+/// True when blanking the key's non-secret compounds
+/// ([`super::naming::blank_compounds`]: `page token`, `cache key`,
+/// `public key`) leaves no strong key word in it.
+fn non_secret_compound(key: &str) -> bool {
+    let kept = super::naming::blank_compounds(key);
+    kept != key && !STRONG.iter().any(|w| kept.contains(w))
 }
 
 /// True when the key at `start` is a field of an ARN

@@ -107,7 +107,7 @@ pub(crate) fn is_typed(v: &str) -> bool {
             other => other,
         })
         .collect();
-    unleet != body && words::is_word_like(&format!("{unleet}{tail}"), true)
+    words::is_word_like(&format!("{unleet}{tail}"), true)
 }
 
 #[cfg(test)]
@@ -154,6 +154,7 @@ mod tests {
             "s3cr3t",
             "Passw0rd1",
             "correct-horse",
+            "Summer2024!",
         ] {
             assert!(is_typed(v), "{v}");
         }

@@ -402,6 +402,36 @@ mod tests {
         }
     }
 
+    /// The same compounds under the credential-assignment rule's keys.
+    #[test]
+    fn compound_keys_of_assignments() {
+        use crate::scanner::{ScanConfig, Scanner};
+        let s = Scanner::new(ScanConfig::default());
+        let scan = |text: &str| -> Vec<String> {
+            s.scan_bytes("config/app.json", text.as_bytes())
+                .into_iter()
+                .map(|f| format!("{}={}", f.rule, f.value))
+                .collect()
+        };
+        for text in [
+            "{\"next_page_token\": \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3ZmtmO\"}",
+            "continuationToken = \"Zq8v2Lm4Kp7RtX9wB3nQ\"",
+            "SYNC_TOKEN=Zq8v2Lm4Kp7RtX9wB3nQ",
+        ] {
+            assert!(scan(text).is_empty(), "{text}: {:?}", scan(text));
+        }
+        for text in [
+            "access_token: \"Zq8v2Lm4Kp7RtX9wB3nQ\"",
+            "pageTokenSecret = \"Zq8v2Lm4Kp7RtX9wB3nQ\"",
+        ] {
+            assert_eq!(
+                scan(text),
+                ["credential-assignment=Zq8v2Lm4Kp7RtX9wB3nQ"],
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn compounds_whose_head_is_not_a_secret() {
         for w in [
