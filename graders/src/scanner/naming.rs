@@ -35,7 +35,7 @@ const LOOKBACK: usize = 256;
 /// Keys that hold a value for a sibling name: the name is elsewhere on
 /// the line or on the line above.
 const GENERIC_KEYS: &[&str] = &[
-    "value", "val", "v", "data", "default", "content", "text", "string",
+    "value", "val", "data", "default", "content", "text", "string",
 ];
 
 /// Secret nouns an attribute head can follow (`api_key_id`, `tokenUrl`).
