@@ -88,8 +88,14 @@ const FLOORS: &[(&str, f64, f64)] = &[
     ("generator-3-r4", 0.999, 0.99),
     ("generator-3-r5", 0.999, 0.99),
     // Written blind (without reading the scanner or the other cases),
-    // measured before any fix on it: 0.850 / 1.000 (17 false positives).
-    ("generator-4", 0.85, 0.99),
+    // measured before any fix on it: 0.850 / 1.000 (17 false positives) —
+    // that is its blind figure. Its five classes were then fixed against
+    // it (2026-12-05: typed passwords in test code, algorithm and
+    // component names, the key that names a random token, natural-language
+    // values, local development defaults in connection strings), so it is
+    // a development set now: 1.000 / 1.000 after, no longer evidence of
+    // precision on unseen code.
+    ("generator-4", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

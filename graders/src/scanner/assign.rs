@@ -14,7 +14,7 @@
 //! linear on hostile lines like `a=a=a=...`.
 
 use super::mask::is_masked_or_placeholder;
-use super::words;
+use super::{identifier, prose, words};
 
 /// Key words that name a password: a password may be a short human-chosen
 /// string (`hunter2`), so these keys accept [`MIN_PASSWORD`] characters,
@@ -235,6 +235,11 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             done = done.max(ve);
             continue;
         }
+        // `password_hasher`, `tokenProvider`: a component, not a credential;
+        // `next_page_token`, `cacheKey`: a compound whose head is no secret.
+        if identifier::names_a_component(&text[start..end]) || non_secret_compound(key) {
+            continue;
+        }
         let form = KeyForm::of(b, start, end);
         match value_after(b, lb, end, code_file, password, form) {
             Ok((vs, ve)) => {
@@ -256,6 +261,14 @@ fn pass_segment(b: &[u8], start: usize, m_start: usize, m_end: usize, end: usize
         && (m_start == start
             || matches!(b[m_start - 1], b'_' | b'-' | b'.')
             || (b[m_start].is_ascii_uppercase() && b[m_start - 1].is_ascii_lowercase()))
+}
+
+/// True when blanking the key's non-secret compounds
+/// ([`super::naming::blank_compounds`]: `page token`, `cache key`,
+/// `public key`) leaves no strong key word in it.
+fn non_secret_compound(key: &str) -> bool {
+    let kept = super::naming::blank_compounds(key);
+    kept != key && !STRONG.iter().any(|w| kept.contains(w))
 }
 
 /// True when the key at `start` is a field of an ARN
@@ -771,6 +784,11 @@ fn judge(
         || words::is_word_like(v, !password)
         || (password && ve - vs < MIN_VALUE && !has_non_letter(v))
     {
+        return None;
+    }
+    // Algorithm and component names (`argon2id`, `Argon2PasswordEncoder`)
+    // and natural-language text (`At least 12 characters`, `Régénérer`).
+    if identifier::is_algorithm_or_component(v) || prose::is_natural_language(v) {
         return None;
     }
     // `key_env = "WAREHOUSE_KEY_FILE"` names an environment variable: the

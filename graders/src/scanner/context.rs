@@ -6,9 +6,11 @@
 //! Each held-out round of issue 18 brought families of them nobody had
 //! written a skip for, and the rule flagged most of them: a list of
 //! public contexts does not converge. So a scan reports a random token
-//! only when something names it a secret — a secret word on its line or
-//! the line above (`api_key = …`, `Authorization: Bearer …`, `- name:
-//! DB_PASSWORD` then `value: …`) or in the file's name (`master.key`,
+//! only when something names it a secret — a secret word in the key it
+//! is assigned to ([`super::naming`]: `api_key = …`, `Authorization:
+//! Bearer …`, `- name: DB_PASSWORD` then `value: …`; not `cache key`,
+//! `key id`, nor a key that names another value) or in the file's name
+//! (`master.key`,
 //! `.vault-token`) — as gitleaks' generic rule does — or the token, whole,
 //! is in an issuer's exact format ([`ISSUER_FORMATS`]: what a bare token
 //! of a known issuer looks like, where no name is needed). Redaction
@@ -123,7 +125,8 @@ static ISSUERS: std::sync::LazyLock<regex::RegexSet> = std::sync::LazyLock::new(
         .expect("issuer formats")
 });
 
-/// Bytes looked back from the token, at most (its line and the line above).
+/// Bytes looked back from the token on its line, at most, for an
+/// environment-variable name ([`env_key_before`]).
 const LOOKBACK: usize = 256;
 
 /// Whether the random token at `start..end` of `text` is named a secret:
@@ -147,6 +150,8 @@ fn env_key_before(text: &str, start: usize) -> bool {
     while !text.is_char_boundary(from) {
         from += 1;
     }
+    // Only the nearest key names the token (`APP_KEY=… trace=<id>`).
+    let from = from + super::naming::nearest_key_start(&text[from..start]);
     text[from..start]
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|name| {
@@ -178,21 +183,14 @@ fn in_issuer_format(text: &str, start: usize, end: usize) -> bool {
     ISSUERS.is_match(whole)
 }
 
-/// Whether the text before `start` on its line or the line above, or the
-/// file's name, holds a secret word. `lower` is the scanned text in ASCII
+/// Whether the key naming the token at `start` ([`super::naming`]: the
+/// nearest key on its line, or an open assignment on the line above), or
+/// the file's name, holds a secret word. `lower` is the scanned text in ASCII
 /// lowercase.
 fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
-    let above = if line > 0 {
-        lower[..line - 1].rfind('\n').map_or(0, |p| p + 1)
-    } else {
-        0
-    };
-    let mut from = above.max(start.saturating_sub(LOOKBACK));
-    while !lower.is_char_boundary(from) {
-        from += 1;
-    }
-    let before = without_public_names(&lower[from..start]);
+    // The nearest key before the token, or an open assignment above it.
+    let before = without_public_names(&super::naming::phrase(lower, line, start));
     let before = before.as_str();
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     SECRET_WORDS
@@ -323,6 +321,7 @@ mod tests {
             format!("NEXT_PUBLIC_MAPS_KEY={T}"),
             format!("KEY_ID={T}"),
             format!("_KEY={T}"),
+            format!("APP_KEY=[REDACTED] region=eu-west-1 trace={T}"),
         ] {
             assert!(
                 !super::env_key_before(&text, text.find(T).unwrap()),

@@ -22,15 +22,20 @@ mod allowlist;
 mod assign;
 mod context;
 mod decode;
+mod devdefault;
 mod fake_name;
+mod fixture;
 mod history;
+mod identifier;
 mod inert;
 mod leak_grade;
 mod linehash;
 mod mask;
+mod naming;
 mod pack;
 #[doc(hidden)]
 pub mod pack_probe;
+mod prose;
 mod public;
 pub(crate) mod random;
 pub mod report;
@@ -495,6 +500,10 @@ impl Scanner {
                 });
             }
         }
+        // Local development defaults (`postgres:postgres@localhost`).
+        c.retain(|x| {
+            x.rule != "connection-string" || !devdefault::is_local_default(&x.value, path)
+        });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
         if present.pem() {
             let mut spans = Vec::new();
@@ -513,6 +522,10 @@ impl Scanner {
         }
         let mut spans = Vec::new();
         assign::find(text, &lower, is_code_file(path), &mut spans);
+        // Typed passwords in test code are the suite's fakes (`fixture`).
+        if !spans.is_empty() && fixture::is_test_path(path) {
+            spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
+        }
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             c.push(Cand {
                 start: s,
@@ -532,7 +545,9 @@ impl Scanner {
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             let v = &text[s..e];
             if mask::is_masked_or_placeholder(v)
-                || !(self.cfg.bare_random_tokens || context::named(text, &lower, s, e, path))
+                || !(self.cfg.bare_random_tokens
+                    || context::named(text, &lower, s, e, path)
+                    || (depth > 0 && naming::is_the_whole_decoding(text, s, e)))
             {
                 continue;
             }
