@@ -279,10 +279,15 @@ def external_accuracy(tools):
     shutil.rmtree(root, ignore_errors=True)
     where = {}  # source -> {relative file: case}
     for i, c in enumerate(cases):
-        fname = "Dockerfile" if c["ext"] == "Dockerfile" else f"case.{c['ext']}"
+        # The case's own path when it names one (whole-file generators:
+        # `tests/test_x.py`, `.env.example`), as the floors' test scans it.
+        fname = c.get("path") or ("Dockerfile" if c["ext"] == "Dockerfile" else f"case.{c['ext']}")
+        fname = os.path.normpath(fname)
+        if fname.startswith("..") or os.path.isabs(fname):
+            fname = f"case.{c['ext']}"
         rel_path = f"{i:05d}/{fname}"
         d = os.path.join(root, c["source"], f"{i:05d}")
-        os.makedirs(d, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.join(d, fname)), exist_ok=True)
         with open(os.path.join(d, fname), "w", encoding="utf-8") as f:
             f.write(c["text"])
         where.setdefault(c["source"], {})[rel_path] = c
