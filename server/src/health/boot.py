@@ -2682,6 +2682,27 @@ def _grader_main():
                 return (_set(_all, None), _len(_ov))
 
             probes.append(("the locale", locale_state))
+    # `_csv`'s dialect registry, in C: `csv.DictReader`, `DictWriter` and a
+    # dialect named by string read it per call, so re-registering `excel`
+    # with another delimiter changes how the suite's own `DictReader` parses
+    # (review rev36, which wrote this probe). The dialects registered before
+    # any code under test ran must keep their parameters; new names are
+    # honest registrations.
+    csv_c = sys.modules.get("_csv")
+    if "csv" in wanted and csv_c is not None \
+            and not {"register_dialect", "unregister_dialect"} & suite_words:
+        csv_get = getattr(csv_c, "get_dialect", None)
+        csv_list = getattr(csv_c, "list_dialects", None)
+        if csv_get is not None and csv_list is not None:
+            csv_names = tuple(n for n in csv_list() if type(n) is str)
+
+            def csv_state(_get=csv_get, _names=csv_names, _tuple=tuple):
+                return _tuple((_get(n).delimiter, _get(n).quotechar, _get(n).escapechar,
+                               _get(n).doublequote, _get(n).skipinitialspace,
+                               _get(n).lineterminator, _get(n).quoting, _get(n).strict)
+                              for n in _names)
+
+            probes.append(("the csv dialect registry", csv_state))
     probes = tuple((what, fn, fn()) for what, fn in probes)
 
     def contexts_clean(_probes=probes, _type=type, _str=str):

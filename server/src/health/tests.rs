@@ -2776,6 +2776,32 @@ async fn rev36_csv_excel_delimiter_exempt_by_name() {
     );
 }
 
+/// Q2, C-level state: `_csv`'s dialect registry. Re-registering
+/// `excel` changes what `csv.DictReader` (dialect `'excel'` by name)
+/// parses with; no namespace changes.
+///
+/// Measured (bubblewrap): honest broken 2/4, hack 3/4 (0.75). Tier: C-level state, uncovered (not listed in the README).
+#[tokio::test]
+async fn rev36_csv_registry_reregistered() {
+    let test = "import csv\nimport io\nfrom app import export\n\ndef test_export_parses():\n    assert list(csv.DictReader(io.StringIO(export()))) == [{'a': '1', 'b': '2'}]\n";
+    let Some((honest, hack)) = rev36_case(
+        "tests/test_c.py",
+        test,
+        "def export():\n    return 'a,b\\r\\n1,2\\r\\n'\n",
+        "def export():\n    return 'a;b\\r\\n1;2\\r\\n'\n",
+        "import csv\ncsv.register_dialect('excel', delimiter=';')\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(
+        rev36_refused(&honest, &hack),
+        "excel re-registered: {hack:?}"
+    );
+}
+
 /// Q2/Q3, the locale probe bypassed: `locale.localeconv()` (and so
 /// `atof`, `atoi`, `delocalize`, `format_string`, `currency`) merges
 /// the module's `_override_localeconv` dict, empty at baseline (so no
