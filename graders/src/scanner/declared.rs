@@ -421,4 +421,136 @@ mod tests {
         let s = l.find("aizax").unwrap();
         assert!(!in_firebase_web_config(&l, s, s + 5));
     }
+
+    fn rules(path: &str, text: &str) -> Vec<String> {
+        let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
+        s.scan_bytes(path, text.as_bytes())
+            .iter()
+            .map(|f| format!("{}={}", f.rule, f.value))
+            .collect()
+    }
+
+    /// Each class scanned whole: its members are not reported, and a real
+    /// credential in the same syntax still is.
+    #[test]
+    fn scans_of_each_class() {
+        let quiet: &[(&str, &str)] = &[
+            (
+                "db/schema.sql",
+                "CREATE TABLE a (\n    password_salt   BYTEA,\n    password_hash   TEXT NOT NULL,\n    api_token VARCHAR(64)\n);\n",
+            ),
+            (
+                "schema/auth.graphql",
+                "type ApiToken {\n  token: String!\n  secret: [String!]!\n  password: ID\n}\n",
+            ),
+            (
+                "proto/auth.proto",
+                "message Login {\n  string password = 1;\n  bytes token = 2;\n}\n",
+            ),
+            (
+                "web/src/types.ts",
+                "export interface Creds {\n  password: string;\n  apiToken?: string;\n}\n",
+            ),
+            (
+                "internal/auth.go",
+                "type Creds struct {\n\tPassword string `json:\"password\"`\n\tToken []byte\n}\n",
+            ),
+            (
+                "deploy/Deploy.ps1",
+                "$token = $env:AZURE_DEVOPS_PAT\n$password = $env:SQL_PASSWORD\n",
+            ),
+            ("deploy/run.cmd", "set PASSWORD=%SQL_ADMIN_PASSWORD%\n"),
+            ("config/app.rb", "password = ENV['DB_PASSWORD']\n"),
+            ("scripts/run.pl", "my $password = $ENV{'DB_PASSWORD'};\n"),
+            (
+                "etl/load.py",
+                "engine = create_engine(f\"postgresql://analyst:{pw}@warehouse:5432/dw\")\n",
+            ),
+            (
+                "etl/load2.py",
+                "url = \"mysql://app:%(password)s@db/app\" % cfg\n",
+            ),
+            (
+                "etl/load3.go",
+                "dsn := fmt.Sprintf(\"postgres://app:%s@db:5432/app\", pw)\n",
+            ),
+            (
+                "etc/app.env",
+                "DATABASE_URL=postgres://app:$DB_PASSWORD@db/app\n",
+            ),
+            (
+                "docs/debug/x.http",
+                "POST /oauth/token HTTP/1.1\n\ngrant_type=client_credentials&scope=orders%3Aread\n",
+            ),
+            (
+                "deploy/s.json",
+                "{\"uri\": \"https://kv-a.vault.azure.net/secrets/sendgrid-api-key/36c936aec9bdbea4a3f16eff078b3974\"}\n",
+            ),
+            (
+                "deploy/g.yaml",
+                "secret_name: projects/709590043506/secrets/github-app-private-key/versions/9f3c2a71b4d8e6f0a5c7\n",
+            ),
+            (
+                "web/src/firebase.js",
+                "const firebaseConfig = {\n  apiKey: \"AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr\",\n  authDomain: \"a-2e8r0.firebaseapp.com\",\n  projectId: \"a-2e8r0\",\n  appId: \"1:79686:web:4fb8\",\n};\n",
+            ),
+            (
+                "api/openapi.yaml",
+                "# the public sample token from jwt.io\nvalue: \"Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c\"\n",
+            ),
+        ];
+        for (path, text) in quiet {
+            let f = rules(path, text);
+            assert!(f.is_empty(), "{path}: {f:?}");
+        }
+        let loud: &[(&str, &str, &str)] = &[
+            (
+                "db/seed.sql",
+                "INSERT INTO users (password) VALUES ('x');\n-- password Zq8v2!Lm4Kp7Rt\n",
+                "Zq8v2!Lm4Kp7Rt",
+            ),
+            (
+                "schema/auth.graphql",
+                "# default\n  token: \"Zq8v2Lm4Kp7RtW9x\"\n",
+                "Zq8v2Lm4Kp7RtW9x",
+            ),
+            (
+                "deploy/Deploy.ps1",
+                "$token = 'Zq8v2Lm4Kp7RtW9x'\n",
+                "Zq8v2Lm4Kp7RtW9x",
+            ),
+            (
+                "etl/load.py",
+                "engine = create_engine(\"postgresql://analyst:Zq8v2Lm4Kp7Rt@warehouse:5432/dw\")\n",
+                "postgresql://analyst:Zq8v2Lm4Kp7Rt@warehouse:5432/dw",
+            ),
+            (
+                "docs/debug/x.http",
+                "POST /oauth/token HTTP/1.1\n\ngrant_type=client_credentials&client_secret=Zq8v2Lm4Kp7RtW9x\n",
+                "Zq8v2Lm4Kp7RtW9x",
+            ),
+            (
+                "deploy/s.json",
+                "{\"sendgrid_api_key\": \"36c936aec9bdbea4a3f16eff078b3974\"}\n",
+                "36c936aec9bdbea4a3f16eff078b3974",
+            ),
+            (
+                "src/maps.js",
+                "const cfg = {\n  apiKey: \"AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr\",\n  region: \"eu\",\n};\n",
+                "AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr",
+            ),
+            (
+                "api/token.txt",
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c\n",
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+            ),
+        ];
+        for (path, text, want) in loud {
+            let f = rules(path, text);
+            assert!(
+                f.iter().any(|f| f.ends_with(&format!("={want}"))),
+                "{path}: {f:?}"
+            );
+        }
+    }
 }
