@@ -151,6 +151,10 @@ pub(crate) fn in_secret_store_reference(text: &str, start: usize, end: usize) ->
     let stop = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',');
     let from = text[..start].rfind(stop).map_or(0, |i| i + 1);
     let to = text[end..].find(stop).map_or(text.len(), |i| end + i);
+    // A path segment: not in the query string or fragment after it.
+    if text[from..start].contains(['?', '#', '&']) {
+        return false;
+    }
     let piece = text[from..to].to_ascii_lowercase();
     if STORE_MARKS.iter().any(|m| piece.contains(m)) {
         return true;
@@ -350,13 +354,17 @@ mod tests {
             "uri: https://kv-x.vault.azure.net/secrets/sendgrid-api-key/36c936aec9bdbea4a3f16eff078b3974",
             "name: projects/709590043506/secrets/github-app-private-key/versions/3f16eff078b3974aa",
             "arn: arn:aws:secretsmanager:us-east-1:85343:secret:prod/stripe-mbzikS3f16eff078b3974",
-            "GET https://vault.acme.io/v1/secret/data/app?version=3f16eff078b3974aa",
+            "GET https://vault.acme.io/v1/secret/data/3f16eff078b3974aa",
         ] {
             let s = t.len() - 16;
             assert!(in_secret_store_reference(t, s, t.len()), "{t}");
         }
-        let t = "token: https://api.acme.io/v1/hooks/36c936aec9bdbea4a3f16eff078b3974";
-        assert!(!in_secret_store_reference(t, t.len() - 16, t.len()));
+        for t in [
+            "token: https://api.acme.io/v1/hooks/36c936aec9bdbea4a3f16eff078b3974",
+            "u: https://kv.vault.azure.net/secrets/a/1?sig=36c936aec9bdbea4a3f16eff078b3974",
+        ] {
+            assert!(!in_secret_store_reference(t, t.len() - 16, t.len()), "{t}");
+        }
     }
 
     #[test]
