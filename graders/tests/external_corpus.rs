@@ -102,9 +102,10 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // schema declarations, secret-store references, format placeholders
     // as a URL's password, environment lookups in any shell, a form
     // body's `&` read as a type, published samples a file calls samples,
-    // Firebase web configs), so it is a development set now: 1.000 / 0.988
-    // after (79 / 80; the miss is an Azure SAS URL in JSON).
-    ("generator-5", 0.999, 0.98),
+    // Firebase web configs) and its miss (an Azure SAS URL's `sig`, now
+    // the azure-sas-token rule), so it is a development set now: 1.000 /
+    // 1.000 after, no longer evidence of precision on unseen code.
+    ("generator-5", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).
