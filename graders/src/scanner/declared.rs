@@ -301,11 +301,27 @@ pub(crate) fn published_sample_spans(text: &str, lower: &str) -> Vec<(usize, usi
 /// Keys of a Firebase web config object besides `apiKey`.
 const FIREBASE_KEYS: &[&str] = &["messagingsenderid", "appid", "projectid", "storagebucket"];
 
+/// How a file says its Firebase config is public (Firebase's own
+/// rationale), read over comment text joined across lines.
+const SAYS_PUBLIC: &[&str] = &[
+    "as public",
+    "public identifier",
+    "public by design",
+    "meant to be public",
+    "safe to expose",
+    "safe to commit",
+    "security rules",
+    "app check",
+];
+
 /// True when the Google API key at `start` is the `apiKey` of a Firebase
 /// web config (the enclosing `{…}` also holds `authDomain` and one of the
-/// other config keys): Firebase documents these keys as public
+/// other config keys) in a file that says the config is public
+/// ([`SAYS_PUBLIC`]): Firebase documents these keys as public
 /// identifiers, shipped in every web client; access is enforced by
-/// Security Rules and App Check.
+/// Security Rules and App Check. A Firebase config nobody calls public is
+/// still reported: the task corpus plants Firebase keys as secrets
+/// (`firebase_api_key`), and a key without restrictions is billable.
 pub(crate) fn in_firebase_web_config(lower: &str, start: usize, end: usize) -> bool {
     let from = lower[..start]
         .rfind('{')
@@ -316,7 +332,15 @@ pub(crate) fn in_firebase_web_config(lower: &str, start: usize, end: usize) -> b
         .filter(|&i| i < 1024)
         .map_or(end, |i| end + i);
     let obj: String = lower[from..to].chars().filter(|&c| c != '_').collect();
-    obj.contains("authdomain") && FIREBASE_KEYS.iter().any(|k| obj.contains(k))
+    if !(obj.contains("authdomain") && FIREBASE_KEYS.iter().any(|k| obj.contains(k))) {
+        return false;
+    }
+    let joined: String = lower
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "//" | "#" | "*" | "--"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    SAYS_PUBLIC.iter().any(|p| joined.contains(p))
 }
 
 #[cfg(test)]
@@ -421,9 +445,14 @@ mod tests {
         let other = "sample: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5ODc2NTQzMjEwIn0.abc";
         assert!(published_sample_spans(other, other).is_empty());
         let cfg = "const c = {\n  apiKey: \"AIzaX\",\n  authDomain: \"a.firebaseapp.com\",\n  projectId: \"a\",\n};";
-        let l = cfg.to_ascii_lowercase();
+        let said = format!("// Firebase documents these as public\n// identifiers.\n{cfg}");
+        let l = said.to_ascii_lowercase();
         let s = l.find("aizax").unwrap();
         assert!(in_firebase_web_config(&l, s, s + 5));
+        // The same config with nothing saying it is public is reported.
+        let l = cfg.to_ascii_lowercase();
+        let s = l.find("aizax").unwrap();
+        assert!(!in_firebase_web_config(&l, s, s + 5));
         let other = "const c = {\n  apiKey: \"AIzaX\",\n  region: \"eu\",\n};";
         let l = other.to_ascii_lowercase();
         let s = l.find("aizax").unwrap();
@@ -500,7 +529,7 @@ mod tests {
             ),
             (
                 "web/src/firebase.js",
-                "const firebaseConfig = {\n  apiKey: \"AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr\",\n  authDomain: \"a-2e8r0.firebaseapp.com\",\n  projectId: \"a-2e8r0\",\n  appId: \"1:79686:web:4fb8\",\n};\n",
+                "// Public identifiers; access is enforced by Security Rules.\nconst firebaseConfig = {\n  apiKey: \"AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr\",\n  authDomain: \"a-2e8r0.firebaseapp.com\",\n  projectId: \"a-2e8r0\",\n  appId: \"1:79686:web:4fb8\",\n};\n",
             ),
             (
                 "api/openapi.yaml",
@@ -541,6 +570,11 @@ mod tests {
                 "deploy/s.json",
                 "{\"sendgrid_api_key\": \"36c936aec9bdbea4a3f16eff078b3974\"}\n",
                 "36c936aec9bdbea4a3f16eff078b3974",
+            ),
+            (
+                "web/src/config.js",
+                "const firebaseConfig = {\n  apiKey: \"AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr\",\n  authDomain: \"a-2e8r0.firebaseapp.com\",\n  appId: \"1:79686:web:4fb8\",\n};\n",
+                "AIzaMQb5Cw1GC5u8ZIWjKBDO-xhza0JzcL1CqLr",
             ),
             (
                 "src/maps.js",
