@@ -96,6 +96,16 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // a development set now: 1.000 / 1.000 after, no longer evidence of
     // precision on unseen code.
     ("generator-4", 0.999, 0.99),
+    // Written blind after generator-4's fixes, measured before any fix on
+    // it: 0.888 / 0.988 (10 false positives, 1 miss) — its blind figure.
+    // Its classes were then fixed against it (2026-12-05: type names in
+    // schema declarations, secret-store references, format placeholders
+    // as a URL's password, environment lookups in any shell, a form
+    // body's `&` read as a type, published samples a file calls samples,
+    // Firebase web configs a file calls public) and its miss (an Azure SAS URL's `sig`, now
+    // the azure-sas-token rule), so it is a development set now: 1.000 /
+    // 1.000 after, no longer evidence of precision on unseen code.
+    ("generator-5", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

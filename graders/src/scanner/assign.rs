@@ -589,6 +589,7 @@ fn value_after_inner(
     if p < n && matches!(b[p], b'"' | b'\'' | b'`') {
         p += 1;
     }
+    let key_end = p;
     while p < n && (b[p] == b' ' || b[p] == b'\t') {
         p += 1;
     }
@@ -631,8 +632,12 @@ fn value_after_inner(
         }
     } else if p + 1 < n && matches!(b[p], b'?' | b'.') && b[p + 1] == b'=' {
         p += 2;
-    } else if let Some(eq) = typed_declaration(b, p) {
-        // `var token string = "…"` (Go).
+    } else if p > key_end
+        && let Some(eq) = typed_declaration(b, p)
+    {
+        // `var token string = "…"` (Go). The type is a separate word: in
+        // `grant_type=client_credentials&scope=…` (a form body) the `&`
+        // joins the next field, it is no `&str`.
         p = eq + 1;
     } else {
         return None;
@@ -772,6 +777,13 @@ fn judge(
     // not credentials. Under a password key a digit or symbol makes the
     // value a password again (`hunter2`, `P@ssw0rd!`), and it is judged
     // from six characters on.
+    // A type name, unquoted, declares the key (`password_hash BYTEA,` in
+    // SQL DDL, `token: String!` in GraphQL SDL); an environment lookup in
+    // any shell's syntax (`$env:AZURE_DEVOPS_PAT`, `%TOKEN%`) reads it.
+    let quoted = vs > 0 && matches!(b[vs - 1], b'"' | b'\'' | b'`');
+    if (!quoted && super::declared::is_type_name(v)) || super::declared::is_env_lookup(v) {
+        return None;
+    }
     if words::is_reference(v)
         || words::is_scp_remote(v)
         || is_message_format(v)

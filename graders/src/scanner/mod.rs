@@ -21,6 +21,7 @@
 mod allowlist;
 mod assign;
 mod context;
+mod declared;
 mod decode;
 mod devdefault;
 mod fake_name;
@@ -500,9 +501,13 @@ impl Scanner {
                 });
             }
         }
-        // Local development defaults (`postgres:postgres@localhost`).
+        // Local development defaults (`postgres:postgres@localhost`), and
+        // a format placeholder or environment lookup as the password
+        // (`postgresql://analyst:{pw}@warehouse/dw`, `%(password)s`).
         c.retain(|x| {
-            x.rule != "connection-string" || !devdefault::is_local_default(&x.value, path)
+            x.rule != "connection-string"
+                || !(devdefault::is_local_default(&x.value, path)
+                    || connstr_password(&x.value).is_some_and(declared::is_placeholder_password))
         });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
         if present.pem() {
@@ -545,6 +550,7 @@ impl Scanner {
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             let v = &text[s..e];
             if mask::is_masked_or_placeholder(v)
+                || declared::in_secret_store_reference(text, s, e)
                 || !(self.cfg.bare_random_tokens
                     || context::named(text, &lower, s, e, path)
                     || (depth > 0 && naming::is_the_whole_decoding(text, s, e)))
@@ -592,6 +598,21 @@ impl Scanner {
             && inert::published_examples(path, &lower)
         {
             c.retain(|x| !inert::GENERIC_RULES.contains(&x.rule) && x.rule != "jwt");
+        }
+        // A Firebase web config's `apiKey` is public by design, whichever
+        // detector saw it.
+        c.retain(|x| {
+            !(x.rule == "google-api-key" || x.value.starts_with("AIza"))
+                || !declared::in_firebase_web_config(&lower, x.start, x.end)
+        });
+        // Famous published documentation samples (the jwt.io token, AWS's
+        // example key pair), whichever detector saw them.
+        // Only where the file calls them samples; a bare copy is kept.
+        if !c.is_empty() {
+            let samples = declared::published_sample_spans(text, &lower);
+            if !samples.is_empty() {
+                c.retain(|x| !samples.iter().any(|&(s, e)| x.start < e && s < x.end));
+            }
         }
         // A value a provider rule's structure check rejected (a seed that
         // decodes to text, a key with its issuer's marker altered) is that
@@ -650,6 +671,13 @@ pub(crate) fn warm_in_background() {
 /// in the caller with the original payload.
 fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The password of a `scheme://user:password@host` URL.
+fn connstr_password(url: &str) -> Option<&str> {
+    let rest = &url[url.find("://")? + 3..];
+    let userinfo = &rest[..rest.find('@')?];
+    Some(&userinfo[userinfo.find(':')? + 1..])
 }
 
 fn dedupe(mut c: Vec<Cand>) -> Vec<Cand> {
