@@ -459,13 +459,7 @@ mod tests {
         assert!(!in_firebase_web_config(&l, s, s + 5));
     }
 
-    fn rules(path: &str, text: &str) -> Vec<String> {
-        let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
-        s.scan_bytes(path, text.as_bytes())
-            .iter()
-            .map(|f| format!("{}={}", f.rule, f.value))
-            .collect()
-    }
+    use crate::scanner::rules::testutil::rules;
 
     /// Each class scanned whole: its members are not reported, and a real
     /// credential in the same syntax still is.

@@ -86,7 +86,6 @@ pub(crate) fn is_local_default(url: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::is_local_default;
-    use crate::scanner::{ScanConfig, Scanner};
 
     #[test]
     fn defaults_and_not() {
@@ -145,13 +144,7 @@ mod tests {
 
     #[test]
     fn scans() {
-        let s = Scanner::new(ScanConfig::default());
-        let rules = |path: &str, text: &str| -> Vec<String> {
-            s.scan_bytes(path, text.as_bytes())
-                .into_iter()
-                .map(|f| format!("{}={}", f.rule, f.value))
-                .collect()
-        };
+        use crate::scanner::rules::testutil::rules;
         let local = "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app_dev\n";
         assert!(rules(".env.sample", local).is_empty());
         let remote = "DATABASE_URL=postgres://app:Zq8v2Lm4Kp7Rt@db.internal:5432/app\n";

@@ -113,7 +113,6 @@ pub(crate) fn is_typed(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{is_test_path, is_typed};
-    use crate::scanner::{ScanConfig, Scanner};
 
     #[test]
     fn test_paths() {
@@ -174,13 +173,7 @@ mod tests {
     /// issuer-format values anywhere, they stay findings.
     #[test]
     fn tests_hide_typed_passwords_only() {
-        let s = Scanner::new(ScanConfig::default());
-        let rules = |path: &str, text: &str| -> Vec<String> {
-            s.scan_bytes(path, text.as_bytes())
-                .into_iter()
-                .map(|f| format!("{}={}", f.rule, f.value))
-                .collect()
-        };
+        use crate::scanner::rules::testutil::rules;
         for (path, text) in [
             ("tests/test_ledger.py", "    password=\"hunter2\",\n"),
             (

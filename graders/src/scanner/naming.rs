@@ -405,14 +405,7 @@ mod tests {
     /// The same compounds under the credential-assignment rule's keys.
     #[test]
     fn compound_keys_of_assignments() {
-        use crate::scanner::{ScanConfig, Scanner};
-        let s = Scanner::new(ScanConfig::default());
-        let scan = |text: &str| -> Vec<String> {
-            s.scan_bytes("config/app.json", text.as_bytes())
-                .into_iter()
-                .map(|f| format!("{}={}", f.rule, f.value))
-                .collect()
-        };
+        let scan = |text: &str| crate::scanner::rules::testutil::rules("config/app.json", text);
         for text in [
             "{\"next_page_token\": \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3ZmtmO\"}",
             "continuationToken = \"Zq8v2Lm4Kp7RtX9wB3nQ\"",

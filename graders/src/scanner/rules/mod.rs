@@ -299,6 +299,18 @@ mod tests {
 pub(crate) mod testutil {
     use crate::scanner::{ScanConfig, Scanner};
 
+    /// `rule=value` of each finding of the default scan (the environment's
+    /// and the CLI's) of `text` as the file `path`; one scanner for all.
+    pub fn rules(path: &str, text: &str) -> Vec<String> {
+        static SCANNER: std::sync::OnceLock<Scanner> = std::sync::OnceLock::new();
+        SCANNER
+            .get_or_init(|| Scanner::new(ScanConfig::default()))
+            .scan_bytes(path, text.as_bytes())
+            .iter()
+            .map(|f| format!("{}={}", f.rule, f.value))
+            .collect()
+    }
+
     /// Asserts every true positive yields a finding of `ty` with exactly the
     /// expected value, and every false positive yields no finding at all.
     pub fn check(ty: &str, tps: &[(&str, &str)], fps: &[(&str, &str)]) {
