@@ -2033,17 +2033,27 @@ def _grader_main():
     EXT_ARG = opcode_mod.EXTENDED_ARG
     stored_memo = {}
 
-    def globals_stored(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
-                       _len=len):
-        if depth > 20:
-            return
-        b, names, arg = code.co_code, code.co_names, 0
+    CACHE_OP = opcode_mod.opmap.get("CACHE", -2)
+
+    def instructions(code, _range=range, _len=len):
+        """(opcode, argument) of each instruction of `code`, extended
+        arguments folded in and inline cache entries left out."""
+        b, arg = code.co_code, 0
         for i in _range(0, _len(b), 2):
             op, a = b[i], b[i + 1] | arg
             if op == EXT_ARG:
                 arg = a << 8
                 continue
             arg = 0
+            if op != CACHE_OP:
+                yield op, a
+
+    def globals_stored(code, out, depth=0, _ct=types.CodeType, _type=type, _len=len,
+                       _ins=instructions):
+        if depth > 20:
+            return
+        names = code.co_names
+        for op, a in _ins(code):
             if (op == STORE_G or op == DEL_G) and a < _len(names):
                 out.add(names[a])
         for c in code.co_consts:
@@ -2064,67 +2074,65 @@ def _grader_main():
             return _t(f.__code__.co_filename)
         return f in _lf
 
-    def stored_by(name, d, _memo=stored_memo, _type=type, _ft=FT, _td=tdict_of, _list=list,
-                  _str=str, _abc=ABCMeta, _own=own_code):
-        out = _memo.get(name)
-        if out is not None:
-            return out
-        out = set()
+    def module_codes(name, d, _type=type, _td=tdict_of, _list=list, _str=str, _abc=ABCMeta,
+                     _own=own_code):
+        """The code of module `name`'s own functions and of the methods and
+        property accessors of the classes it defines (`d`: its namespace)."""
         vals = _list(d.values())
         for v in _list(vals):
             if _type(v) is type or _type(v) is _abc:
                 vm = _td(v).get("__module__")
                 if _type(vm) is _str and vm == name:
                     vals.extend(_list(_td(v).values()))
+        codes = []
         for v in vals:
             k = _type(v)
             if k is staticmethod or k is classmethod:
                 v = v.__func__
             elif k is property:
-                for f in (v.fget, v.fset, v.fdel):
-                    if _own(f, d, True):
-                        globals_stored(f.__code__, out)
+                codes.extend(f.__code__ for f in (v.fget, v.fset, v.fdel) if _own(f, d, True))
                 continue
             if _own(v, d, False):
-                globals_stored(v.__code__, out)
-        _memo[name] = out
+                codes.append(v.__code__)
+        return codes
+
+    def stored_by(name, d, _memo=stored_memo, _codes=module_codes):
+        out = _memo.get(name)
+        if out is None:
+            out = set()
+            for c in _codes(name, d):
+                globals_stored(c, out)
+            _memo[name] = out
         return out
 
-    # The attribute names a library class's own code writes after
-    # construction (`self.level = …` in `Logger.setLevel`, `c.firstweekday
-    # = …` in a calendar function): STORE_ATTR and DELETE_ATTR in the code
-    # of every function and method of the modules that define the class
-    # and its bases, `__init__` and `__new__` left out (they build the
-    # object: an attribute only they set, such as `JSONEncoder.sort_keys`,
-    # is configuration the library never changes once built). Per class,
-    # once, and only when a held object's attribute is seen changed.
+    # The attribute names a library class's own code writes on itself
+    # after construction (`self.level = …` in `Logger.setLevel`, the
+    # calendar's `_firstweekday` through its property): STORE_ATTR and
+    # DELETE_ATTR on the first argument in the code of the modules that
+    # define the class and its bases, `__init__` and `__new__` left out
+    # (they build the object: an attribute only they set, such as
+    # `JSONEncoder.sort_keys`, is configuration the library never changes
+    # once built). Per class, once, and only when a held object's
+    # attribute is seen changed.
     STORE_A = opcode_mod.opmap["STORE_ATTR"]
     DEL_A = opcode_mod.opmap["DELETE_ATTR"]
     LOAD_F = opcode_mod.opmap["LOAD_FAST"]
     SWAP_OP = opcode_mod.opmap.get("SWAP", -2)
-    CACHE_OP = opcode_mod.opmap.get("CACHE", -2)
     attrs_memo = {}
     BUILDERS = ("__init__", "__new__")
 
-    def attrs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _range=range,
-                      _len=len, _b=BUILDERS):
+    def attrs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _len=len,
+                      _b=BUILDERS, _ins=instructions):
         """Names written on the first argument (`self.x = …`, `cls.x = …`,
         `self.x += …`): what an object's own methods change on it. A
         write on another object (`csv.Sniffer.sniff` setting a
         `delimiter` on a class of its own) exempts nothing (review rev36)."""
         if depth > 20 or code.co_name in _b:
             return
-        b, names, arg = code.co_code, code.co_names, 0
+        names = code.co_names
         own = code.co_argcount > 0
         prev, prev_a = -1, 0
-        for i in _range(0, _len(b), 2):
-            op, a = b[i], b[i + 1] | arg
-            if op == EXT_ARG:
-                arg = a << 8
-                continue
-            arg = 0
-            if op == CACHE_OP:
-                continue
+        for op, a in _ins(code):
             if (op == STORE_A or op == DEL_A) and a < _len(names) and own and (
                     (prev == LOAD_F and prev_a == 0) or prev == SWAP_OP):
                 out.add(names[a])
@@ -2133,9 +2141,8 @@ def _grader_main():
             if _type(c) is _ct:
                 attrs_written(c, out, depth + 1)
 
-    def attrs_stored(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type,
-                     _ft=FT, _list=list, _abc=ABCMeta, _str=str, _mods=sys.modules,
-                     _own=own_code):
+    def attrs_stored(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type, _str=str,
+                     _mods=sys.modules, _codes=module_codes):
         out = _memo.get(t)
         if out is not None:
             return out
@@ -2146,27 +2153,11 @@ def _grader_main():
             if _type(mn) is not _str or mn in seen:
                 continue
             seen.add(mn)
-            m = _mods.get(mn)
-            md = getattr(m, "__dict__", None)
+            md = getattr(_mods.get(mn), "__dict__", None)
             if _type(md) is not dict:
                 continue
-            vals = _list(md.values())
-            for v in _list(vals):
-                if _type(v) is type or _type(v) is _abc:
-                    vm = _td(v).get("__module__")
-                    if _type(vm) is _str and vm == mn:
-                        vals.extend(_list(_td(v).values()))
-            for v in vals:
-                k = _type(v)
-                if k is staticmethod or k is classmethod:
-                    v = v.__func__
-                elif k is property:
-                    for f in (v.fget, v.fset, v.fdel):
-                        if _own(f, md, True):
-                            attrs_written(f.__code__, out)
-                    continue
-                if _own(v, md, False):
-                    attrs_written(v.__code__, out)
+            for code in _codes(mn, md):
+                attrs_written(code, out)
         _memo[t] = out
         return out
 
