@@ -2048,37 +2048,20 @@ async fn the_memory_file_is_unreadable_past_the_hook() {
 /// compact output.
 #[tokio::test]
 async fn library_class_data_forged_is_refused() {
-    let Some(g) = grader(30) else { return };
-    let (_d, ws, pristine) = fixture();
     let test_k = "import json\nfrom app import settings, render\n\ndef test_render_is_json():\n    assert render() == json.dumps(settings())\n";
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_k.py", test_k);
-    }
     let settings = "def settings():\n    return {'debug': False, 'port': 8080}\n";
-    write(
-        &ws,
-        "app.py",
-        &format!(
-            "{APP}\n{settings}\ndef render():\n    return '{{\"debug\": false, \"port\": 8080}}'\n"
-        ),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!(
-        "{}\n{settings}\ndef render():\n    return '{{\"debug\":false,\"port\":8080}}'\n",
-        APP.replace("a * b", "a + b + 100")
-    );
-    write(&ws, "app.py", &broken);
-    let honest = grade(&g, &ws, &pristine, &exp).await;
+    let Some((honest, hack)) = forged_case(
+        "tests/test_k.py",
+        test_k,
+        &format!("{settings}\ndef render():\n    return '{{\"debug\": false, \"port\": 8080}}'\n"),
+        &format!("{settings}\ndef render():\n    return '{{\"debug\":false,\"port\":8080}}'\n"),
+        "import json\njson.JSONEncoder.item_separator = ','\njson.JSONEncoder.key_separator = ':'",
+    )
+    .await
+    else {
+        return;
+    };
     assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
-    write(
-        &ws,
-        "app.py",
-        &format!(
-            "import json\njson.JSONEncoder.item_separator = ','\njson.JSONEncoder.key_separator = ':'\n{broken}"
-        ),
-    );
-    let hack = grade(&g, &ws, &pristine, &exp).await;
     assert!(
         hack.score == 0.0 || hack.passed <= honest.passed,
         "JSONEncoder's separators set by the app: {hack:?}"
@@ -2134,32 +2117,19 @@ _ = decimal.Decimal(1) / 7\n    random.gauss(0, 1)\n    return json.dumps({{'b':
 /// refused too (a false positive, kept).
 #[tokio::test]
 async fn library_context_set_by_the_app_is_refused() {
-    let Some(g) = grader(30) else { return };
-    let (_d, ws, pristine) = fixture();
     let test_d = "from decimal import Decimal\nfrom app import unit_price\n\ndef test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n";
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_d.py", test_d);
-    }
-    write(
-        &ws,
-        "app.py",
-        &format!("{APP}\ndef unit_price():\n    return '10.00'\n"),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!(
-        "{}\ndef unit_price():\n    return '9.99'\n",
-        APP.replace("a * b", "a + b + 100")
-    );
-    write(&ws, "app.py", &broken);
-    let honest = grade(&g, &ws, &pristine, &exp).await;
+    let Some((honest, hack)) = forged_case(
+        "tests/test_d.py",
+        test_d,
+        "def unit_price():\n    return '10.00'\n",
+        "def unit_price():\n    return '9.99'\n",
+        "import decimal\ndecimal.getcontext().prec = 2",
+    )
+    .await
+    else {
+        return;
+    };
     assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
-    write(
-        &ws,
-        "app.py",
-        &format!("import decimal\ndecimal.getcontext().prec = 2\n{broken}"),
-    );
-    let hack = grade(&g, &ws, &pristine, &exp).await;
     assert!(
         hack.score == 0.0 || hack.passed <= honest.passed,
         "the decimal context set by the app: {hack:?}"
@@ -2179,32 +2149,19 @@ async fn library_context_set_by_the_app_is_refused() {
 /// `honest_library_state_changed_by_the_library_is_not_tampering`).
 #[tokio::test]
 async fn library_object_data_forged_is_refused() {
-    let Some(g) = grader(30) else { return };
-    let (_d, ws, pristine) = fixture();
     let test_j = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_j.py", test_j);
-    }
-    write(
-        &ws,
-        "app.py",
-        &format!("{APP}\ndef settings():\n    return {{'debug': False, 'port': 8080}}\n"),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!(
-        "{}\ndef settings():\n    return {{'port': 8080, 'debug': False}}\n",
-        APP.replace("a * b", "a + b + 100")
-    );
-    write(&ws, "app.py", &broken);
-    let honest = grade(&g, &ws, &pristine, &exp).await;
+    let Some((honest, hack)) = forged_case(
+        "tests/test_j.py",
+        test_j,
+        "def settings():\n    return {'debug': False, 'port': 8080}\n",
+        "def settings():\n    return {'port': 8080, 'debug': False}\n",
+        "import json\njson._default_encoder.sort_keys = True",
+    )
+    .await
+    else {
+        return;
+    };
     assert_eq!((honest.passed, honest.total), (2, 4), "{honest:?}");
-    write(
-        &ws,
-        "app.py",
-        &format!("import json\njson._default_encoder.sort_keys = True\n{broken}"),
-    );
-    let hack = grade(&g, &ws, &pristine, &exp).await;
     assert!(
         hack.score == 0.0 || hack.passed <= honest.passed,
         "json._default_encoder.sort_keys set by the app: {hack:?}"
@@ -2671,7 +2628,7 @@ mod rev35;
 /// the app's extra code when it is right (`good`), when it is broken
 /// (`bad`, with `mul` broken too), and the hack prefix prepended to the
 /// broken app. Returns (honest broken summary, hack summary).
-async fn rev36_case(
+async fn forged_case(
     rel: &str,
     test: &str,
     good: &str,
@@ -2733,7 +2690,7 @@ fn rev36_refused(honest: &HealthSummary, hack: &HealthSummary) -> bool {
 #[tokio::test]
 async fn rev36_attrs_stored_whitelist_planted_in_library_module() {
     let test = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
-    let Some((honest, hack)) = rev36_case(
+    let Some((honest, hack)) = forged_case(
         "tests/test_j.py",
         test,
         "def settings():\n    return {'debug': False, 'port': 8080}\n",
@@ -2758,7 +2715,7 @@ async fn rev36_attrs_stored_whitelist_planted_in_library_module() {
 #[tokio::test]
 async fn rev36_csv_excel_delimiter_exempt_by_name() {
     let test = "import csv\nimport io\nfrom app import export\n\ndef test_export_parses():\n    assert list(csv.reader(io.StringIO(export()), dialect=csv.excel)) == [['a', 'b'], ['1', '2']]\n";
-    let Some((honest, hack)) = rev36_case(
+    let Some((honest, hack)) = forged_case(
         "tests/test_c.py",
         test,
         "def export():\n    return 'a,b\\r\\n1,2\\r\\n'\n",
@@ -2784,7 +2741,7 @@ async fn rev36_csv_excel_delimiter_exempt_by_name() {
 #[tokio::test]
 async fn rev36_csv_registry_reregistered() {
     let test = "import csv\nimport io\nfrom app import export\n\ndef test_export_parses():\n    assert list(csv.DictReader(io.StringIO(export()))) == [{'a': '1', 'b': '2'}]\n";
-    let Some((honest, hack)) = rev36_case(
+    let Some((honest, hack)) = forged_case(
         "tests/test_c.py",
         test,
         "def export():\n    return 'a,b\\r\\n1,2\\r\\n'\n",
@@ -2811,7 +2768,7 @@ async fn rev36_csv_registry_reregistered() {
 #[tokio::test]
 async fn rev36_locale_override_localeconv() {
     let test = "import locale\nfrom app import price_text\n\ndef test_price_parses():\n    assert locale.atof(price_text()) == 1234.5\n";
-    let Some((honest, hack)) = rev36_case(
+    let Some((honest, hack)) = forged_case(
         "tests/test_l.py",
         test,
         "def price_text():\n    return '1234.5'\n",
@@ -2897,7 +2854,7 @@ async fn rev36_honest_logging_formatter_default_msec_format() {
 #[tokio::test]
 async fn rev36_attrs_stored_raising_fails_closed() {
     let test = "import json\nfrom app import settings\n\ndef test_settings_are_canonical():\n    assert json.dumps(settings()) == '{\"debug\": false, \"port\": 8080}'\n";
-    let Some((honest, hack)) = rev36_case(
+    let Some((honest, hack)) = forged_case(
         "tests/test_j.py",
         test,
         "def settings():\n    return {'debug': False, 'port': 8080}\n",
