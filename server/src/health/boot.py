@@ -2687,11 +2687,10 @@ def _grader_main():
         if csv_get is not None and csv_list is not None:
             csv_names = tuple(n for n in csv_list() if type(n) is str)
 
-            def csv_state(_get=csv_get, _names=csv_names, _tuple=tuple):
-                return _tuple((_get(n).delimiter, _get(n).quotechar, _get(n).escapechar,
-                               _get(n).doublequote, _get(n).skipinitialspace,
-                               _get(n).lineterminator, _get(n).quoting, _get(n).strict)
-                              for n in _names)
+            def csv_state(_get=csv_get, _names=csv_names, _tuple=tuple, _map=map):
+                return _tuple((d.delimiter, d.quotechar, d.escapechar, d.doublequote,
+                               d.skipinitialspace, d.lineterminator, d.quoting, d.strict)
+                              for d in _map(_get, _names))
 
             probes.append(("the csv dialect registry", csv_state))
     probes = tuple((what, fn, fn()) for what, fn in probes)
