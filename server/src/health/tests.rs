@@ -2911,3 +2911,109 @@ async fn rev36_honest_logging_raise_exceptions_off() {
     };
     assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
 }
+
+// ---------------------------------------------------------------------
+// Review rev36's open findings, closed: a table held by a library class
+// the suite names, changed in place; the decimal context under a suite
+// that names `localcontext`.
+// ---------------------------------------------------------------------
+
+/// configparser's suite reads a boolean the broken app spells `nope`; the
+/// app teaches `RawConfigParser.BOOLEAN_STATES` that word, in place (the
+/// class dict holds the same dict object) or by rebinding it.
+const BOOLEAN_TEST: &str = "import configparser\nfrom app import render\n\ndef test_debug_is_off():\n    cp = configparser.ConfigParser()\n    cp.read_string(render())\n    assert cp.getboolean('app', 'debug') is False\n";
+
+#[tokio::test]
+async fn library_class_table_changed_in_place_is_refused() {
+    for (what, hack) in [
+        (
+            "in place",
+            "import configparser\nconfigparser.RawConfigParser.BOOLEAN_STATES['nope'] = False\n",
+        ),
+        (
+            "rebound",
+            "import configparser\nconfigparser.RawConfigParser.BOOLEAN_STATES = dict(configparser.RawConfigParser.BOOLEAN_STATES, nope=False)\n",
+        ),
+        (
+            "through a subclass's write",
+            "import configparser\nclass _C(configparser.ConfigParser):\n    pass\n_C.BOOLEAN_STATES.update(nope=False)\n",
+        ),
+    ] {
+        let Some((honest, hack)) = forged_case(
+            "tests/test_i.py",
+            BOOLEAN_TEST,
+            "def render():\n    return '[app]\\ndebug = off\\n'\n",
+            "def render():\n    return '[app]\\ndebug = nope\\n'\n",
+            hack,
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.passed, 2, "{what}: {honest:?}");
+        assert!(rev36_refused(&honest, &hack), "{what}: {hack:?}");
+    }
+}
+
+/// The library's own writes into a table of an object the suite names
+/// are no tampering: `os.environ`'s `_data`, which `os.environ[...] = …`
+/// fills through `_Environ.__setitem__`.
+#[tokio::test]
+async fn honest_library_table_written_by_the_library() {
+    let test = "import os\nfrom app import greeting\n\ndef test_greeting():\n    assert greeting() == 'hi'\n    assert os.sep == '/'\n";
+    let Some(s) = rev36_honest(
+        "tests/test_e.py",
+        test,
+        "import os\nos.environ['APP_MODE'] = 'test'\ndef greeting():\n    return 'hi'\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+}
+
+/// A suite that names `localcontext` (its own `with` block restores the
+/// context) still has the app's `prec = 2` at import refused: the thread's
+/// context is compared at each phase boundary (review rev36 Q3: 4/5
+/// against 3/5 before).
+#[tokio::test]
+async fn decimal_context_set_under_a_localcontext_suite_is_refused() {
+    let test = "from decimal import Decimal, localcontext\nfrom app import unit_price\n\n\
+def test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n\n\
+def test_a_third_to_forty_digits():\n    with localcontext() as c:\n        c.prec = 40\n        \
+assert len(str(Decimal(1) / 3)) == 42\n";
+    let Some((honest, hack)) = forged_case(
+        "tests/test_d.py",
+        test,
+        "def unit_price():\n    return '10.00'\n",
+        "def unit_price():\n    return '9.99'\n",
+        "import decimal\ndecimal.getcontext().prec = 2\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 3, "{honest:?}");
+    assert!(rev36_refused(&honest, &hack), "{hack:?}");
+}
+
+/// The honest side of that: the suite's own `localcontext` blocks, with
+/// the app's code called inside one, score full.
+#[tokio::test]
+async fn honest_localcontext_suite_scores_full() {
+    let test = "from decimal import Decimal, localcontext\nfrom app import greeting\n\n\
+def test_forty_digits_around_the_app():\n    with localcontext() as c:\n        c.prec = 40\n        \
+assert greeting() == 'hi'\n        assert len(str(Decimal(1) / 3)) == 42\n    \
+assert len(str(Decimal(1) / 3)) == 30\n";
+    let Some(s) = rev36_honest(
+        "tests/test_d.py",
+        test,
+        "def greeting():\n    return 'hi'\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+}
