@@ -136,6 +136,82 @@ pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &st
     names_a_secret(lower, start, path)
         || env_key_before(text, start)
         || in_issuer_format(text, start, end)
+        || key_material(text, lower, start, end)
+}
+
+/// Names that call a value a key without saying what kind: alone they
+/// name cache, map and database keys too ([`KEY_QUALIFIERS`]), and
+/// `primary`/`secondary` are read as a database's keys ([`super::naming`]).
+const BARE_KEY_NAMES: &[&str] = &["key", "primarykey", "secondarykey"];
+
+/// Shortest base64 text of [`MIN_KEY_BYTES`] bytes.
+const MIN_KEY_B64: usize = 43;
+/// A symmetric key's shortest length in bytes (AES-256, HMAC-SHA256,
+/// Fernet, Azure's 64-byte account keys).
+const MIN_KEY_BYTES: usize = 32;
+
+/// Whether the token at `start..end` is key material under a bare key
+/// name ([`BARE_KEY_NAMES`]: `key: …`, Azure's `"primaryKey": "…"`): the
+/// whole value is base64 of at least [`MIN_KEY_BYTES`] bytes. A database,
+/// cache or map key is a word, a number, an id or a path, never 32 random
+/// bytes in base64; public-key encodings (DER's `MI…`/`MF…`, SSH's
+/// `AAAA…`) are left out, and a name that declares its value public does
+/// not count.
+fn key_material(text: &str, lower: &str, start: usize, end: usize) -> bool {
+    use base64::Engine as _;
+    let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
+    let p = &lower[line..start];
+    let k = super::naming::nearest_key_start(p);
+    let name: String = p[k..]
+        .split(['=', ':'])
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if !BARE_KEY_NAMES.contains(&name.as_str()) {
+        return false;
+    }
+    let b = text.as_bytes();
+    let tok = |c: u8| c.is_ascii_alphanumeric() || b"+/-_".contains(&c);
+    let mut a = start;
+    while a > 0 && tok(b[a - 1]) {
+        a -= 1;
+    }
+    let mut z = end;
+    while z < b.len() && tok(b[z]) {
+        z += 1;
+    }
+    while z < b.len() && b[z] == b'=' {
+        z += 1;
+    }
+    // The value ends there: a quote, a separator or the line's end.
+    if b.get(z)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'.')
+    {
+        return false;
+    }
+    let body = text[a..z].trim_end_matches('=');
+    if z - a - body.len() > 2 {
+        return false;
+    }
+    if body.len() < MIN_KEY_B64 || ["MI", "MF", "AAAA"].iter().any(|p| body.starts_with(p)) {
+        return false;
+    }
+    // Random bytes in base64 mix both cases and digits; a hex digest or
+    // a slug with one (`pip-cf0fb358…`, a CI cache key) does not.
+    let count = |f: fn(&u8) -> bool| body.bytes().filter(|c| f(c)).count();
+    if count(u8::is_ascii_uppercase) < 4
+        || count(u8::is_ascii_lowercase) < 4
+        || count(u8::is_ascii_digit) < 2
+    {
+        return false;
+    }
+    let std = base64::engine::general_purpose::STANDARD_NO_PAD;
+    let url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    std.decode(body)
+        .or_else(|_| url.decode(body))
+        .is_ok_and(|d| d.len() >= MIN_KEY_BYTES)
 }
 
 /// Whether an environment-variable name ending in `_KEY` (`MAILGUN_KEY`,
@@ -298,7 +374,55 @@ fn qualified_key(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{in_issuer_format, names_a_secret};
+    use super::{in_issuer_format, key_material, names_a_secret};
+
+    /// 32 or more random bytes in base64 under a bare key name are key
+    /// material; ids, words, hashes under other names and public-key
+    /// encodings are not.
+    #[test]
+    fn bare_keys_holding_key_material() {
+        const AZ: &str = "q3Zr8Kx2mVbN4tYwP9sLd6GhJ1aEcF7uR5oIyTnMqWz0XvBkD8lSfH2gA3jC4eUp6rN9tQ1wY5zL7xK0mV2bS8dF4g==";
+        const FERNET: &str = "Jc3Qk0vX9pL2mZ8rT4yB6nH1sD7fG5wE3aK9qU0iO2c=";
+        let at = |text: &str, tok: &str| {
+            let s = text.find(tok).unwrap();
+            // The random-token rule's span, which takes the padding too.
+            key_material(text, &text.to_ascii_lowercase(), s, s + tok.len())
+        };
+        for text in [
+            format!("    \"primaryKey\": \"{AZ}\","),
+            format!("  secondaryKey: {AZ}"),
+            format!("key: \"{FERNET}\""),
+            format!("    key = '{FERNET}'"),
+        ] {
+            let tok = if text.contains(AZ) { AZ } else { FERNET };
+            assert!(at(&text, tok), "{text}");
+        }
+        for (text, tok) in [
+            (format!("cache_key: \"{FERNET}\""), FERNET),
+            (format!("primaryKey: \"user_id\" # {FERNET}x"), FERNET),
+            (
+                "key: \"AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vX9pL2mZ8rT4yB6nH1sD7fG5wE3aK9\""
+                    .to_string(),
+                "AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vX9pL2mZ8rT4yB6nH1sD7fG5wE3aK9",
+            ),
+            (
+                "key: \"MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAvX9pL2mZ8rT4yB6nH1s\""
+                    .to_string(),
+                "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAvX9pL2mZ8rT4yB6nH1s",
+            ),
+            ("key: \"b7f3c9a1e5d2\"".to_string(), "b7f3c9a1e5d2"),
+            (
+                "    key: pip-cf0fb3584f96768de78b1315f41b671bcd4b5ca7".to_string(),
+                "cf0fb3584f96768de78b1315f41b671bcd4b5ca7",
+            ),
+            (
+                "key: \"Jc3Qk0vX9pL2mZ8rT4yB6nH1sD7\"".to_string(),
+                "Jc3Qk0vX9pL2mZ8rT4yB6nH1sD7",
+            ),
+        ] {
+            assert!(!at(&text, tok), "{text}");
+        }
+    }
 
     /// An environment-variable name ending in `_KEY` names a credential
     /// by convention; lowercase and camelCase keys do not.
