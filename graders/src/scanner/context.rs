@@ -200,7 +200,7 @@ fn key_material(text: &str, lower: &str, start: usize, end: usize) -> bool {
     }
     // Random bytes in base64 mix both cases and digits; a hex digest or
     // a slug with one (`pip-cf0fb358…`, a CI cache key) does not.
-    let count = |f: fn(&u8) -> bool| body.bytes().filter(|c| f(c)).count();
+    let count = |f: fn(&u8) -> bool| body.bytes().filter(f).count();
     if count(u8::is_ascii_uppercase) < 4
         || count(u8::is_ascii_lowercase) < 4
         || count(u8::is_ascii_digit) < 2
