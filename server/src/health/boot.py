@@ -2170,19 +2170,24 @@ def _grader_main():
     LOAD_M = opcode_mod.opmap.get("LOAD_METHOD", -2)
     STORE_F = opcode_mod.opmap["STORE_FAST"]
     SUB_WRITES = (opcode_mod.opmap["STORE_SUBSCR"], opcode_mod.opmap["DELETE_SUBSCR"])
+    # From 3.12 LOAD_ATTR's argument is the name's index shifted left once
+    # (its low bit says whether a method is loaded).
+    LOAD_A_SHIFT = 1 if sys.version_info >= (3, 12) else 0
     MUTATORS = frozenset(("update", "setdefault", "pop", "popitem", "clear", "append",
                           "extend", "insert", "remove", "sort", "reverse", "__setitem__",
                           "__delitem__", "__ior__", "__iadd__"))
     subs_memo = {}
 
     def subs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _len=len,
-                     _ins=instructions, _sw=SUB_WRITES, _mut=MUTATORS):
+                     _ins=instructions, _sw=SUB_WRITES, _mut=MUTATORS, _shift=LOAD_A_SHIFT):
         if depth > 20:
             return
         names = code.co_names
         recent = []
         alias = {}
         for op, a in _ins(code):
+            if op == LOAD_A:
+                a >>= _shift
             if op in _sw:
                 for kind, v in recent:
                     if kind == "a":
@@ -2234,10 +2239,11 @@ def _grader_main():
         _memo[t] = out
         return out
 
-    # The containers of constants that the library objects and classes the
-    # suite names itself hold (`RawConfigParser.BOOLEAN_STATES`, review
-    # rev36): the tables the suite's own calls look up, changeable in place
-    # while every namespace holds the same objects. Held exactly (an entry
+    # The containers of constants (dicts, lists, sets: `Morsel._flags`,
+    # review rev37) that the library objects and classes the suite names
+    # itself hold (`RawConfigParser.BOOLEAN_STATES`, review rev36): the
+    # tables the suite's own calls look up, changeable in place while every
+    # namespace holds the same objects. Held exactly (an entry
     # added is a new answer to the suite's lookup, unlike a module's
     # registries, which may grow), but those the library's own code writes
     # into (`subs_stored`). (name, the container, its keys or items, its
@@ -2253,7 +2259,7 @@ def _grader_main():
                 continue
             for k, v in list(d.items()):
                 ty = type(v)
-                if not ((ty is dict or ty is list) and v and type(k) is str
+                if not ((ty is dict or ty is list or ty is set) and v and type(k) is str
                         and k not in volatile and (en + "." + k) not in volatile_at):
                     continue
                 if not all(_const(y) for y in (v.values() if ty is dict else v)):
@@ -2781,8 +2787,20 @@ def _grader_main():
                 return a[:6] + (_tuple(a[7]),)
 
             if not {"getcontext", "setcontext"} & suite_words:
-                def decimal_state(_get=dec_get, _f=dec_fields):
-                    return _f(_get())
+                dec_base = dec_get()
+
+                def decimal_state(level=2, _get=dec_get, _f=dec_fields, _base=dec_base):
+                    # Between the first test's setup and the end, a
+                    # suite's fixture may hold its own `localcontext()`
+                    # open across a boundary (review rev37): another
+                    # context object, the suite's. The thread's own
+                    # context is judged whenever it is the current one,
+                    # and must be the current one, unchanged, before the
+                    # first test and at the end.
+                    c = _get()
+                    if c is not _base and level < 2:
+                        return None
+                    return (c is _base, _f(c))
 
                 probes.append(("the decimal context", decimal_state,
                                "localcontext" not in suite_words))
@@ -2832,21 +2850,25 @@ def _grader_main():
             probes.append(("the csv dialect registry", csv_state, True))
     probes = tuple((what, fn, always, fn()) for what, fn, always in probes)
 
-    def contexts_clean(boundary=False, _probes=probes, _type=type, _str=str):
+    def contexts_clean(level=0, _probes=probes, _type=type, _str=str):
+        """`level`: 0 inside a phase, 1 at a phase boundary, 2 before the
+        first test's setup and at the end (see `decimal_state`)."""
         for what, fn, always, before in _probes:
-            if not (always or boundary):
+            if not (always or level):
                 continue
             try:
-                now = fn()
+                now = fn() if always else fn(level)
             except BaseException:
                 return what + " unreadable"
+            if now is None:
+                continue
             if now != before:
                 return what + " changed during the run"
         return None
 
-    def tables_clean(boundary=False, _mc=modules_clean, _cc=caches_clean, _b64=b64_clean,
+    def tables_clean(level=0, _mc=modules_clean, _cc=caches_clean, _b64=b64_clean,
                      _ctx=contexts_clean):
-        return _mc() or _cc() or _b64() or _ctx(boundary)
+        return _mc() or _cc() or _b64() or _ctx(level)
 
     def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()
@@ -3019,7 +3041,7 @@ def _grader_main():
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
                    _state_clean=state_clean, _core=core, _impls=impls_clean,
-                   _mc=tables_clean, _cont=containers_clean):
+                   _mc=tables_clean, _cont=containers_clean, _first=[False]):
         bad = _clean(_gf(1))
         if bad is not None:
             _die("%s: code under test on the stack (%s)" % (where, bad))
@@ -3028,8 +3050,12 @@ def _grader_main():
         # imports or the last test left is seen before fixtures read it;
         # the run's end sweeps once more); the suite's own checks sweep
         # the modules it computes with as they run.
+        level = 1
+        if where == "setup start" and not _first[0]:
+            _first[0] = True
+            level = 2
         bad = (_state_clean() or _cont() if where == "setup start" else _state_clean(_core)) \
-            or _mc(True)
+            or _mc(level)
         if bad is not None:
             _die("%s: %s" % (where, bad))
         bad = _impls(item)
@@ -3113,7 +3139,7 @@ def _grader_main():
             stream.flush()
         except BaseException:
             pass
-    bad = frames_clean(getframe(0)) or state_clean() or containers_clean() or tables_clean(True)
+    bad = frames_clean(getframe(0)) or state_clean() or containers_clean() or tables_clean(2)
     if bad is not None:
         die("after the run: " + bad)
     write_verdict("END %d" % rc)

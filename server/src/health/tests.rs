@@ -2983,19 +2983,24 @@ async fn decimal_context_set_under_a_localcontext_suite_is_refused() {
 def test_three_units_cost_thirty():\n    assert Decimal(unit_price()) * 3 == Decimal('30.00')\n\n\
 def test_a_third_to_forty_digits():\n    with localcontext() as c:\n        c.prec = 40\n        \
 assert len(str(Decimal(1) / 3)) == 42\n";
-    let Some((honest, hack)) = forged_case(
-        "tests/test_d.py",
-        test,
-        "def unit_price():\n    return '10.00'\n",
-        "def unit_price():\n    return '9.99'\n",
+    for hack in [
         "import decimal\ndecimal.getcontext().prec = 2\n",
-    )
-    .await
-    else {
-        return;
-    };
-    assert_eq!(honest.passed, 3, "{honest:?}");
-    assert!(rev36_refused(&honest, &hack), "{hack:?}");
+        "import decimal\ndecimal.setcontext(decimal.Context(prec=2))\n",
+    ] {
+        let Some((honest, hacked)) = forged_case(
+            "tests/test_d.py",
+            test,
+            "def unit_price():\n    return '10.00'\n",
+            "def unit_price():\n    return '9.99'\n",
+            hack,
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.passed, 3, "{honest:?}");
+        assert!(rev36_refused(&honest, &hacked), "{hack}: {hacked:?}");
+    }
 }
 
 /// The honest side of that: the suite's own `localcontext` blocks, with
@@ -3006,6 +3011,104 @@ async fn honest_localcontext_suite_scores_full() {
 def test_forty_digits_around_the_app():\n    with localcontext() as c:\n        c.prec = 40\n        \
 assert greeting() == 'hi'\n        assert len(str(Decimal(1) / 3)) == 42\n    \
 assert len(str(Decimal(1) / 3)) == 30\n";
+    let Some(s) = rev36_honest(
+        "tests/test_d.py",
+        test,
+        "def greeting():\n    return 'hi'\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+}
+
+// ---------------------------------------------------------------------
+// Review rev37 (085aebb). Its open payloads stay on branch `rev37`.
+// ---------------------------------------------------------------------
+
+/// Q2, a class-level `set` (not a dict or list, so not held): the app
+/// adds `path` to `http.cookies.Morsel._flags`, in place, and the suite's
+/// own `Morsel.OutputString()` then spells the broken app's `Path`.
+///
+/// Found by review rev37: 3/4 against 2/4 before sets were held (both
+/// tiers); refused now.
+#[tokio::test]
+async fn rev37_morsel_flags_set_changed_in_place() {
+    let test = "from http.cookies import SimpleCookie\nfrom app import cookie_header\n\n\
+def test_cookie_header():\n    c = SimpleCookie()\n    c['sid'] = 'abc'\n    c['sid']['path'] = '/'\n    \
+assert cookie_header() == c['sid'].OutputString()\n";
+    let Some((honest, hack)) = forged_case(
+        "tests/test_c.py",
+        test,
+        "def cookie_header():\n    return 'sid=abc; Path=/'\n",
+        "def cookie_header():\n    return 'sid=abc; Path'\n",
+        "import http.cookies\nhttp.cookies.Morsel._flags.add('path')\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(rev36_refused(&honest, &hack), "{hack:?}");
+}
+
+/// Q1, the exemption poisoned after the baseline (regression guard):
+/// `subs_stored` is computed once, at boot, from the baseline's
+/// functions, so a function planted in `configparser` whose code writes
+/// `self.BOOLEAN_STATES[...]`, or an app subclass whose method does, must
+/// exempt nothing.
+///
+/// Passes (regression guard). Measured (both tiers): honest broken 2/4,
+/// each hack 0 (refused: `RawConfigParser.BOOLEAN_STATES changed`, or
+/// `ConfigParser.BOOLEAN_STATES added`).
+#[tokio::test]
+async fn rev37_subs_stored_poisoned_after_baseline() {
+    for (what, hack) in [
+        (
+            "planted in the library module",
+            "import configparser\ndef _w(self, k, v):\n    self.BOOLEAN_STATES[k] = v\n_w.__module__ = 'configparser'\nconfigparser._rev37 = _w\nconfigparser.RawConfigParser._rev37 = _w\n_w(configparser.RawConfigParser, 'nope', False)\n",
+        ),
+        (
+            "an app subclass's method",
+            "import configparser\nclass _C(configparser.ConfigParser):\n    def teach(self, k, v):\n        self.BOOLEAN_STATES[k] = v\n_C().teach('nope', False)\n",
+        ),
+        (
+            "set on the subclass the suite uses",
+            "import configparser\nconfigparser.ConfigParser.BOOLEAN_STATES = dict(configparser.RawConfigParser.BOOLEAN_STATES, nope=False)\n",
+        ),
+    ] {
+        let Some((honest, hack)) = forged_case(
+            "tests/test_i.py",
+            BOOLEAN_TEST,
+            "def render():\n    return '[app]\\ndebug = off\\n'\n",
+            "def render():\n    return '[app]\\ndebug = nope\\n'\n",
+            hack,
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.passed, 2, "{what}: {honest:?}");
+        assert!(rev36_refused(&honest, &hack), "{what}: {hack:?}");
+    }
+}
+
+/// Q3, honest: a suite whose fixture yields inside `localcontext()` (the
+/// context is the fixture's at the setup/call boundaries). Expected to be
+/// the documented false positive; this test measures it.
+///
+/// Found by review rev37: the *pristine* manifest run was itself refused
+/// (`setup end: the decimal context changed during the run`), so such a
+/// task could not be graded at all. The thread's own context is judged
+/// whenever it is the current one, and must be before the first test and
+/// at the end (`decimal_state`).
+#[tokio::test]
+async fn rev37_honest_localcontext_in_a_yield_fixture() {
+    let test = "import pytest\nfrom decimal import Decimal, localcontext\nfrom app import greeting\n\n\
+@pytest.fixture\ndef forty():\n    with localcontext() as c:\n        c.prec = 40\n        yield c\n\n\
+def test_forty_digits(forty):\n    assert greeting() == 'hi'\n    \
+assert len(str(Decimal(1) / 3)) == 42\n";
     let Some(s) = rev36_honest(
         "tests/test_d.py",
         test,
