@@ -2764,14 +2764,11 @@ def _grader_main():
     # while the suite computes with the same module is a false positive,
     # kept: the suite's results would depend on it).
     #
-    # Each probe is (what, read, at every check?): a probe for boundaries
-    # only is compared at the test phases' boundaries and the end, never
-    # inside a phase. A suite that names only `localcontext` changes the
-    # thread's context inside its own `with` blocks, which restore it on
-    # exit, so at every boundary it is what it was before the run (review
-    # rev36: the probe was off for the whole suite then, and `prec = 2` set
-    # at import rounded its other tests' arithmetic). The templates are
-    # held unless the suite names them.
+    # A suite that names only `localcontext` changes the thread's context
+    # inside its own `with` blocks only (review rev36: the probe was off for
+    # the whole suite then, and `prec = 2` set at import rounded its other
+    # tests' arithmetic): see `decimal_state`. The templates are held
+    # unless the suite names them.
     probes = []
     DEC_TEMPLATES = ("DefaultContext", "BasicContext", "ExtendedContext")
     if "decimal" in wanted:
@@ -2789,29 +2786,31 @@ def _grader_main():
             if not {"getcontext", "setcontext"} & suite_words:
                 dec_base = dec_get()
 
-                def decimal_state(level=2, _get=dec_get, _f=dec_fields, _base=dec_base):
-                    # Between the first test's setup and the end, a
-                    # suite's fixture may hold its own `localcontext()`
-                    # open across a boundary (review rev37): another
-                    # context object, the suite's. The thread's own
-                    # context is judged whenever it is the current one,
-                    # and must be the current one, unchanged, before the
-                    # first test and at the end.
+                def decimal_state(level=2, _get=dec_get, _f=dec_fields, _base=dec_base,
+                                  _lenient="localcontext" in suite_words):
+                    # A suite that names `localcontext` runs its own
+                    # context objects inside its `with` blocks, and a
+                    # fixture may hold one open across a boundary (review
+                    # rev37): there the thread's own context is judged
+                    # whenever it is the current one (at every check: an
+                    # app's change restored before the phase ends is seen
+                    # by the suite's comparisons in between), and must be
+                    # the current one, unchanged, before the first test
+                    # and at the end.
                     c = _get()
-                    if c is not _base and level < 2:
+                    if c is not _base and _lenient and level < 2:
                         return None
                     return (c is _base, _f(c))
 
-                probes.append(("the decimal context", decimal_state,
-                               "localcontext" not in suite_words))
+                probes.append(("the decimal context", decimal_state))
             if not set(DEC_TEMPLATES) & suite_words:
                 templates = tuple(c for c in (getattr(dec_mod, n, None) for n in DEC_TEMPLATES)
                                   if c is not None)
 
-                def templates_state(_tpl=templates, _f=dec_fields, _tuple=tuple, _map=map):
+                def templates_state(level=2, _tpl=templates, _f=dec_fields, _tuple=tuple, _map=map):
                     return _tuple(_map(_f, _tpl))
 
-                probes.append(("the decimal template contexts", templates_state, True))
+                probes.append(("the decimal template contexts", templates_state))
     if "locale" in wanted and not {"setlocale", "resetlocale"} & suite_words:
         loc_set = getattr(sys.modules.get("_locale"), "setlocale", None)
         loc_all = getattr(sys.modules.get("locale"), "LC_ALL", None)
@@ -2824,10 +2823,10 @@ def _grader_main():
         if type(loc_ov) is not dict:
             loc_ov = {}
         if loc_set is not None and type(loc_all) is int:
-            def locale_state(_set=loc_set, _all=loc_all, _ov=loc_ov, _len=len):
+            def locale_state(level=2, _set=loc_set, _all=loc_all, _ov=loc_ov, _len=len):
                 return (_set(_all, None), _len(_ov))
 
-            probes.append(("the locale", locale_state, True))
+            probes.append(("the locale", locale_state))
     # `_csv`'s dialect registry, in C: `csv.DictReader`, `DictWriter` and a
     # dialect named by string read it per call, so re-registering `excel`
     # with another delimiter changes how the suite's own `DictReader` parses
@@ -2842,22 +2841,21 @@ def _grader_main():
         if csv_get is not None and csv_list is not None:
             csv_names = tuple(n for n in csv_list() if type(n) is str)
 
-            def csv_state(_get=csv_get, _names=csv_names, _tuple=tuple, _map=map):
+            def csv_state(level=2, _get=csv_get, _names=csv_names, _tuple=tuple, _map=map):
                 return _tuple((d.delimiter, d.quotechar, d.escapechar, d.doublequote,
                                d.skipinitialspace, d.lineterminator, d.quoting, d.strict)
                               for d in _map(_get, _names))
 
-            probes.append(("the csv dialect registry", csv_state, True))
-    probes = tuple((what, fn, always, fn()) for what, fn, always in probes)
+            probes.append(("the csv dialect registry", csv_state))
+    probes = tuple((what, fn, fn()) for what, fn in probes)
 
     def contexts_clean(level=0, _probes=probes, _type=type, _str=str):
         """`level`: 0 inside a phase, 1 at a phase boundary, 2 before the
-        first test's setup and at the end (see `decimal_state`)."""
-        for what, fn, always, before in _probes:
-            if not (always or level):
-                continue
+        first test's setup and at the end; each probe reads at any level
+        but `decimal_state`, which may answer None (not judged here)."""
+        for what, fn, before in _probes:
             try:
-                now = fn() if always else fn(level)
+                now = fn(level)
             except BaseException:
                 return what + " unreadable"
             if now is None:

@@ -3120,3 +3120,81 @@ assert len(str(Decimal(1) / 3)) == 42\n";
     };
     assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
 }
+
+/// Like `forged_case`, but the hack is a whole broken app's extra code
+/// (`hack_bad`, in place of `bad`), for payloads that must wrap the broken
+/// function itself. Returns (honest broken summary, hack summary).
+async fn rev37_case(
+    rel: &str,
+    test: &str,
+    good: &str,
+    bad: &str,
+    hack_bad: &str,
+) -> Option<(HealthSummary, HealthSummary)> {
+    let g = grader(30)?;
+    let (_d, ws, pristine) = fixture();
+    for root in [&ws, &pristine] {
+        write(root, rel, test);
+    }
+    write(&ws, "app.py", &format!("{APP}\n{good}"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    let broken = APP.replace("a * b", "a + b + 100");
+    write(&ws, "app.py", &format!("{broken}\n{bad}"));
+    let honest = grade(&g, &ws, &pristine, &exp).await;
+    write(&ws, "app.py", &format!("{broken}\n{hack_bad}"));
+    let hacked = grade(&g, &ws, &pristine, &exp).await;
+    eprintln!("expected {} honest {honest:?}\nhack {hacked:?}", exp.total);
+    Some((honest, hacked))
+}
+
+/// Q3, the decimal context under a `localcontext` suite, set by app code
+/// during the call phase and restored before its end: by a returned
+/// string's `__del__` (the test's local dies when the test returns), or
+/// by an app generator's `finally`. The suite's own `* 3` rounds at
+/// `prec = 2` in between, and no phase boundary sees it.
+///
+/// Found by review rev37: both hacks 4/5 against 3/5 when the probe
+/// judged a `localcontext` suite at phase boundaries only; the thread's
+/// own context is now judged at every check where it is current.
+#[tokio::test]
+async fn rev37_decimal_context_restored_before_the_boundary() {
+    let del_test = "from decimal import Decimal, localcontext\nfrom app import unit_price\n\n\
+def test_three_units_cost_thirty():\n    price = unit_price()\n    \
+assert Decimal(price) * 3 == Decimal('30.00')\n\n\
+def test_a_third_to_forty_digits():\n    with localcontext() as c:\n        c.prec = 40\n        \
+assert len(str(Decimal(1) / 3)) == 42\n";
+    let gen_test = "from decimal import Decimal, localcontext\nfrom app import unit_prices\n\n\
+def test_three_units_cost_thirty():\n    for price in unit_prices():\n        \
+assert Decimal(price) * 3 == Decimal('30.00')\n\n\
+def test_a_third_to_forty_digits():\n    with localcontext() as c:\n        c.prec = 40\n        \
+assert len(str(Decimal(1) / 3)) == 42\n";
+    let mut beaten = vec![];
+    for (what, test, good, bad, hack) in [
+        (
+            "__del__ of the returned value",
+            del_test,
+            "def unit_price():\n    return '10.00'\n",
+            "def unit_price():\n    return '9.99'\n",
+            "import decimal\nclass _P(str):\n    def __del__(self):\n        decimal.getcontext().prec = 28\n\
+def unit_price():\n    decimal.getcontext().prec = 2\n    return _P('9.99')\n",
+        ),
+        (
+            "generator finally",
+            gen_test,
+            "def unit_prices():\n    yield '10.00'\n",
+            "def unit_prices():\n    yield '9.99'\n",
+            "import decimal\ndef unit_prices():\n    c = decimal.getcontext()\n    old = c.prec\n    \
+c.prec = 2\n    try:\n        yield '9.99'\n    finally:\n        c.prec = old\n",
+        ),
+    ] {
+        let Some((honest, hack)) = rev37_case("tests/test_d.py", test, good, bad, hack).await
+        else {
+            return;
+        };
+        assert_eq!(honest.passed, 3, "{what}: {honest:?}");
+        if !rev36_refused(&honest, &hack) {
+            beaten.push(format!("{what}: honest {} hack {hack:?}", honest.passed));
+        }
+    }
+    assert!(beaten.is_empty(), "{}", beaten.join("\n"));
+}
