@@ -346,9 +346,23 @@ fn parse_header(buf: &[u8], off: u64) -> Option<Entry> {
 /// is refused. Bytes after the stream (the next entry) are left alone.
 /// `d` is reused between calls.
 fn inflate(d: &mut libdeflater::Decompressor, data: &[u8], size: u64) -> Option<Vec<u8>> {
-    let mut out = vec![0u8; usize::try_from(size).ok()?];
-    let n = d.zlib_decompress(data, &mut out).ok()?;
-    (n == out.len()).then_some(out)
+    let mut out = Vec::new();
+    inflate_into(d, data, size, &mut out)?;
+    Some(out)
+}
+
+/// [`inflate`] into `out` (its old content dropped): a delta is read
+/// into the walker's one buffer instead of a fresh allocation each.
+fn inflate_into(
+    d: &mut libdeflater::Decompressor,
+    data: &[u8],
+    size: u64,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    out.clear();
+    out.resize(usize::try_from(size).ok()?, 0);
+    let n = d.zlib_decompress(data, out).ok()?;
+    (n == out.len()).then_some(())
 }
 
 /// Reads a delta header varint.
@@ -434,6 +448,7 @@ fn walk_forest(
 ) {
     let Walker {
         buf,
+        delta,
         z,
         held,
         held_max,
@@ -448,12 +463,18 @@ fn walk_forest(
             let Some(e) = pack.entry(off, max_size, buf) else {
                 continue;
             };
-            let Some(raw) = inflate(z, &buf[e.start..], e.size) else {
+            // A base is inflated into its own buffer (it is the object); a
+            // delta into the walker's (only read while applying it).
+            let raw = match &base {
+                None => inflate(z, &buf[e.start..], e.size).map(Some),
+                Some(_) => inflate_into(z, &buf[e.start..], e.size, delta).map(|()| None),
+            };
+            let Some(raw) = raw else {
                 continue;
             };
-            let data = match &base {
-                None => Some(raw),
-                Some(b) => apply_delta(b, &raw, max_size),
+            let data = match (&base, raw) {
+                (Some(b), _) => apply_delta(b, delta, max_size),
+                (None, raw) => raw,
             };
             if let Some(b) = base
                 && Arc::strong_count(&b) == 1
@@ -759,6 +780,8 @@ impl Plan {
 /// is tens of KB to set up).
 pub(super) struct Walker {
     buf: Vec<u8>,
+    /// The delta being applied, inflated.
+    delta: Vec<u8>,
     z: libdeflater::Decompressor,
     /// Bytes of resolved ancestors held for pending deltas, and the most
     /// allowed.
@@ -772,6 +795,7 @@ impl Walker {
     pub(super) fn new(threads: usize) -> Self {
         Walker {
             buf: Vec::new(),
+            delta: Vec::new(),
             z: libdeflater::Decompressor::new(),
             held: 0,
             held_max: MAX_HELD_BYTES / threads.max(1),
