@@ -3198,3 +3198,95 @@ c.prec = 2\n    try:\n        yield '9.99'\n    finally:\n        c.prec = old\n
     }
     assert!(beaten.is_empty(), "{}", beaten.join("\n"));
 }
+
+// Review rev38 (7304c77, 7002230). Its open payload stays on branch `rev38`.
+
+/// Q3, a held set changed inside the call phase only: the app adds
+/// `path` to `http.cookies.Morsel._flags` when called and discards it in
+/// the returned string's `__del__` (the test's local dies when the test
+/// returns). Held tables are compared by `containers_clean`, which runs at
+/// "setup start" and at the end only; the set is back, same length and
+/// same elements in the same order, by the next setup.
+///
+/// Found by review rev38: 3/4 against 2/4 at 7002230; held tables are
+/// compared at every check now (`held_clean`).
+#[tokio::test]
+async fn rev38_morsel_flags_added_in_the_call_only() {
+    let test = "from http.cookies import SimpleCookie\nfrom app import cookie_header\n\n\
+def test_cookie_header():\n    h = cookie_header()\n    c = SimpleCookie()\n    c['sid'] = 'abc'\n    \
+c['sid']['path'] = '/'\n    assert h == c['sid'].OutputString()\n";
+    let Some((honest, hack)) = rev37_case(
+        "tests/test_c.py",
+        test,
+        "def cookie_header():\n    return 'sid=abc; Path=/'\n",
+        "def cookie_header():\n    return 'sid=abc; Path'\n",
+        "import http.cookies\nclass _P(str):\n    def __del__(self):\n        \
+http.cookies.Morsel._flags.discard('path')\n\
+def cookie_header():\n    http.cookies.Morsel._flags.add('path')\n    return _P('sid=abc; Path')\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(rev36_refused(&honest, &hack), "{hack:?}");
+}
+
+/// Q3, the same gap for a held dict: the app teaches
+/// `RawConfigParser.BOOLEAN_STATES` its word when called and forgets it
+/// when the test's local holding the returned string dies (its
+/// `__del__`; the suite keeps `render()`'s answer in a local). Held tables are compared at "setup start" and at the end
+/// only, never by the checks inside a phase nor at its other boundaries.
+///
+/// Found by review rev38: 3/4 against 2/4 at 7002230 and 9099dc4; held
+/// tables are compared at every check now (`held_clean`).
+#[tokio::test]
+async fn rev38_boolean_states_taught_in_the_call_only() {
+    let Some((honest, hack)) = rev37_case(
+        "tests/test_i.py",
+        "import configparser\nfrom app import render\n\ndef test_debug_is_off():\n    text = render()\n    \
+cp = configparser.ConfigParser()\n    cp.read_string(text)\n    assert cp.getboolean('app', 'debug') is False\n",
+        "def render():\n    return '[app]\\ndebug = off\\n'\n",
+        "def render():\n    return '[app]\\ndebug = nope\\n'\n",
+        "import configparser\nclass _U(str):\n    def __del__(self):\n        \
+configparser.RawConfigParser.BOOLEAN_STATES.pop('nope', None)\n\
+def render():\n    configparser.RawConfigParser.BOOLEAN_STATES['nope'] = False\n    \
+return _U('[app]\\ndebug = nope\\n')\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(rev36_refused(&honest, &hack), "{hack:?}");
+}
+
+/// Q2, honest: an app that makes a fresh default `Context()` current at
+/// import (fields equal to the thread's own; the suite's arithmetic is
+/// unchanged). `decimal_state` now also answers `c is _base`, so another
+/// object with the same fields reads as a change, under a suite that
+/// names nothing of the context and under one that names `localcontext`
+/// (at the level-2 checks).
+///
+/// Found by review rev38: 0/4 in both suites at 7002230 (a regression of
+/// 7304c77, 4/4 before); `decimal_state` answers the fields only now.
+#[tokio::test]
+async fn rev38_honest_equal_default_context_set_at_import() {
+    let plain = "from decimal import Decimal\nfrom app import greeting\n\n\
+def test_a_third():\n    assert greeting() == 'hi'\n    assert len(str(Decimal(1) / 3)) == 30\n";
+    let local = "from decimal import Decimal, localcontext\nfrom app import greeting\n\n\
+def test_a_third():\n    assert greeting() == 'hi'\n    with localcontext() as c:\n        c.prec = 40\n        \
+assert len(str(Decimal(1) / 3)) == 42\n";
+    let app = "import decimal\ndecimal.setcontext(decimal.Context())\n\
+def greeting():\n    return 'hi'\n";
+    let mut bad = vec![];
+    for (what, test) in [("plain", plain), ("localcontext", local)] {
+        let Some(s) = rev36_honest("tests/test_d.py", test, app).await else {
+            return;
+        };
+        if (s.passed, s.total) != (4, 4) {
+            bad.push(format!("{what}: {s:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
