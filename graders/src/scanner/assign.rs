@@ -661,6 +661,10 @@ fn value_after_inner(
     {
         return None;
     }
+    // `[]byte("…")`, `Buffer.from("…")`: the literal the call converts.
+    if let Some(q) = super::convert::literal_argument(lb, p) {
+        p = q;
+    }
     // Python string prefixes r"..." b"...".
     if p + 1 < n && matches!(b[p], b'r' | b'b' | b'u') && matches!(b[p + 1], b'"' | b'\'') {
         p += 1;

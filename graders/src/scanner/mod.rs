@@ -21,6 +21,7 @@
 mod allowlist;
 mod assign;
 mod context;
+mod convert;
 mod declared;
 mod decode;
 mod devdefault;
