@@ -38,6 +38,11 @@
 //!   falls in 2015–2040 (a random 26-character Crockford token does so with
 //!   probability ~0.2%).
 //!
+//! Generator-6 (issue 18) added JSON Web Tokens whose payload declares a
+//! public role (`"role": "anon"`, Supabase's anon key, shipped in every
+//! client); the `jwt` rule skips them too, and `service_role` keys stay
+//! reported.
+//!
 //! Unlike [`super::public`] spans, these silence only the generic detectors
 //! (`credential-assignment`, `random-token`): a provider-format key placed
 //! inside one of these shapes is still reported by its provider rule.
@@ -253,6 +258,13 @@ static TRACEPARENT: LazyLock<regex::Regex> = LazyLock::new(|| {
 static ULID: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b").expect("ulid regex"));
 
+/// JSON Web Tokens, confirmed public by their payload's role
+/// ([`super::rules::declares_public_role`]: the Supabase anon key).
+static JWT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]{8,})?")
+        .expect("jwt regex")
+});
+
 /// Pushes spans of inert values in `text`.
 pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     let spans = |re: &regex::Regex, out: &mut Vec<(usize, usize)>| {
@@ -341,6 +353,9 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
         spans(&TRACEPARENT, out);
     }
     confirmed(&ULID, ulid_time_ok, out);
+    if text.contains("eyJ") {
+        confirmed(&JWT, super::rules::declares_public_role, out);
+    }
 }
 
 fn b64_std(s: &str) -> Option<Vec<u8>> {

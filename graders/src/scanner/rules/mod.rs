@@ -27,6 +27,8 @@ mod sql;
 mod stripe;
 mod twilio;
 
+pub(crate) use jwt::declares_public_role;
+
 /// A rule as written in a provider module.
 pub(crate) struct RuleDef {
     /// Rule id reported in findings (`Finding::rule`).
