@@ -27,6 +27,7 @@ mod decode;
 mod devdefault;
 mod fake_name;
 mod fixture;
+mod gpg;
 mod history;
 mod identifier;
 mod inert;
@@ -630,13 +631,15 @@ impl Scanner {
         if !c.is_empty() && !self.cfg.bare_random_tokens {
             c.retain(|x| !fake_name::declared_fake(text, x.start));
         }
-        // Hashes, ciphertext and structured public ids: not judged by the
+        // Hashes, ciphertext, structured public ids and OpenPGP key ids and
+        // fingerprints ([`gpg`]): not judged by the
         // generic detectors (a provider key inside one still is). Looked
         // for only when a generic detector found something: most texts
         // have no such candidate, and the look is a dozen regexes.
         let mut inert = Vec::new();
         if c.iter().any(|x| inert::GENERIC_RULES.contains(&x.rule)) {
             inert::find(text, &mut inert);
+            gpg::find(text, &lower, &mut inert);
         }
         if !inert.is_empty() {
             c.retain(|x| {
