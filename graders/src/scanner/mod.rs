@@ -31,6 +31,7 @@ mod gpg;
 mod history;
 mod identifier;
 mod inert;
+mod instruction;
 mod leak_grade;
 mod linehash;
 mod mask;
