@@ -534,6 +534,10 @@ impl Scanner {
         if !spans.is_empty() && fixture::is_test_path(path) {
             spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
         }
+        // UI text of a translation catalog, in any language (`prose`).
+        if !spans.is_empty() && prose::is_translation_catalog(path) {
+            spans.retain(|&(s, e)| !prose::is_catalog_text(&text[s..e]));
+        }
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             c.push(Cand {
                 start: s,
