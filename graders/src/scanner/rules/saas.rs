@@ -1,16 +1,21 @@
 //! SaaS API tokens whose issuer prefix and body length are fixed and
 //! documented (the formats gitleaks and GitHub secret scanning match),
 //! reported whole wherever they appear — an SQL `INSERT` seeding an
-//! integration, a YAML value, a comment — with no name needed: Brevo
-//! (Sendinblue) API and SMTP keys (`xkeysib-`/`xsmtpsib-` + 64 hex + `-` +
-//! 16), Linear (`lin_api_` + 40), Postman (`PMAK-` + 24 hex + `-` + 34 hex),
-//! Pulumi (`pul-` + 40 hex), Terraform Cloud/Enterprise (14 + `.atlasv1.`
-//! + 60–70), Airtable personal access tokens (`pat` + 14 + `.` + 64 hex),
-//! Atlassian API tokens (`ATATT3` + 186), Databricks (`dapi` + 32 hex),
-//! DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_` + 64 hex), New Relic user
-//! keys (`NRAK-` + 27), Prefect (`pnu_` + 36) and Supabase personal access
-//! tokens (`sbp_` + 40 hex). Each body is anchored at both ends, so a
-//! near miss (a truncated or padded fixture) is not reported by these.
+//! integration, a YAML value, a comment — with no name needed:
+//! - Brevo (Sendinblue) API and SMTP keys: `xkeysib-`/`xsmtpsib-`, 64 hex,
+//!   `-`, 16 alphanumerics;
+//! - Linear: `lin_api_` and 40; Postman: `PMAK-`, 24 hex, `-`, 34 hex;
+//!   Pulumi: `pul-` and 40 hex;
+//! - Terraform Cloud/Enterprise: 14, `.atlasv1.`, 60 to 70;
+//! - Airtable personal access tokens: `pat`, 14, `.`, 64 hex; Atlassian
+//!   API tokens: `ATATT3` and 186;
+//! - Databricks: `dapi` and 32 hex; DigitalOcean: `dop_v1_`/`doo_v1_`/
+//!   `dor_v1_` and 64 hex;
+//! - New Relic user keys: `NRAK-` and 27; Prefect: `pnu_` and 36;
+//!   Supabase personal access tokens: `sbp_` and 40 hex.
+//!
+//! Each body is anchored at both ends, so a near miss (a truncated or
+//! padded fixture) is not reported by these.
 use super::RuleDef;
 
 /// A rule of this table: name, type, description, keywords, pattern.
