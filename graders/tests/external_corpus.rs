@@ -106,6 +106,19 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // the azure-sas-token rule), so it is a development set now: 1.000 /
     // 1.000 after, no longer evidence of precision on unseen code.
     ("generator-5", 0.999, 0.99),
+    // Written blind after generator-5's fixes, measured before any fix on
+    // it: 0.930 / 0.959 (7 false positives, 4 misses) — its blind figure.
+    // Its classes were then fixed against it (2026-12-05: instructions
+    // written where a secret goes, Datadog client tokens, Firebase configs
+    // a file calls "not a credential", JWTs whose payload declares the
+    // anon role, RFC test cases labelled by their heading in tests that
+    // cite the standard, translation catalogs' UI text, OpenPGP key ids
+    // and fingerprints; SaaS provider formats such as Brevo and Linear, a
+    // literal inside a byte-conversion call, a value ending in base64
+    // padding read as a typed declaration), so it is a development set
+    // now: 1.000 / 1.000 after, no longer evidence of precision on unseen
+    // code.
+    ("generator-6", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

@@ -496,8 +496,17 @@ fn typed_declaration(b: &[u8], p: usize) -> Option<usize> {
     while j < n && matches!(b[j], b' ' | b'\t') {
         j += 1;
     }
-    (j < n && b[j] == b'=' && b.get(j + 1) != Some(&b'=') && b.get(j + 1) != Some(&b'>'))
-        .then_some(j)
+    if !(j < n && b[j] == b'=' && b.get(j + 1) != Some(&b'=') && b.get(j + 1) != Some(&b'>')) {
+        return None;
+    }
+    // A declaration assigns something: an `=` that ends the line is a
+    // base64 value's padding (`password: oRh_73uesBoiYhpN4=` in a Rails
+    // `database.yml`, generator-6), not `name: Type =` with no value.
+    let mut k = j + 1;
+    while k < n && matches!(b[k], b' ' | b'\t') {
+        k += 1;
+    }
+    (k < n && !matches!(b[k], b'\n' | b'\r')).then_some(j)
 }
 
 /// Parses `["']? ws (=|:|:=|=>|==) ws value` after a key ending at `p`;
@@ -660,6 +669,10 @@ fn value_after_inner(
         && !(p < n && matches!(b[p], b'"' | b'\'' | b'`'))
     {
         return None;
+    }
+    // `[]byte("…")`, `Buffer.from("…")`: the literal the call converts.
+    if let Some(q) = super::convert::literal_argument(lb, p) {
+        p = q;
     }
     // Python string prefixes r"..." b"...".
     if p + 1 < n && matches!(b[p], b'r' | b'b' | b'u') && matches!(b[p + 1], b'"' | b'\'') {
@@ -920,6 +933,28 @@ mod tests {
     /// a setter call is the value; a password of punctuation is one; `pass`
     /// names a password only as a key's last segment (issue 18, the
     /// detect-secrets `keyword` fixtures and their class).
+    /// A plain YAML value ending in base64 padding is the value, not a
+    /// typed declaration `name: Type =` (generator-6's Rails
+    /// `database.yml`); typed declarations still skip their type.
+    #[test]
+    fn padded_values_are_not_typed_declarations() {
+        check(
+            "generic_secret",
+            &[
+                ("  password: oRh_73uesBoiYhpN4=\n", "oRh_73uesBoiYhpN4="),
+                ("password: Zq8v2Lm4Kp7Rt+Q=\nhost: db\n", "Zq8v2Lm4Kp7Rt+Q="),
+                ("token: string = \"Zq8v2Lm4Kp7Rt\"", "Zq8v2Lm4Kp7Rt"),
+            ],
+            &[
+                (
+                    "const token: string = process.env.TOKEN;",
+                    "typed, read from env",
+                ),
+                ("password: String =\n", "typed, no value"),
+            ],
+        );
+    }
+
     #[test]
     fn comparisons_initializers_and_punctuated_passwords() {
         check(

@@ -312,6 +312,13 @@ const SAYS_PUBLIC: &[&str] = &[
     "safe to commit",
     "security rules",
     "app check",
+    // Generator-6: "Firebase web config identifies the project; it is not
+    // a credential".
+    "not a credential",
+    "not a secret",
+    "not secret",
+    "identifies the project",
+    "identifies your",
 ];
 
 /// True when the Google API key at `start` is the `apiKey` of a Firebase
@@ -449,7 +456,14 @@ mod tests {
         let l = said.to_ascii_lowercase();
         let s = l.find("aizax").unwrap();
         assert!(in_firebase_web_config(&l, s, s + 5));
-        // The same config with nothing saying it is public is reported.
+        let said = format!(
+            "// Firebase web config identifies the project; it is not a credential.\n{cfg}"
+        );
+        let l = said.to_ascii_lowercase();
+        let s = l.find("aizax").unwrap();
+        assert!(in_firebase_web_config(&l, s, s + 5));
+        // The same config with nothing saying it is public is reported
+        // (the own corpus plants such keys as `firebase_api_key`).
         let l = cfg.to_ascii_lowercase();
         let s = l.find("aizax").unwrap();
         assert!(!in_firebase_web_config(&l, s, s + 5));

@@ -28,7 +28,8 @@
 //! - client keys their vendors document as public (made to run in a
 //!   browser or app): Adyen client keys (`live_`/`test_` + 32 capitals or
 //!   digits; the API key is a different, longer format) and Statsig client
-//!   SDK keys (`client-…`; server keys are `secret-…`);
+//!   SDK keys (`client-…`; server keys are `secret-…`), and (generator-6)
+//!   Datadog client tokens (`pub` + 32 hex, for browser and mobile RUM);
 //! - Breakpad symbol-file `MODULE` lines (a debug id: 33 hex);
 //! - a value its author declares public in a comment on its line or on
 //!   the line above (`// Public API key: it is safe to commit it`, the
@@ -37,6 +38,11 @@
 //! - correlation ids: W3C `traceparent` values and ULIDs whose 48-bit time
 //!   falls in 2015–2040 (a random 26-character Crockford token does so with
 //!   probability ~0.2%).
+//!
+//! Generator-6 (issue 18) added JSON Web Tokens whose payload declares a
+//! public role (`"role": "anon"`, Supabase's anon key, shipped in every
+//! client); the `jwt` rule skips them too, and `service_role` keys stay
+//! reported.
 //!
 //! Unlike [`super::public`] spans, these silence only the generic detectors
 //! (`credential-assignment`, `random-token`): a provider-format key placed
@@ -226,15 +232,31 @@ pub(crate) fn published_examples(path: &str, lower: &str) -> bool {
         || name.contains("_test.")
         || name.contains(".test.")
         || name.contains(".spec.");
-    (doc || test)
-        && ["example", "vector"].iter().any(|w| lower.contains(w))
-        && STANDARD_CITED.is_match(lower)
+    let cited = || STANDARD_CITED.is_match(lower);
+    ((doc || test) && ["example", "vector"].iter().any(|w| lower.contains(w)) && cited())
+        || (test && TEST_CASE_LABEL.is_match(lower) && cited())
 }
 
-/// Adyen client keys and Statsig client SDK keys.
+/// How a test labels a standard's numbered test case when it does not
+/// say "vector" or "example": RFC 8032's `TEST 1`, RFC 4231's `Test Case
+/// 2`, `section 7.1`, `Appendix A.2`, `§ 6.1` — the standard's own
+/// headings (generator-6's Ed25519 test cites "RFC 8032 section 7.1,
+/// TEST 1").
+static TEST_CASE_LABEL: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"\btest(?: case)? #?\d+\b|\bsection \d+(?:\.\d+)*|\bappendix [a-z](?:\.\d+)*\b|§ ?\d",
+    )
+    .expect("test case label regex")
+});
+
+/// Adyen client keys, Statsig client SDK keys and Datadog client tokens
+/// (`pub` + 32 hex, for browser and mobile RUM and logs: Datadog documents
+/// them as safe to expose; its API and application keys are bare hex).
 static CLIENT_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64})\b")
-        .expect("client key regex")
+    regex::Regex::new(
+        r"\b(?:(?:live|test)_[A-Z0-9]{32}|client-[A-Za-z0-9]{32,64}|pub[0-9a-f]{32})\b",
+    )
+    .expect("client key regex")
 });
 
 /// A Breakpad symbol file's header: `MODULE <os> <arch> <debug id> <name>`.
@@ -252,6 +274,13 @@ static TRACEPARENT: LazyLock<regex::Regex> = LazyLock::new(|| {
 /// [`ulid_time_ok`].
 static ULID: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b").expect("ulid regex"));
+
+/// JSON Web Tokens, confirmed public by their payload's role
+/// ([`super::rules::declares_public_role`]: the Supabase anon key).
+static JWT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]{8,})?")
+        .expect("jwt regex")
+});
 
 /// Pushes spans of inert values in `text`.
 pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
@@ -328,7 +357,11 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     if text.contains("sentry.io") {
         spans(&SENTRY_DSN, out);
     }
-    if text.contains("live_") || text.contains("test_") || text.contains("client-") {
+    if text.contains("live_")
+        || text.contains("test_")
+        || text.contains("client-")
+        || text.contains("pub")
+    {
         spans(&CLIENT_KEY, out);
     }
     if text.contains("ublic") || text.contains("ublishable") || text.contains("safe to") {
@@ -341,6 +374,9 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
         spans(&TRACEPARENT, out);
     }
     confirmed(&ULID, ulid_time_ok, out);
+    if text.contains("eyJ") {
+        confirmed(&JWT, super::rules::declares_public_role, out);
+    }
 }
 
 fn b64_std(s: &str) -> Option<Vec<u8>> {
@@ -621,6 +657,17 @@ mod tests {
             "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0",
             "sk_live_2HQGWBQU857JQJH6MIEKS4HMT7NVKEJ0"
         ));
+        // Datadog: the RUM client token is public, the API key is not.
+        let dd = "pub5ae9c7a9f12c5b82668e3c6989e9cacc";
+        assert!(covered(&format!("clientToken: '{dd}',"), dd));
+        assert!(!covered(
+            "DD_API_KEY=5ae9c7a9f12c5b82668e3c6989e9cacc",
+            "5ae9c7a9f12c5b82668e3c6989e9cacc"
+        ));
+        assert!(!covered(
+            "token: 'pub5ae9c7a9f12c5b82668e3c6989e9caccd'",
+            "pub5ae9c7a9f12c5b82668e3c6989e9caccd"
+        ));
         let module = "MODULE Linux x86_64 9E0C06837F6B29A3350CF46E8356E8F67 libacme.so";
         assert!(covered(
             &format!("{module}\n"),
@@ -663,6 +710,23 @@ mod tests {
             "examples from rfc 6749\n"
         ));
         assert!(!published_examples("README.md", "implements rfc 6749\n"));
+        // A test that labels the standard's test case by its heading.
+        let ed = "/// rfc 8032 section 7.1, test 1 (empty message).\n";
+        assert!(published_examples(
+            "tests/cryptotests/ed25519tests.swift",
+            ed
+        ));
+        assert!(published_examples(
+            "crypto/hmac_test.go",
+            "// rfc 4231 test case 2\n"
+        ));
+        // The label without a citation, or outside a test: judged as usual.
+        assert!(!published_examples(
+            "tests/cryptotests/ed25519tests.swift",
+            "/// section 7.1, test 1 (empty message).\n"
+        ));
+        assert!(!published_examples("docs/ed25519.md", ed));
+        assert!(!published_examples("src/keys.swift", ed));
     }
 
     #[test]

@@ -34,6 +34,11 @@
 //!   formats, but the external sources hold fewer than five cases of each
 //!   that are not filler (gitleaks' age and Sonar samples are
 //!   `QQQQ…`/`12345678…`), so there is no measurement yet;
+//! - the SaaS prefix rules of `rules/saas.rs` (Brevo, Linear, Postman,
+//!   Pulumi, Terraform Cloud, Airtable, Atlassian, Databricks,
+//!   DigitalOcean, New Relic, Prefect, Supabase; added 2026-12-05 for
+//!   generator-6's seeded SQL keys): exact issuer formats, not yet
+//!   measured on external cases;
 //! - custom `.gitleaks.toml` rules: their precision is unknown.
 //!
 //! All rules still report in `run_scanner` and the CLI; the list only

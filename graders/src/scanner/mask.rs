@@ -89,6 +89,7 @@ pub(crate) fn is_masked_or_placeholder(v: &str) -> bool {
     // not by a `{{` or `<` anywhere: a password may hold either.
     if CONTAINS.iter().any(|p| lower.contains(p))
         || EXACT.contains(&lower.as_str())
+        || super::instruction::is_instruction(v)
         || super::words::has_template(&lower)
         || lower.starts_with('<')
     {

@@ -21,14 +21,17 @@
 mod allowlist;
 mod assign;
 mod context;
+mod convert;
 mod declared;
 mod decode;
 mod devdefault;
 mod fake_name;
 mod fixture;
+mod gpg;
 mod history;
 mod identifier;
 mod inert;
+mod instruction;
 mod leak_grade;
 mod linehash;
 mod mask;
@@ -531,6 +534,10 @@ impl Scanner {
         if !spans.is_empty() && fixture::is_test_path(path) {
             spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
         }
+        // UI text of a translation catalog, in any language (`prose`).
+        if !spans.is_empty() && prose::is_translation_catalog(path) {
+            spans.retain(|&(s, e)| !prose::is_catalog_text(&text[s..e]));
+        }
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             c.push(Cand {
                 start: s,
@@ -629,13 +636,15 @@ impl Scanner {
         if !c.is_empty() && !self.cfg.bare_random_tokens {
             c.retain(|x| !fake_name::declared_fake(text, x.start));
         }
-        // Hashes, ciphertext and structured public ids: not judged by the
+        // Hashes, ciphertext, structured public ids and OpenPGP key ids and
+        // fingerprints ([`gpg`]): not judged by the
         // generic detectors (a provider key inside one still is). Looked
         // for only when a generic detector found something: most texts
         // have no such candidate, and the look is a dozen regexes.
         let mut inert = Vec::new();
         if c.iter().any(|x| inert::GENERIC_RULES.contains(&x.rule)) {
             inert::find(text, &mut inert);
+            gpg::find(text, &lower, &mut inert);
         }
         if !inert.is_empty() {
             c.retain(|x| {

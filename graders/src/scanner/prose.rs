@@ -78,9 +78,77 @@ fn is_number_word(w: &str) -> bool {
                 .is_some_and(|r| !r.is_empty() && r.chars().all(char::is_alphabetic)))
 }
 
+/// Directories that hold translation catalogs.
+const CATALOG_DIRS: &[&str] = &[
+    "i18n",
+    "l10n",
+    "locale",
+    "locales",
+    "lang",
+    "langs",
+    "translations",
+];
+
+/// File names (lowercase endings) of translation catalogs: gettext,
+/// XLIFF, Apple `.strings`, Flutter `.arb`, Android `strings.xml`.
+const CATALOG_FILES: &[&str] = &[
+    ".po",
+    ".pot",
+    ".xlf",
+    ".xliff",
+    ".strings",
+    ".arb",
+    "strings.xml",
+];
+
+/// True for a translation catalog (generator-6, `i18n-password-strings`:
+/// `web/src/i18n/fr.json`): a file under [`CATALOG_DIRS`] or named as one
+/// ([`CATALOG_FILES`]). Its keys name the screens their strings label
+/// (`apiKeys`, `resetToken`); its values are UI text.
+pub(crate) fn is_translation_catalog(path: &str) -> bool {
+    let lp = path.to_ascii_lowercase();
+    let mut segs: Vec<&str> = lp.split('/').collect();
+    let name = segs.pop().unwrap_or("");
+    segs.iter().any(|d| CATALOG_DIRS.contains(d)) || CATALOG_FILES.iter().any(|e| name.ends_with(e))
+}
+
+/// True for a value of a translation catalog that reads as UI text in any
+/// language, without [`is_natural_language`]'s capital or punctuation:
+/// words joined by spaces or apostrophes (`Cles d'API`, `Cle creee :
+/// copiez-la maintenant`), each word letters written as people write them
+/// (lowercase after its first letter, or all capitals: `API`), so a
+/// scheme and a credential (`Basic dXNlcjpwYXNz`) or random text is not.
+pub(crate) fn is_catalog_text(v: &str) -> bool {
+    let v = v.trim();
+    if !(v.contains(' ') || v.contains('\'') || v.contains('’')) {
+        return false;
+    }
+    let mut letter_words = 0;
+    let mut words = 0;
+    for w in v.split_whitespace() {
+        words += 1;
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if w.is_empty() || is_number_word(w) {
+            continue;
+        }
+        let readable = w.split(['\'', '’', '-']).all(|seg| {
+            let mut cs = seg.chars();
+            cs.next().is_none_or(char::is_alphabetic)
+                && seg.chars().all(char::is_alphabetic)
+                && (seg.chars().skip(1).all(|c| !c.is_uppercase())
+                    || seg.chars().all(|c| !c.is_lowercase()))
+        });
+        if !readable {
+            return false;
+        }
+        letter_words += 1;
+    }
+    letter_words >= 1 && letter_words * 3 >= words * 2
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_natural_language;
+    use super::{is_catalog_text, is_natural_language, is_translation_catalog};
     use crate::scanner::rules::testutil::check;
 
     #[test]
@@ -113,6 +181,58 @@ mod tests {
         ] {
             assert!(!is_natural_language(v), "{v}");
         }
+    }
+
+    #[test]
+    fn translation_catalogs_and_their_text() {
+        for p in [
+            "web/src/i18n/fr.json",
+            "config/locales/de.yml",
+            "app/src/main/res/values-fr/strings.xml",
+            "ios/fr.lproj/Localizable.strings",
+            "po/fr.po",
+            "lib/l10n/app_fr.arb",
+        ] {
+            assert!(is_translation_catalog(p), "{p}");
+        }
+        for p in [
+            "web/src/config.json",
+            "src/language.rs",
+            "deploy/langserver.yml",
+        ] {
+            assert!(!is_translation_catalog(p), "{p}");
+        }
+        for v in [
+            "Cles d'API",
+            "Cle creee : copiez-la maintenant",
+            "jeton de reinitialisation",
+            "Secret client",
+            "clé d'accès",
+        ] {
+            assert!(is_catalog_text(v), "{v}");
+        }
+        for v in [
+            "Basic dXNlcjpwYXNz",
+            "Zq8v2 Lm4Kp7Rt",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "q8Vn2LxR7mK4pT9wZ3bY6cF1hJ5sD0gA",
+            "x9 q2 z7 k4",
+        ] {
+            assert!(!is_catalog_text(v), "{v}");
+        }
+        let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
+        let fr = "{\n  \"settings\": {\n    \"apiKeys\": \"Cles d'API\",\n    \"apiKeyCreated\": \"Cle creee : copiez-la maintenant\"\n  }\n}\n";
+        assert!(
+            s.scan_bytes("web/src/i18n/fr.json", fr.as_bytes())
+                .is_empty()
+        );
+        // A key pasted into a catalog is still reported.
+        let leaked = "{\n  \"apiKey\": \"q8Vn2LxR7mK4pT9wZ3bY6cF1hJ5sD0gA\"\n}\n";
+        assert_eq!(
+            s.scan_bytes("web/src/i18n/fr.json", leaked.as_bytes())
+                .len(),
+            1
+        );
     }
 
     /// UI strings under credential keys are text; a passphrase and a

@@ -13,8 +13,40 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     group: 1,
     check_group: 0,
     context_type: None,
-    validate: Some(is_jose_header),
+    validate: Some(is_reported_token),
 }];
+
+/// Roles a token's payload may declare that make it public by design:
+/// Supabase's `anon` key is shipped in every client (row-level security
+/// protects the data); its `service_role` key bypasses that and is a
+/// secret.
+const PUBLIC_ROLES: &[&str] = &["anon", "anonymous"];
+
+/// A JOSE token ([`is_jose_header`]) that does not declare a public role
+/// ([`declares_public_role`]).
+fn is_reported_token(token: &str) -> bool {
+    is_jose_header(token) && !declares_public_role(token)
+}
+
+/// True when the token's payload decodes to a JSON object whose `role` is
+/// one of [`PUBLIC_ROLES`] (the Supabase anon key).
+pub(crate) fn declares_public_role(token: &str) -> bool {
+    use base64::Engine as _;
+    let Some(payload) = token.split('.').nth(1) else {
+        return false;
+    };
+    let engine = base64::engine::general_purpose::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::general_purpose::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    engine
+        .decode(payload)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("role").and_then(|r| r.as_str()).map(str::to_owned))
+        .is_some_and(|r| PUBLIC_ROLES.contains(&r.as_str()))
+}
 
 /// True when the header part decodes (base64url, padding optional) to a
 /// JSON object with `alg` or `typ`: `eyJ` alone only says the text starts
@@ -50,6 +82,26 @@ fn is_jose_header(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    #[test]
+    fn public_role_tokens_are_not_reported_service_role_is() {
+        // Supabase keys: same issuer, same shape; only the role differs.
+        let anon = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZSIsInJlZiI6Iml4dXN4cmRzY3Z0dGVlcm9ndWxmIiwicm9sZSI6ImFub24iLCJpYXQiOjE3MTcwMDAwMDAsImV4cCI6MjAzMjU3NjAwMH0.YeZR7sdpJHyTfKnLFG5uDdCmce8lYLpom_gzh9Ta64G";
+        let service = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZSIsInJlZiI6Iml4dXN4cmRzY3Z0dGVlcm9ndWxmIiwicm9sZSI6InNlcnZpY2Vfcm9sZSIsImlhdCI6MTcxNzAwMDAwMCwiZXhwIjoyMDMyNTc2MDAwfQ.Qk7vR2xNp9sLm4TzWc8YbHd3Fj6Ge1Ka5Ur0Io2Pq7X";
+        assert!(super::declares_public_role(anon));
+        assert!(!super::declares_public_role(service));
+        check(
+            "jwt",
+            &[(&format!("SUPABASE_SERVICE_ROLE_KEY={service}"), service)],
+            &[
+                (&format!("SUPABASE_ANON_KEY={anon}"), "anon role: public"),
+                (
+                    &format!("const supabaseKey = '{anon}';"),
+                    "anon role, any name",
+                ),
+            ],
+        );
+    }
 
     #[test]
     fn jwts() {

@@ -19,12 +19,15 @@ mod google;
 mod jwt;
 mod npm;
 pub(crate) mod pem;
+mod saas;
 mod sendgrid;
 mod service;
 mod slack;
 mod sql;
 mod stripe;
 mod twilio;
+
+pub(crate) use jwt::declares_public_role;
 
 /// A rule as written in a provider module.
 pub(crate) struct RuleDef {
@@ -77,7 +80,7 @@ pub(crate) struct Rule {
 /// without compiling anything: reports list rules before a scan needs
 /// their regexes.
 pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
-    let tables: [&'static [RuleDef]; 17] = [
+    let tables: [&'static [RuleDef]; 18] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
@@ -92,6 +95,7 @@ pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
         sendgrid::RULES,
         twilio::RULES,
         devtools::RULES,
+        saas::RULES,
         connstr::RULES,
         curl::RULES,
         sql::RULES,
