@@ -41,6 +41,7 @@ mod public;
 pub(crate) mod random;
 pub mod report;
 pub(crate) mod rules;
+mod store_name;
 mod tree;
 mod words;
 
