@@ -42,6 +42,7 @@ pub(crate) mod random;
 pub mod report;
 pub(crate) mod rules;
 mod store_name;
+mod stored_hash;
 mod tree;
 mod words;
 
@@ -532,6 +533,8 @@ impl Scanner {
         if !spans.is_empty() && fixture::is_test_path(path) {
             spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
         }
+        // Stored hashes and encoded placeholders are not credentials.
+        spans.retain(|&(s, e)| !not_a_credential(text, s, e, path));
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             c.push(Cand {
                 start: s,
@@ -552,6 +555,7 @@ impl Scanner {
             let v = &text[s..e];
             if mask::is_masked_or_placeholder(v)
                 || declared::in_secret_store_reference(text, s, e)
+                || not_a_credential(text, s, e, path)
                 || !(self.cfg.bare_random_tokens
                     || context::named(text, &lower, s, e, path)
                     || (depth > 0 && naming::is_the_whole_decoding(text, s, e)))
@@ -672,6 +676,13 @@ pub(crate) fn warm_in_background() {
 /// in the caller with the original payload.
 fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// A generic detector's value at `start..end` that is not a credential
+/// whatever names it: a stored hash ([`stored_hash`]).
+fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
+    let v = &text[start..end];
+    stored_hash::is_stored_hash(stored_hash::key_before(text, start), v, path)
 }
 
 /// The password of a `scheme://user:password@host` URL.
