@@ -24,6 +24,7 @@ mod context;
 mod declared;
 mod decode;
 mod devdefault;
+mod encoded_placeholder;
 mod fake_name;
 mod fixture;
 mod history;
@@ -679,10 +680,12 @@ fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 }
 
 /// A generic detector's value at `start..end` that is not a credential
-/// whatever names it: a stored hash ([`stored_hash`]).
+/// whatever names it: a stored hash ([`stored_hash`]), base64 or hex of a
+/// placeholder ([`encoded_placeholder`]).
 fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
     let v = &text[start..end];
     stored_hash::is_stored_hash(stored_hash::key_before(text, start), v, path)
+        || encoded_placeholder::decodes_to_placeholder(v)
 }
 
 /// The password of a `scheme://user:password@host` URL.
