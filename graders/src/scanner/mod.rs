@@ -44,6 +44,7 @@ pub mod report;
 pub(crate) mod rules;
 mod store_name;
 mod stored_hash;
+mod tfstate;
 mod tree;
 mod words;
 
@@ -681,11 +682,13 @@ fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 
 /// A generic detector's value at `start..end` that is not a credential
 /// whatever names it: a stored hash ([`stored_hash`]), base64 or hex of a
-/// placeholder ([`encoded_placeholder`]).
+/// placeholder ([`encoded_placeholder`]), Terraform state's
+/// provider-private metadata ([`tfstate`]).
 fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
     let v = &text[start..end];
     stored_hash::is_stored_hash(stored_hash::key_before(text, start), v, path)
         || encoded_placeholder::decodes_to_placeholder(v)
+        || tfstate::is_provider_private(path, text, start)
 }
 
 /// The password of a `scheme://user:password@host` URL.
