@@ -22,6 +22,7 @@ pub(crate) mod pem;
 mod sendgrid;
 mod service;
 mod slack;
+mod split_body;
 mod sql;
 mod stripe;
 mod twilio;
@@ -77,7 +78,7 @@ pub(crate) struct Rule {
 /// without compiling anything: reports list rules before a scan needs
 /// their regexes.
 pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
-    let tables: [&'static [RuleDef]; 17] = [
+    let tables: [&'static [RuleDef]; 18] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
@@ -92,6 +93,7 @@ pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
         sendgrid::RULES,
         twilio::RULES,
         devtools::RULES,
+        split_body::RULES,
         connstr::RULES,
         curl::RULES,
         sql::RULES,
