@@ -18,7 +18,7 @@ const MIN_DECODED: usize = 4;
 /// The text `v` decodes to, when it is base64 (standard or URL-safe,
 /// padded or not) or even-length hex of printable ASCII.
 fn decoded_text(v: &str) -> Option<String> {
-    let bytes = if v.len() % 2 == 0 && v.bytes().all(|c| c.is_ascii_hexdigit()) {
+    let bytes = if v.len().is_multiple_of(2) && v.bytes().all(|c| c.is_ascii_hexdigit()) {
         hex::decode(v).ok()?
     } else {
         let body = v.trim_end_matches('=');

@@ -110,9 +110,17 @@ pub(crate) fn is_stored_hash(key: &str, value: &str, path: &str) -> bool {
         || (["pass", "pwd"].iter().any(|w| lk.contains(w)) && is_seed_or_fixture_path(path))
 }
 
+/// Bytes looked back from a value for its key, at most: a line of a
+/// megabyte with thousands of values must not be re-read for each.
+const LOOKBACK: usize = 256;
+
 /// The key the value at `start` is assigned to on its line.
 pub(crate) fn key_before(text: &str, start: usize) -> &str {
-    let line = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let mut from = start.saturating_sub(LOOKBACK);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let line = text[from..start].rfind('\n').map_or(from, |p| from + p + 1);
     super::random::key_name(&text[line..start])
 }
 
