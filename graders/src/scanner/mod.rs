@@ -34,6 +34,7 @@ mod leak_grade;
 mod linehash;
 mod mask;
 mod naming;
+mod notebook;
 mod pack;
 #[doc(hidden)]
 pub mod pack_probe;
@@ -445,6 +446,15 @@ impl Scanner {
         depth: u8,
         decode_budget: &mut usize,
     ) -> Vec<Cand> {
+        // A notebook's cells are JSON strings: judged with their escapes
+        // blanked, offsets kept ([`notebook`]).
+        let unescaped;
+        let text = if depth == 0 && notebook::is_notebook(path) {
+            unescaped = notebook::unescape(text);
+            unescaped.as_str()
+        } else {
+            text
+        };
         let lower = text.to_ascii_lowercase();
         let present = rules::KEYWORDS.present(text);
         let mut c: Vec<Cand> = Vec::new();
