@@ -106,6 +106,18 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // the azure-sas-token rule), so it is a development set now: 1.000 /
     // 1.000 after, no longer evidence of precision on unseen code.
     ("generator-5", 0.999, 0.99),
+    // Written blind after generator-6's round (data, artifacts and
+    // prose), measured before any fix on it: 0.843 / 0.977 (16 false
+    // positives, 2 misses) — its blind figure. Its classes were then fixed
+    // against it (2026-12-05: only a credential store's file name names its
+    // values, stored hashes under credential-named keys, base64 of a
+    // placeholder, Terraform state's provider-private metadata, Telegram
+    // and Databricks token formats, notebook cells judged unescaped), so
+    // it is a development set now: 0.967 / 1.000 after (its three
+    // remaining false positives, published test vectors and translation
+    // catalogs, are generator-6's classes, fixed on another branch), no
+    // longer evidence of precision on unseen code.
+    ("generator-7", 0.96, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).
