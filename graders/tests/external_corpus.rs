@@ -119,6 +119,18 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // now: 1.000 / 1.000 after, no longer evidence of precision on unseen
     // code.
     ("generator-6", 0.999, 0.99),
+    // Written blind after generator-6's round (data, artifacts and
+    // prose), measured before any fix on it: 0.843 / 0.977 (16 false
+    // positives, 2 misses) — its blind figure. Its classes were then fixed
+    // against it (2026-12-05: only a credential store's file name names its
+    // values, stored hashes under credential-named keys, base64 of a
+    // placeholder, Terraform state's provider-private metadata, Telegram
+    // and Databricks token formats, notebook cells judged unescaped), so
+    // it is a development set now: 1.000 / 1.000 after (with
+    // generator-6's classes, published test vectors — also in Rust test
+    // modules — and translation catalogs), no longer evidence of precision
+    // on unseen code.
+    ("generator-7", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

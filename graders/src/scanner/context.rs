@@ -268,7 +268,12 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     // The nearest key before the token, or an open assignment above it.
     let before = without_public_names(&super::naming::phrase(lower, line, start));
     let before = before.as_str();
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    // Only a credential store's name names its values ([`super::store_name`]).
+    let name = if super::store_name::may_name_contents(path) {
+        path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase()
+    } else {
+        String::new()
+    };
     SECRET_WORDS
         .iter()
         .any(|w| before.contains(w) || name.contains(w))

@@ -41,6 +41,8 @@ const TEST_FILE_SUFFIXES: &[&str] = &[
     "_tests.py",
     "_spec.rb",
     "_test.rb",
+    "_test.rs",
+    "_tests.rs",
     "test.java",
     "tests.java",
     "test.kt",

@@ -226,12 +226,12 @@ pub(crate) fn published_examples(path: &str, lower: &str) -> bool {
         || [".md", ".rst", ".adoc", ".txt"]
             .iter()
             .any(|e| name.ends_with(e));
+    // Test code by its path (`fixture::is_test_path`), or by Rust's test
+    // module marker in the file itself.
     let test = lp.starts_with("test")
         || lp.contains("/test")
-        || name.starts_with("test_")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.");
+        || super::fixture::is_test_path(path)
+        || lower.contains("#[cfg(test)]");
     let cited = || STANDARD_CITED.is_match(lower);
     ((doc || test) && ["example", "vector"].iter().any(|w| lower.contains(w)) && cited())
         || (test && TEST_CASE_LABEL.is_match(lower) && cited())
@@ -727,6 +727,12 @@ mod tests {
         ));
         assert!(!published_examples("docs/ed25519.md", ed));
         assert!(!published_examples("src/keys.swift", ed));
+        // Test code by its language's file name or its test module marker
+        // (generator-7's `src/crypto/kat_tests.rs`).
+        assert!(published_examples("src/crypto/kat_tests.rs", ed));
+        let module = format!("{ed}#[cfg(test)]\nmod kat {{}}\n");
+        assert!(published_examples("src/crypto/kat.rs", &module));
+        assert!(!published_examples("src/crypto/kat.rs", ed));
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod convert;
 mod declared;
 mod decode;
 mod devdefault;
+mod encoded_placeholder;
 mod fake_name;
 mod fixture;
 mod gpg;
@@ -36,6 +37,7 @@ mod leak_grade;
 mod linehash;
 mod mask;
 mod naming;
+mod notebook;
 mod pack;
 #[doc(hidden)]
 pub mod pack_probe;
@@ -44,6 +46,9 @@ mod public;
 pub(crate) mod random;
 pub mod report;
 pub(crate) mod rules;
+mod store_name;
+mod stored_hash;
+mod tfstate;
 mod tree;
 mod words;
 
@@ -444,6 +449,15 @@ impl Scanner {
         depth: u8,
         decode_budget: &mut usize,
     ) -> Vec<Cand> {
+        // A notebook's cells are JSON strings: judged with their escapes
+        // blanked, offsets kept ([`notebook`]).
+        let unescaped;
+        let text = if depth == 0 && notebook::is_notebook(path) {
+            unescaped = notebook::unescape(text);
+            unescaped.as_str()
+        } else {
+            text
+        };
         let lower = text.to_ascii_lowercase();
         let present = rules::KEYWORDS.present(text);
         let mut c: Vec<Cand> = Vec::new();
@@ -538,6 +552,8 @@ impl Scanner {
         if !spans.is_empty() && prose::is_translation_catalog(path) {
             spans.retain(|&(s, e)| !prose::is_catalog_text(&text[s..e]));
         }
+        // Stored hashes and encoded placeholders are not credentials.
+        spans.retain(|&(s, e)| !not_a_credential(text, s, e, path));
         for (s, e) in spans.into_iter().take(MAX_PER_RULE) {
             c.push(Cand {
                 start: s,
@@ -558,6 +574,7 @@ impl Scanner {
             let v = &text[s..e];
             if mask::is_masked_or_placeholder(v)
                 || declared::in_secret_store_reference(text, s, e)
+                || not_a_credential(text, s, e, path)
                 || !(self.cfg.bare_random_tokens
                     || context::named(text, &lower, s, e, path)
                     || (depth > 0 && naming::is_the_whole_decoding(text, s, e)))
@@ -680,6 +697,17 @@ pub(crate) fn warm_in_background() {
 /// in the caller with the original payload.
 fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// A generic detector's value at `start..end` that is not a credential
+/// whatever names it: a stored hash ([`stored_hash`]), base64 or hex of a
+/// placeholder ([`encoded_placeholder`]), Terraform state's
+/// provider-private metadata ([`tfstate`]).
+fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
+    let v = &text[start..end];
+    stored_hash::is_stored_hash(stored_hash::key_before(text, start), v, path)
+        || encoded_placeholder::decodes_to_placeholder(v)
+        || tfstate::is_provider_private(path, text, start)
 }
 
 /// The password of a `scheme://user:password@host` URL.

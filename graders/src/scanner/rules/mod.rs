@@ -23,6 +23,7 @@ mod saas;
 mod sendgrid;
 mod service;
 mod slack;
+mod split_body;
 mod sql;
 mod stripe;
 mod twilio;
@@ -80,7 +81,7 @@ pub(crate) struct Rule {
 /// without compiling anything: reports list rules before a scan needs
 /// their regexes.
 pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
-    let tables: [&'static [RuleDef]; 18] = [
+    let tables: [&'static [RuleDef]; 19] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
@@ -96,6 +97,7 @@ pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
         twilio::RULES,
         devtools::RULES,
         saas::RULES,
+        split_body::RULES,
         connstr::RULES,
         curl::RULES,
         sql::RULES,
