@@ -139,6 +139,21 @@ pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &st
         || key_material(text, lower, start, end)
 }
 
+/// The span `start..end` of `b` widened over letters, digits and `extra`
+/// on both sides: the whole token a detector saw a part of.
+fn widen(b: &[u8], start: usize, end: usize, extra: &[u8]) -> (usize, usize) {
+    let tok = |c: u8| c.is_ascii_alphanumeric() || extra.contains(&c);
+    let mut a = start;
+    while a > 0 && tok(b[a - 1]) {
+        a -= 1;
+    }
+    let mut z = end;
+    while z < b.len() && tok(b[z]) {
+        z += 1;
+    }
+    (a, z)
+}
+
 /// Names that call a value a key without saying what kind: alone they
 /// name cache, map and database keys too ([`KEY_QUALIFIERS`]), and
 /// `primary`/`secondary` are read as a database's keys ([`super::naming`]).
@@ -173,15 +188,7 @@ fn key_material(text: &str, lower: &str, start: usize, end: usize) -> bool {
         return false;
     }
     let b = text.as_bytes();
-    let tok = |c: u8| c.is_ascii_alphanumeric() || b"+/-_".contains(&c);
-    let mut a = start;
-    while a > 0 && tok(b[a - 1]) {
-        a -= 1;
-    }
-    let mut z = end;
-    while z < b.len() && tok(b[z]) {
-        z += 1;
-    }
+    let (a, mut z) = widen(b, start, end, b"+/-_");
     while z < b.len() && b[z] == b'=' {
         z += 1;
     }
@@ -245,16 +252,7 @@ fn env_key_before(text: &str, start: usize) -> bool {
 /// an issuer's format. The token extends over letters, digits and
 /// `_ - . ~ : | /`, and loses a trailing `.`, `:` or `/`.
 fn in_issuer_format(text: &str, start: usize, end: usize) -> bool {
-    let b = text.as_bytes();
-    let tok = |c: u8| c.is_ascii_alphanumeric() || b"_-.~:|/".contains(&c);
-    let mut a = start;
-    while a > 0 && tok(b[a - 1]) {
-        a -= 1;
-    }
-    let mut z = end;
-    while z < b.len() && tok(b[z]) {
-        z += 1;
-    }
+    let (a, z) = widen(text.as_bytes(), start, end, b"_-.~:|/");
     let whole = text[a..z].trim_end_matches(['.', ':', '/']);
     ISSUERS.is_match(whole)
 }

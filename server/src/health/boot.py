@@ -2141,12 +2141,10 @@ def _grader_main():
             if _type(c) is _ct:
                 attrs_written(c, out, depth + 1)
 
-    def attrs_stored(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type, _str=str,
-                     _mods=sys.modules, _codes=module_codes):
-        out = _memo.get(t)
-        if out is not None:
-            return out
-        out = set()
+    def class_codes(t, _mro=mro_of, _td=tdict_of, _type=type, _str=str, _mods=sys.modules,
+                    _codes=module_codes):
+        """The code of the modules that define `t` and its bases
+        (`module_codes` of each, once)."""
         seen = set()
         for c in _mro(t):
             mn = _td(c).get("__module__")
@@ -2156,9 +2154,15 @@ def _grader_main():
             md = getattr(_mods.get(mn), "__dict__", None)
             if _type(md) is not dict:
                 continue
-            for code in _codes(mn, md):
+            yield from _codes(mn, md)
+
+    def attrs_stored(t, _memo=attrs_memo, _codes=class_codes):
+        out = _memo.get(t)
+        if out is None:
+            out = set()
+            for code in _codes(t):
                 attrs_written(code, out)
-        _memo[t] = out
+            _memo[t] = out
         return out
 
     # What the library's own code writes into, in place: for each code, the
@@ -2219,26 +2223,15 @@ def _grader_main():
             if _type(c) is _ct:
                 subs_written(c, out, depth + 1)
 
-    def subs_stored(t, _memo=subs_memo, _mro=mro_of, _td=tdict_of, _type=type, _str=str,
-                    _mods=sys.modules, _codes=module_codes):
+    def subs_stored(t, _memo=subs_memo, _codes=class_codes):
         """The attribute names the code of the modules defining `t` and its
         bases writes into in place (`subs_written`)."""
         out = _memo.get(t)
-        if out is not None:
-            return out
-        out = set()
-        seen = set()
-        for c in _mro(t):
-            mn = _td(c).get("__module__")
-            if _type(mn) is not _str or mn in seen:
-                continue
-            seen.add(mn)
-            md = getattr(_mods.get(mn), "__dict__", None)
-            if _type(md) is not dict:
-                continue
-            for code in _codes(mn, md):
+        if out is None:
+            out = set()
+            for code in _codes(t):
                 subs_written(code, out)
-        _memo[t] = out
+            _memo[t] = out
         return out
 
     # The containers of constants (dicts, lists, sets: `Morsel._flags`,
