@@ -2156,13 +2156,17 @@ def _grader_main():
                 continue
             yield from _codes(mn, md)
 
-    def attrs_stored(t, _memo=attrs_memo, _codes=class_codes):
-        out = _memo.get(t)
+    def class_written(t, collect, _memo=attrs_memo, _codes=class_codes):
+        """What `collect` (`attrs_written`, `subs_written`) finds in the
+        code of the modules defining `t` and its bases: once per (collector,
+        class), and only when a check needs it."""
+        key = (collect, t)
+        out = _memo.get(key)
         if out is None:
             out = set()
             for code in _codes(t):
-                attrs_written(code, out)
-            _memo[t] = out
+                collect(code, out)
+            _memo[key] = out
         return out
 
     # What the library's own code writes into, in place: for each code, the
@@ -2182,7 +2186,6 @@ def _grader_main():
                           "__delitem__", "__ior__", "__iadd__", "add", "discard",
                           "difference_update", "intersection_update",
                           "symmetric_difference_update"))
-    subs_memo = {}
 
     def subs_written(code, out, depth=0, _ct=types.CodeType, _type=type, _len=len,
                      _ins=instructions, _sw=SUB_WRITES, _mut=MUTATORS, _shift=LOAD_A_SHIFT):
@@ -2194,15 +2197,16 @@ def _grader_main():
         for op, a in _ins(code):
             if op == LOAD_A:
                 a >>= _shift
+            # A subscript store names whatever was loaded just before; a
+            # mutating method, the object it is looked up on.
             if op in _sw:
-                for kind, v in recent:
-                    if kind == "a":
-                        out.add(v)
-                    elif v in alias:
-                        out.add(alias[v])
+                hits = recent
             elif (op == LOAD_M or op == LOAD_A) and a < _len(names) and names[a] in _mut \
                     and recent and recent[-1][0] in "af":
-                kind, v = recent[-1]
+                hits = recent[-1:]
+            else:
+                hits = ()
+            for kind, v in hits:
                 if kind == "a":
                     out.add(v)
                 elif v in alias:
@@ -2223,17 +2227,6 @@ def _grader_main():
             if _type(c) is _ct:
                 subs_written(c, out, depth + 1)
 
-    def subs_stored(t, _memo=subs_memo, _codes=class_codes):
-        """The attribute names the code of the modules defining `t` and its
-        bases writes into in place (`subs_written`)."""
-        out = _memo.get(t)
-        if out is None:
-            out = set()
-            for code in _codes(t):
-                subs_written(code, out)
-            _memo[t] = out
-        return out
-
     # The containers of constants (dicts, lists, sets: `Morsel._flags`,
     # review rev37) that the library objects and classes the suite names
     # itself hold (`RawConfigParser.BOOLEAN_STATES`, review rev36): the
@@ -2241,7 +2234,7 @@ def _grader_main():
     # namespace holds the same objects. Held exactly (an entry
     # added is a new answer to the suite's lookup, unlike a module's
     # registries, which may grow), but those the library's own code writes
-    # into (`subs_stored`). (name, the container, its keys or items, its
+    # into (`subs_written`). (name, the container, its keys or items, its
     # values), checked with the module tables (`containers_clean`).
     def held_tables_of(entries, _const=constant):
         out = []
@@ -2259,7 +2252,7 @@ def _grader_main():
                     continue
                 if not all(_const(y) for y in (v.values() if ty is dict else v)):
                     continue
-                if k in subs_stored(t):
+                if k in class_written(t, subs_written):
                     continue
                 out.append((en + "." + k, v, tuple(v),
                             tuple(v.values()) if ty is dict else (), d, k))
@@ -2282,7 +2275,7 @@ def _grader_main():
                   _type=type, _str=str, _mt=types.ModuleType, _beh=behaviour,
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
-                  _bn=builtin_names, _stored=stored_by, _astored=attrs_stored,
+                  _bn=builtin_names, _stored=stored_by, _cw=class_written, _aw=attrs_written,
                   _direct=direct_entries, _const=constant, _class_const=class_const):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
@@ -2294,7 +2287,7 @@ def _grader_main():
         # `direct_entries`): its plain data too (`sort_keys`, the
         # separators: constants, the defaults every instance reads), but
         # for the attributes its own methods write on it after building it
-        # (`attrs_stored`). A name added or removed is judged when it
+        # (`attrs_written`). A name added or removed is judged when it
         # shadows or uncovers a constant of its class.
         obj_t = (_co.get(name) or _ce.get(name)) if name in _direct else None
         if obj_t is not None:
@@ -2309,10 +2302,10 @@ def _grader_main():
                     was = _class_const(obj_t, k)
                 else:
                     continue
-                if d[k] is not was and _const(was) and k not in _astored(obj_t):
+                if d[k] is not was and _const(was) and k not in _cw(obj_t, _aw):
                     return "%s.%s %s" % (name, k, "rebound" if k in items else "added")
             for k in items:
-                if k not in d and _const(items[k]) and k not in _astored(obj_t) \
+                if k not in d and _const(items[k]) and k not in _cw(obj_t, _aw) \
                         and k not in _vol and (name + "." + k) not in _va:
                     return "%s.%s removed" % (name, k)
         for k in d:

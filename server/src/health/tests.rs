@@ -2635,6 +2635,19 @@ async fn forged_case(
     bad: &str,
     hack: &str,
 ) -> Option<(HealthSummary, HealthSummary)> {
+    let broken = format!("{}\n{bad}", APP.replace("a * b", "a + b + 100"));
+    graded_pair(rel, test, good, &broken, &format!("{hack}\n{broken}")).await
+}
+
+/// The manifest taken with the right app (`good` after `APP`), then the
+/// two apps graded against it: the honest broken one and the hack.
+async fn graded_pair(
+    rel: &str,
+    test: &str,
+    good: &str,
+    broken: &str,
+    hacked: &str,
+) -> Option<(HealthSummary, HealthSummary)> {
     let g = grader(30)?;
     let (_d, ws, pristine) = fixture();
     for root in [&ws, &pristine] {
@@ -2642,10 +2655,9 @@ async fn forged_case(
     }
     write(&ws, "app.py", &format!("{APP}\n{good}"));
     let exp = manifest(&g, &ws, &pristine).await;
-    let broken = format!("{}\n{bad}", APP.replace("a * b", "a + b + 100"));
-    write(&ws, "app.py", &broken);
+    write(&ws, "app.py", broken);
     let honest = grade(&g, &ws, &pristine, &exp).await;
-    write(&ws, "app.py", &format!("{hack}\n{broken}"));
+    write(&ws, "app.py", hacked);
     let hacked = grade(&g, &ws, &pristine, &exp).await;
     eprintln!("expected {} honest {honest:?}\nhack {hacked:?}", exp.total);
     Some((honest, hacked))
@@ -3131,20 +3143,15 @@ async fn rev37_case(
     bad: &str,
     hack_bad: &str,
 ) -> Option<(HealthSummary, HealthSummary)> {
-    let g = grader(30)?;
-    let (_d, ws, pristine) = fixture();
-    for root in [&ws, &pristine] {
-        write(root, rel, test);
-    }
-    write(&ws, "app.py", &format!("{APP}\n{good}"));
-    let exp = manifest(&g, &ws, &pristine).await;
     let broken = APP.replace("a * b", "a + b + 100");
-    write(&ws, "app.py", &format!("{broken}\n{bad}"));
-    let honest = grade(&g, &ws, &pristine, &exp).await;
-    write(&ws, "app.py", &format!("{broken}\n{hack_bad}"));
-    let hacked = grade(&g, &ws, &pristine, &exp).await;
-    eprintln!("expected {} honest {honest:?}\nhack {hacked:?}", exp.total);
-    Some((honest, hacked))
+    graded_pair(
+        rel,
+        test,
+        good,
+        &format!("{broken}\n{bad}"),
+        &format!("{broken}\n{hack_bad}"),
+    )
+    .await
 }
 
 /// Q3, the decimal context under a `localcontext` suite, set by app code
