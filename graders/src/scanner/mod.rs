@@ -468,7 +468,7 @@ impl Scanner {
             if !present.rule(ri) {
                 continue;
             }
-            for caps in rule.re.captures_iter(text).take(MAX_PER_RULE) {
+            for caps in rule.re().captures_iter(text).take(MAX_PER_RULE) {
                 let Some(m) = caps.get(d.group) else { continue };
                 let chk = caps
                     .get(if d.check_group == 0 {

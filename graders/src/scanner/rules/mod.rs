@@ -5,7 +5,7 @@
 //! file with no credential-looking text close to a single `contains` pass.
 
 use regex::Regex;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 mod ai;
 mod aws;
@@ -40,7 +40,8 @@ pub(crate) struct RuleDef {
     pub description: &'static str,
     /// Lowercase substrings; the regex runs only if one is in the text.
     pub keywords: &'static [&'static str],
-    /// The regex; compiled once for the process.
+    /// The regex; compiled once for the process, the first time a text
+    /// holds one of the keywords ([`Rule::re`]).
     pub pattern: &'static str,
     /// Capture group holding the reported value.
     pub group: usize,
@@ -71,10 +72,22 @@ pub(crate) const DETECTORS: &[(&str, &str)] = &[
     ),
 ];
 
-/// A compiled rule.
+/// A rule and, once a text has needed it, its compiled regex.
 pub(crate) struct Rule {
     pub def: &'static RuleDef,
-    pub re: Regex,
+    re: OnceLock<Regex>,
+}
+
+impl Rule {
+    /// The rule's regex, compiled on first use. Compiling every rule up
+    /// front was most of a small scan's CPU (one rule with a bounded
+    /// Unicode class alone took a third of it), and a scan runs only the
+    /// rules whose keywords occur, so most never need theirs.
+    pub fn re(&self) -> &Regex {
+        self.re.get_or_init(|| {
+            Regex::new(self.def.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", self.def.name))
+        })
+    }
 }
 
 /// Every rule definition in priority order (the order of [`RULES`]),
@@ -110,7 +123,7 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     defs()
         .map(|def| Rule {
             def,
-            re: Regex::new(def.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", def.name)),
+            re: OnceLock::new(),
         })
         .collect()
 });
@@ -132,8 +145,9 @@ pub(crate) struct Keywords {
     /// the search loop.
     bytes: Vec<(u8, usize)>,
     /// The same words as a Unicode `(?i)` set, for the rare text holding
-    /// a non-ASCII character that case-folds onto an ASCII letter.
-    set: regex::RegexSet,
+    /// a non-ASCII character that case-folds onto an ASCII letter; built
+    /// the first time one comes ([`Keywords::set`]).
+    set: OnceLock<regex::RegexSet>,
     /// Sorted, deduplicated; index = pattern id in `ac` and `set`.
     words: Vec<&'static str>,
     /// Per rule (index in [`RULES`]), the ids of its keywords.
@@ -182,27 +196,33 @@ impl Keywords {
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(ac_ids.iter().map(|&i| words[i]))
             .expect("keyword automaton");
-
-        let pats: Vec<String> = words
-            .iter()
-            .map(|w| format!("(?i){}", regex::escape(w)))
-            .collect();
         Keywords {
             ac,
             ac_ids,
             bytes,
-            set: regex::RegexSet::new(pats).expect("keyword set"),
+            set: OnceLock::new(),
             words,
             rule_words,
             pem,
         }
     }
 
+    /// The Unicode `(?i)` keyword set (see [`Keywords::set`]).
+    fn set(&self) -> &regex::RegexSet {
+        self.set.get_or_init(|| {
+            let pats = self
+                .words
+                .iter()
+                .map(|w| format!("(?i){}", regex::escape(w)));
+            regex::RegexSet::new(pats).expect("keyword set")
+        })
+    }
+
     /// Which keywords occur in `text` (case ignored), as a lookup.
     pub fn present(&self, text: &str) -> Present<'_> {
         let mut hit = vec![false; self.words.len()];
         if has_ascii_folds(text) {
-            for i in self.set.matches(text).iter() {
+            for i in self.set().matches(text).iter() {
                 hit[i] = true;
             }
         } else {
@@ -253,7 +273,18 @@ pub(crate) static KEYWORDS: LazyLock<Keywords> = LazyLock::new(|| {
 
 #[cfg(test)]
 mod tests {
-    use super::KEYWORDS;
+    use super::{KEYWORDS, RULES};
+
+    /// Rules compile on first use in a scan; every pattern must compile,
+    /// and a rule's regex is built once and kept.
+    #[test]
+    fn every_rule_compiles_once() {
+        for r in RULES.iter() {
+            assert!(r.re.get().is_none() || std::ptr::eq(r.re(), r.re()));
+            let first: *const regex::Regex = r.re();
+            assert!(std::ptr::eq(first, r.re()), "{}", r.def.name);
+        }
+    }
 
     /// The ASCII automaton finds exactly the keywords the Unicode `(?i)`
     /// set finds, and texts with a character that folds onto an ASCII
@@ -282,7 +313,7 @@ mod tests {
         for t in &texts {
             let p = KEYWORDS.present(t);
             let want: Vec<bool> = {
-                let m = KEYWORDS.set.matches(t);
+                let m = KEYWORDS.set().matches(t);
                 (0..KEYWORDS.words.len()).map(|i| m.matched(i)).collect()
             };
             assert_eq!(p.hit, want, "{t:?}");
