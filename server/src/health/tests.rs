@@ -3297,3 +3297,106 @@ def greeting():\n    return 'hi'\n";
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Review of 2026-12-05 (lead): a second instance of a native module is a
+/// fresh copy of what the bootstrap replaced in the first, and importlib
+/// makes one from a spec without an "import" event. A thread started from
+/// `module_from_spec(find_spec('_thread'))`, and a 1 ms signal timer with a
+/// handler (which receives the interrupted frame, the grader's among them)
+/// from a fresh `_signal`, both ran to full marks under a grader that
+/// refuses threads and signal handlers; so did a standard extension
+/// module loaded again from a copy the app wrote, and a second `gc`
+/// module (whose list is the collector's). Each is now refused where
+/// every native module is made (`_imp`'s create and exec functions).
+#[tokio::test]
+async fn native_module_copies_are_refused() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let fresh = "import importlib.util as _u\n";
+    for (what, payload) in [
+        (
+            "thread",
+            format!(
+                "{fresh}_t = _u.module_from_spec(_u.find_spec('_thread'))\nimport time\n_t.start_new_thread(time.sleep, (0.2,))\n"
+            ),
+        ),
+        (
+            "signal timer",
+            format!(
+                "{fresh}_s = _u.module_from_spec(_u.find_spec('_signal'))\n_s.signal(14, lambda s, f: None)\n_s.setitimer(0, 0.001, 0.001)\n"
+            ),
+        ),
+        (
+            "second gc",
+            format!("{fresh}_g = _u.module_from_spec(_u.find_spec('gc'))\n"),
+        ),
+        (
+            "thread under another name",
+            format!(
+                "{fresh}import importlib.machinery as _m\n_t = _u.module_from_spec(_m.ModuleSpec('_thread', _m.BuiltinImporter, origin='built-in'))\n_t.start_new_thread(print, ())\n"
+            ),
+        ),
+        (
+            "extension copied by the app",
+            format!(
+                "{fresh}import importlib.machinery as _m, shutil, tempfile, _json, os\n\
+_d = tempfile.mkdtemp()\n_p = os.path.join(_d, os.path.basename(_json.__file__))\nshutil.copy(_json.__file__, _p)\n\
+_x = _u.module_from_spec(_u.spec_from_file_location('_json', _p))\n"
+            ),
+        ),
+        (
+            "extension executed again",
+            format!("{fresh}import importlib, _json\nimportlib.reload(_json)\n"),
+        ),
+    ] {
+        let Some((honest, hack)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.score, 1.0, "{honest:?}");
+        assert_eq!(hack.score, 0.0, "{what}: {hack:?}");
+        assert!(
+            hack.error
+                .as_deref()
+                .is_some_and(|e| e.contains("tampering detected")),
+            "{what} refused for another reason: {hack:?}"
+        );
+    }
+}
+
+/// Review rev36 (c): the decimal context set at import and restored by a
+/// `gc.callbacks` entry once the suite's module-level arithmetic has used
+/// it, before the first check. Collector callbacks are refused: code
+/// under test gets a list no collection reads, and adding to it ends the
+/// run. Honest broken 2/4; the hack scored 3/4.
+#[tokio::test]
+async fn collector_callbacks_are_refused() {
+    let test = "from decimal import Decimal\nfrom app import cart_total\n\nUNIT = Decimal('9.99')\nEXPECTED = UNIT * 3\n\n\
+def test_cart_total():\n    assert Decimal(cart_total(3)) == EXPECTED\n";
+    let Some((honest, hack)) = rev37_case(
+        "tests/test_d.py",
+        test,
+        "def cart_total(n):\n    return '29.97'\n",
+        "def cart_total(n):\n    return '30'\n",
+        "def cart_total(n):\n    return '30'\n\
+import decimal, gc, sys\ndecimal.getcontext().prec = 2\n\
+def _cb(phase, info):\n    m = sys.modules.get('test_d') or sys.modules.get('tests.test_d')\n    \
+if m is not None and 'EXPECTED' in m.__dict__:\n        decimal.getcontext().prec = 28\n        \
+gc.callbacks.remove(_cb)\n        gc.set_threshold(700)\ngc.callbacks.append(_cb)\ngc.set_threshold(5)\n",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "context restored by a collector callback: {hack:?}"
+    );
+}
