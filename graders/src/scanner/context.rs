@@ -288,6 +288,7 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
         .any(|w| before.contains(w) || name.contains(w))
         || qualified_key(before)
         || name.ends_with(".key")
+        || super::store_name::is_credential_file(path)
         || qualified_key(&name)
         || bare_key_of_a_keyed_parent(lower, line, start)
 }

@@ -84,7 +84,7 @@ pub(crate) fn is_password_hash_format(v: &str) -> bool {
         let id = rest.split('$').next().unwrap_or("");
         let known = matches!(
             id,
-            "1" | "5" | "6" | "2a" | "2b" | "2y" | "2x" | "y" | "7" | "sha1" | "md5"
+            "1" | "5" | "6" | "apr1" | "2a" | "2b" | "2y" | "2x" | "y" | "7" | "sha1" | "md5"
         ) || id.starts_with("argon2")
             || id.starts_with("pbkdf2")
             || id == "scrypt"
