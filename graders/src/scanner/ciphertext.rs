@@ -29,10 +29,11 @@ const MIN_CIPHERTEXT_BYTES: usize = 48;
 /// Words of key names that call the value encrypted data.
 const ENCRYPTION_WORDS: &[&str] = &["encrypted", "ciphertext", "ciphered", "sealed"];
 
-/// True when the key names its value encrypted data.
+/// True when the key names its value encrypted data (not
+/// `unencrypted_secret`).
 fn names_encryption(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ENCRYPTION_WORDS.iter().any(|w| k.contains(w))
+    ENCRYPTION_WORDS.iter().any(|w| k.contains(w)) && !k.contains("unencrypted")
 }
 
 /// The bytes of a base64 (standard or URL-safe, padded or not) value, up
@@ -137,6 +138,10 @@ mod tests {
             "q3Zr8Kx2mVbN4tYwP9sLd6GhJ1aEcF7uR5oIyTnMqWz0XvBkD8lSfH2gA3jC4eUp6rN9tQ1wY5zL7xK0mV2bS8dF4g=="
         ));
         assert!(!is_ciphertext("encrypted_password", "hunter2xyz!"));
+        assert!(!is_ciphertext(
+            "unencrypted_secret",
+            "q3Zr8Kx2mVbN4tYwP9sLd6GhJ1aEcF7uR5oIyTnMqWz0XvBkD8lSfH2gA3jC4eUp6rN9tQ1wY5zL7xK0mV2bS8dF4g=="
+        ));
         assert!(!is_ciphertext("secret", PGP));
         assert!(!is_ciphertext("token", "vault:secret/data/app#token"));
     }
