@@ -131,6 +131,21 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // modules — and translation catalogs), no longer evidence of precision
     // on unseen code.
     ("generator-7", 0.999, 0.99),
+    // Written blind after generator-7's round (front-end build output,
+    // mobile apps, CI/infra, data-science glue), measured before any fix
+    // on it: 0.908 / 0.937 (9 false positives, 6 misses) — its blind
+    // figure. Its classes were then fixed against it (2026-12-05: shell
+    // parameter expansions, password-verifier formats for every rule,
+    // encrypted data under credential names, cache-key variables,
+    // numbered type names in camelCase, CI service-container defaults;
+    // plist key/string pairs, name-value argument lists, netrc tokens on
+    // one line, calls that wrap a literal secret, VAPID private keys,
+    // known credential files by name), so it is a development set now:
+    // 0.990 / 1.000 after. Its one remaining false positive is kept on
+    // purpose: an AWS access key id in Terraform state beside its
+    // PGP-encrypted secret (access key ids are reported, as gitleaks and
+    // git-secrets do).
+    ("generator-8", 0.98, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

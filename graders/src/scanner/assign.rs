@@ -224,9 +224,23 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             continue;
         }
         let password = short_pass || PASSWORD_WORDS.iter().any(|w| key.contains(w));
+        // `${TOKEN:?message}`, `${TOKEN:-default}`: a shell parameter
+        // expansion reads the variable; only a default it supplies is a
+        // literal value.
+        if let Some(expansion) = parameter_expansion(b, start, end) {
+            if let Some((vs, ve)) = expansion {
+                let mut scanned = ve;
+                if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
+                    out.push(span);
+                }
+                done = done.max(ve);
+            }
+            continue;
+        }
         if password
             && !code_file
-            && let Some((vs, ve)) = directive_value(b, start, end)
+            && let Some((vs, ve)) =
+                netrc_value(b, start, end).or_else(|| directive_value(b, start, end))
         {
             let mut scanned = ve;
             if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
@@ -277,6 +291,83 @@ fn non_secret_compound(key: &str) -> bool {
 /// `secret:` are an ARN's service and resource type, not assignments.
 fn in_arn(lower: &str, start: usize) -> bool {
     super::random::is_arn_tail(&lower[start.saturating_sub(MAX_KEY)..start])
+}
+
+/// netrc tokens that open an entry's line (`.netrc`, `_netrc`,
+/// `.authinfo`): `machine <host>`, `default`, and the entry's fields.
+const NETRC_TOKENS: &[&[u8]] = &[b"machine", b"default", b"login", b"account", b"port"];
+
+/// The value of netrc's `password <value>` token pair on a line of netrc
+/// tokens (`machine h login u password p`, `.authinfo`'s `machine h login
+/// u password p port 443`, `password p` alone): the next whitespace-
+/// separated field, wherever the pair sits on the line. Only when the
+/// line opens with a netrc token and the key is exactly `password`.
+fn netrc_value(b: &[u8], start: usize, end: usize) -> Option<(usize, usize)> {
+    if !b[start..end].eq_ignore_ascii_case(b"password") || !matches!(b.get(end), Some(b' ' | b'\t'))
+    {
+        return None;
+    }
+    let from = start.saturating_sub(MAX_DIRECTIVE_HEAD);
+    let line_start = match b[from..start].iter().rposition(|&c| c == b'\n') {
+        Some(i) => from + i + 1,
+        None if from == 0 => 0,
+        None => return None,
+    };
+    let first = b[line_start..start]
+        .split(|c| matches!(c, b' ' | b'\t'))
+        .find(|f| !f.is_empty())?;
+    if !NETRC_TOKENS.contains(&first) {
+        return None;
+    }
+    let mut vs = end;
+    while vs < b.len() && matches!(b[vs], b' ' | b'\t') {
+        vs += 1;
+    }
+    let limit = (vs + MAX_DIRECTIVE_HEAD * 2).min(b.len());
+    let ve = (vs..limit)
+        .find(|&i| matches!(b[i], b' ' | b'\t' | b'\r' | b'\n'))
+        .unwrap_or(limit);
+    (ve > vs && !matches!(b[vs], b'=' | b':')).then_some((vs, ve))
+}
+
+/// Longest default value of a parameter expansion read.
+const MAX_EXPANSION: usize = 512;
+
+/// A POSIX shell parameter expansion of the key at `start..end`:
+/// `${NAME}`, `${NAME:?message}`, `${NAME?message}`, `${NAME:+alt}`,
+/// `${NAME:-default}`, `${NAME:=default}` (also with `-`/`=` alone).
+/// `None` when the key is not inside `${`; `Some(None)` when the
+/// expansion holds no literal value (a reference, an error message, an
+/// alternative used only when the variable is set); `Some(Some(span))`
+/// for the default value it supplies, judged as a literal.
+fn parameter_expansion(b: &[u8], start: usize, end: usize) -> Option<Option<(usize, usize)>> {
+    let open = start.checked_sub(2)?;
+    if &b[open..start] != b"${" {
+        return None;
+    }
+    let mut p = end;
+    if b.get(p) == Some(&b':') {
+        p += 1;
+    }
+    let op = *b.get(p)?;
+    if !matches!(op, b'-' | b'=') {
+        // `}`, `?`, `+`, or anything else (`${TOKEN%%.*}`, `${TOKEN#x}`):
+        // the variable's value, transformed; no literal credential.
+        return Some(None);
+    }
+    let vs = p + 1;
+    let limit = (vs + MAX_EXPANSION).min(b.len());
+    let ve = (vs..limit).find(|&i| matches!(b[i], b'}' | b'\n'))?;
+    if b[ve] != b'}' {
+        return Some(None);
+    }
+    // A quoted default: the quotes are the shell's, not the value's.
+    let (mut vs, mut ve) = (vs, ve);
+    if ve > vs + 1 && matches!(b[vs], b'"' | b'\'') && b[ve - 1] == b[vs] {
+        vs += 1;
+        ve -= 1;
+    }
+    Some(Some((vs, ve)))
 }
 
 /// Fields on a directive line before its password keyword
@@ -376,6 +467,9 @@ enum KeyForm {
     /// its text content: `<property name="connection.password">…</property>`
     /// (Hibernate, log4j, Ant).
     XmlNamedText,
+    /// A property list's `<key>Name</key>` followed by the value element
+    /// `<string>…</string>` (Apple Info.plist, launchd plists).
+    PlistKey,
     /// The same attribute followed by a `value` attribute: `<add
     /// key="ApiKey" value="…"/>` (.NET appSettings), `<property
     /// name="password" value="…"/>` (Spring).
@@ -387,25 +481,96 @@ impl KeyForm {
         if start > 0 && b[start - 1] == b'<' && b.get(end) == Some(&b'>') {
             return KeyForm::XmlElement;
         }
+        if start >= 5 && &b[start - 5..start] == b"<key>" && b[end..].starts_with(b"</key>") {
+            return KeyForm::PlistKey;
+        }
         if let Some(form) = Self::xml_named(b, start, end) {
             return form;
         }
+        // A quoted argument naming the next one: a call's first argument
+        // (`setProperty("API_TOKEN", "…")`) or a name in a name-value
+        // argument list (MATLAB `weboptions('Username', u, 'Password',
+        // '…')`, R, Lua, Python `*args`).
         if start > 0 && matches!(b[start - 1], b'"' | b'\'') && b.get(end) == Some(&b[start - 1]) {
             let mut i = start - 1;
             while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
                 i -= 1;
             }
-            if i > 0 && b[i - 1] == b'(' {
+            if i > 0 && (b[i - 1] == b'(' || (b[i - 1] == b',' && Self::after_pair(b, i - 1))) {
                 return KeyForm::CallArgument;
             }
         }
         if b.get(end) == Some(&b'(')
             && b.get(end + 1).is_some_and(|&q| matches!(q, b'"' | b'\''))
-            && (Self::setter(b, start, end) || Self::after_type(b, start))
+            && (Self::setter(b, start, end)
+                || Self::after_type(b, start)
+                || Self::wraps_literal_secret(b, start, end))
         {
             return KeyForm::Initializer;
         }
         KeyForm::Plain
+    }
+
+    /// True when the comma at `comma` ends a name-value pair: the
+    /// argument before it follows `, 'Name',` (MATLAB `'Username', u,
+    /// 'Password', …`), so the quoted key after it is the next pair's
+    /// name, not a value (`fromSecretNameV2(this, 'DbSecret', 'prod/db')`:
+    /// `this` follows `(`).
+    fn after_pair(b: &[u8], comma: usize) -> bool {
+        let mut j = comma;
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        // Skip the previous argument: a quoted string or a bare token.
+        if j > 0 && matches!(b[j - 1], b'"' | b'\'') {
+            let q = b[j - 1];
+            j -= 1;
+            while j > 0 && b[j - 1] != q && b[j - 1] != b'\n' {
+                j -= 1;
+            }
+            j = j.saturating_sub(1);
+        } else {
+            while j > 0 && !matches!(b[j - 1], b',' | b'(' | b'\n' | b' ') {
+                j -= 1;
+            }
+        }
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        if j == 0 || b[j - 1] != b',' {
+            return false;
+        }
+        j -= 1;
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        // A quoted name: letters, digits, `_`, `-`, `.`, from a letter.
+        if j == 0 || !matches!(b[j - 1], b'"' | b'\'') {
+            return false;
+        }
+        let q = b[j - 1];
+        let e = j - 1;
+        let mut s = e;
+        while s > 0 && (b[s - 1].is_ascii_alphanumeric() || matches!(b[s - 1], b'_' | b'-' | b'.'))
+        {
+            s -= 1;
+        }
+        s > 0 && s < e && b[s - 1] == q && b[s].is_ascii_alphabetic()
+    }
+
+    /// A call whose name says it wraps a literal secret: AWS CDK's
+    /// `SecretValue.unsafePlainText('…')` / `SecretValue.plainText('…')`,
+    /// Pulumi's `pulumi.secret('…')` / `Output.secret('…')`, pydantic's
+    /// `SecretStr('…')`, .NET and Java `SecretString("…")`,
+    /// `SecureString`: its literal argument is the credential.
+    fn wraps_literal_secret(b: &[u8], start: usize, end: usize) -> bool {
+        let key = b[start..end].to_ascii_lowercase();
+        let last = key.rsplit(|&c| c == b'.').next().unwrap_or(&key);
+        let object = &key[..key.len() - last.len()];
+        matches!(last, b"secretstr" | b"secretstring" | b"securestring")
+            || (matches!(last, b"unsafeplaintext" | b"plaintext")
+                && object.ends_with(b"secretvalue."))
+            || (last == b"secret" && (object.ends_with(b"pulumi.") || object.ends_with(b"output.")))
     }
 
     /// `key.assign(`, `key.set(`, `key.setValue(`: the key ends with a
@@ -527,6 +692,8 @@ fn value_after(
         xml_text(b, p + 1, &mut scanned)
     } else if form == KeyForm::XmlValueAttr {
         xml_value_attr(b, p, &mut scanned)
+    } else if form == KeyForm::PlistKey {
+        plist_value(b, p, &mut scanned).filter(|&(vs, ve)| !plist_sdk_id(lb, p, vs, ve))
     } else {
         value_after_inner(b, lb, p, code_file, form, &mut scanned)
     };
@@ -551,6 +718,36 @@ fn xml_value_attr(b: &[u8], p: usize, scanned: &mut usize) -> Option<(usize, usi
     }
     *scanned = ve;
     (ve < limit && b[ve] == q && ve > vs).then_some((vs, ve))
+}
+
+/// The text of the `<string>` element after a plist's `<key>…</key>`
+/// (the key ends at `p`, on the `<` of `</key>`).
+fn plist_value(b: &[u8], p: usize, scanned: &mut usize) -> Option<(usize, usize)> {
+    let mut j = p + b"</key>".len();
+    while j < b.len() && b[j].is_ascii_whitespace() && j - p < MAX_XML_TEXT {
+        j += 1;
+    }
+    *scanned = j;
+    if !b[j..].starts_with(b"<string>") {
+        return None;
+    }
+    xml_text(b, j + b"<string>".len() - 1, scanned)
+}
+
+/// A hex value under a plist key that calls it a token or key but not a
+/// secret, password or private key (`MixpanelToken`, `AmplitudeApiKey`):
+/// an analytics or SDK project id written into an app's manifest, which
+/// ships inside the bundle to every user. The key ends at `key_end`.
+fn plist_sdk_id(lb: &[u8], key_end: usize, vs: usize, ve: usize) -> bool {
+    let key_start = lb[..key_end]
+        .iter()
+        .rposition(|&c| c == b'>')
+        .map_or(0, |i| i + 1);
+    let key = &lb[key_start..key_end];
+    let secret = [&b"secret"[..], b"passw", b"private", b"pwd"]
+        .iter()
+        .any(|w| key.windows(w.len()).any(|x| x == *w));
+    !secret && lb[vs..ve].iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Longest XML text content judged as a value.
@@ -936,6 +1133,161 @@ mod tests {
     /// A plain YAML value ending in base64 padding is the value, not a
     /// typed declaration `name: Type =` (generator-6's Rails
     /// `database.yml`); typed declarations still skip their type.
+    /// Shell parameter expansions read a variable: an error message
+    /// (`${TOKEN:?must be set}`) or an alternative is no value; a default
+    /// the expansion supplies is judged as a literal (issue 18,
+    /// generator-8 `shell-env-guard-checksum`).
+    #[test]
+    fn shell_parameter_expansions() {
+        check(
+            "generic_secret",
+            &[
+                ("echo \"${API_TOKEN:-Zq8v2Lm4Kp7Rt}\"\n", "Zq8v2Lm4Kp7Rt"),
+                ("pw=\"${DB_PASSWORD:='Zq8v2Lm4Kp7Rt'}\"\n", "Zq8v2Lm4Kp7Rt"),
+            ],
+            &[
+                (
+                    ": \"${DEPLOY_TOKEN:?DEPLOY_TOKEN must be set}\"\n",
+                    "error message",
+                ),
+                (
+                    ": \"${DEPLOY_TOKEN?DEPLOY_TOKEN_is_unset}\"\n",
+                    "error message",
+                ),
+                (
+                    "curl ${API_TOKEN:+-H Authorization:$API_TOKEN}\n",
+                    "alternative",
+                ),
+                ("echo ${SECRET_KEY%%.*} ${#API_TOKEN}\n", "transformations"),
+            ],
+        );
+    }
+
+    /// Key-value element pairs and name-value argument lists: the key's
+    /// element or quoted name names the next value (issue 18, generator-8
+    /// `ios-info-plist-literal-secret`, `matlab-weboptions-password`).
+    #[test]
+    fn plist_pairs_and_name_value_arguments() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "<dict>\n\t<key>BackendToken</key>\n\t<string>Zq8v2Lm4Kp7RtX9wB3nY</string>\n</dict>\n",
+                    "Zq8v2Lm4Kp7RtX9wB3nY",
+                ),
+                (
+                    "opts = weboptions('Username', 'lab', 'Password', '3E4v8y*MnklFkiTk.hwV8c-Y', 'Timeout', 30);\n",
+                    "3E4v8y*MnklFkiTk.hwV8c-Y",
+                ),
+                (
+                    "<string name=\"stripe_secret\">Zq8v2Lm4Kp7RtX9wB3nY</string>\n",
+                    "Zq8v2Lm4Kp7RtX9wB3nY",
+                ),
+                (
+                    "<add key=\"ApiSecret\" value=\"Zq8v2Lm4Kp7RtX9wB3nY\"/>\n",
+                    "Zq8v2Lm4Kp7RtX9wB3nY",
+                ),
+            ],
+            &[
+                (
+                    "\t<key>BackendToken</key>\n\t<string>$(BACKEND_TOKEN)</string>\n",
+                    "build setting reference",
+                ),
+                (
+                    "\t<key>TokenRefreshEnabled</key>\n\t<true/>\n",
+                    "not a string",
+                ),
+                (
+                    "opts = weboptions('Username', 'lab', 'Password', pw, 'Timeout', 30);\n",
+                    "variable, not a literal",
+                ),
+                (
+                    "fields = ('username', 'password', 'password_confirm')\n",
+                    "names",
+                ),
+                (
+                    "const s = sm.Secret.fromSecretNameV2(this, 'DbSecret', 'prod/orders/db-creds9');\n",
+                    "a construct id, then a secret's name",
+                ),
+            ],
+        );
+        // An SDK project id in an app manifest (a hex id under a token name).
+        let sdk =
+            "\t<key>MixpanelToken</key>\n\t<string>071e896e298ebc724b9da95ab1aa1958</string>\n";
+        assert!(crate::scanner::rules::testutil::rules("ios/App/Info.plist", sdk).is_empty());
+    }
+
+    /// netrc's `password <value>` pair on any line layout (issue 18,
+    /// generator-8 `netrc-artifact-password`).
+    #[test]
+    fn netrc_passwords() {
+        let s = Scanner::new(ScanConfig::default());
+        for (path, text) in [
+            (
+                ".netrc",
+                "machine artifacts.example.internal login ci-reader password z_xrmCPQ!~vn+%TCVMT66WICujo\n",
+            ),
+            (
+                "home/.authinfo",
+                "machine smtp.example.com login me password Zq8v2Lm4Kp7Rt port 587\n",
+            ),
+            (
+                "ci/netrc",
+                "machine a.example.com\n  login ci\n  password Zq8v2Lm4Kp7Rt\n",
+            ),
+        ] {
+            assert!(
+                s.scan_bytes(path, text.as_bytes())
+                    .iter()
+                    .any(|f| f.value.starts_with("z_xrm") || f.value == "Zq8v2Lm4Kp7Rt"),
+                "{path}: {text}"
+            );
+        }
+        let prose = "Set the machine password in the admin console before the first login.\n";
+        assert!(s.scan_bytes("docs/setup.txt", prose.as_bytes()).is_empty());
+    }
+
+    /// Calls whose name says they wrap a literal secret: the argument is
+    /// the credential (issue 18, generator-8 `cdk-unsafe-plaintext-password`).
+    #[test]
+    fn literal_secret_wrappers() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "credentials: rds.Credentials.fromPassword('app', SecretValue.unsafePlainText('j52iDn#hOH1prQ#KwUqi^1FoNl')),",
+                    "j52iDn#hOH1prQ#KwUqi^1FoNl",
+                ),
+                (
+                    "const k = pulumi.secret(\"Zq8v2Lm4Kp7RtX9w\");",
+                    "Zq8v2Lm4Kp7RtX9w",
+                ),
+                (
+                    "api_key = SecretStr('Zq8v2Lm4Kp7RtX9w')",
+                    "Zq8v2Lm4Kp7RtX9w",
+                ),
+                (
+                    "var s = new SecretString(\"Zq8v2Lm4Kp7RtX9w\");",
+                    "Zq8v2Lm4Kp7RtX9w",
+                ),
+            ],
+            &[
+                (
+                    "const v = SecretValue.secretsManager('prod/db-password');",
+                    "a reference by name",
+                ),
+                (
+                    "const v = SecretValue.unsafePlainText(props.password);",
+                    "not a literal",
+                ),
+                (
+                    "const s = pulumi.secret(cfg.require('dbPassword'));",
+                    "not a literal",
+                ),
+            ],
+        );
+    }
+
     #[test]
     fn padded_values_are_not_typed_declarations() {
         check(

@@ -244,7 +244,18 @@ fn env_key_before(text: &str, start: usize) -> bool {
                     .bytes()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
                 && !super::words::names_public(&name.to_ascii_lowercase())
+                && !names_another_key(name)
         })
+}
+
+/// Whether an upper-case `…_KEY` name is a compound whose head is no
+/// secret ([`super::naming::blank_compounds`]: `CI_CACHE_KEY`,
+/// `SORT_KEY`, `PRIMARY_KEY`, `IDEMPOTENCY_KEY`): a cache key or a
+/// lookup key holds a content hash or an id, not a credential (issue 18,
+/// generator-8 `circleci-context-references`).
+fn names_another_key(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    super::naming::blank_compounds(&lower) != lower
 }
 
 /// Whether the whole token around `start..end` (the random rule judges
@@ -277,6 +288,7 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
         .any(|w| before.contains(w) || name.contains(w))
         || qualified_key(before)
         || name.ends_with(".key")
+        || super::store_name::is_credential_file(path)
         || qualified_key(&name)
         || bare_key_of_a_keyed_parent(lower, line, start)
 }
@@ -429,6 +441,21 @@ mod tests {
 
     /// An environment-variable name ending in `_KEY` names a credential
     /// by convention; lowercase and camelCase keys do not.
+    /// A `_KEY` variable whose head is a modifier (`CI_CACHE_KEY`) holds
+    /// a content hash or lookup id: the name calls nothing a secret.
+    #[test]
+    fn compound_key_variables() {
+        const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";
+        assert!(super::names_another_key("CI_CACHE_KEY"));
+        assert!(super::names_another_key("SORT_KEY"));
+        assert!(!super::names_another_key("MAILGUN_KEY"));
+        assert!(!super::names_another_key("STRIPE_WEBHOOK_KEY"));
+        let cache = format!("    CI_CACHE_KEY: v3-deps-{T}\n");
+        assert!(!super::env_key_before(&cache, cache.find(T).unwrap()));
+        let app = format!("    APP_KEY: {T}\n");
+        assert!(super::env_key_before(&app, app.find(T).unwrap()));
+    }
+
     #[test]
     fn env_key_names() {
         const T: &str = "9fK2mQ7xL4pR8sV1wZ3bT6yU0";

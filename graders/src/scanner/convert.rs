@@ -1,7 +1,9 @@
 //! A secret literal wrapped in a call that converts it to bytes: Go
 //! `[]byte("…")`, Python `bytes("…", "utf-8")`/`bytearray(…)`, Node
 //! `Buffer.from("…")`, C# `Encoding.UTF8.GetBytes("…")`, JavaScript
-//! `new TextEncoder().encode("…")`, Kotlin/Scala `"…".toByteArray()`.
+//! `new TextEncoder().encode("…")`, Kotlin/Scala `"…".toByteArray()`;
+//! and calls that wrap a literal secret (`SecretStr("…")`,
+//! `SecretValue.unsafePlainText("…")`, `pulumi.secret("…")`).
 //! The call is code, but its argument is the literal the key names
 //! (`var hmacSecret = []byte("…")` is the classic HMAC key of a Go JWT
 //! service): [`super::assign`] reads the literal inside and judges it as
@@ -21,6 +23,15 @@ const CONVERSIONS: &[&str] = &[
     "encoding.default.getbytes(",
     "encoding.unicode.getbytes(",
     "new textencoder().encode(",
+    // Calls whose name says they wrap a literal secret (issue 18,
+    // generator-8): AWS CDK, Pulumi, pydantic, .NET/Java secret strings.
+    "secretvalue.unsafeplaintext(",
+    "secretvalue.plaintext(",
+    "pulumi.secret(",
+    "pulumi.output.secret(",
+    "secretstr(",
+    "secretstring(",
+    "new secretstring(",
 ];
 
 /// When the right-hand side at `p` of `lower` opens a conversion call

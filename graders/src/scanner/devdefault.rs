@@ -20,6 +20,14 @@
 //! single name (`@db:5432`, a Compose service): templates describe the
 //! developer's stack, not a deployment.
 //!
+//! So does one in a CI pipeline's definition (`.gitlab-ci.yml`,
+//! `.github/workflows/*.yml`, `.circleci/config.yml`, …) to a single-name
+//! host (generator-8, `gitlab-ci-service-default-creds`:
+//! `postgresql://postgres:postgres@postgres:5432/test`): the host is a
+//! service container the job starts from a public image with the image's
+//! documented default, reachable only from that job's network and gone
+//! when it ends.
+//!
 //! What stays reported, everywhere: any password to a host with a domain
 //! or a routable address (`@db.internal`, `@10.0.3.7`,
 //! `@pg-main.rds.amazonaws.com`), even `admin:admin` (a weak credential
@@ -39,6 +47,35 @@ fn is_template(path: &str) -> bool {
     let name = name.to_ascii_lowercase();
     let name = name.strip_prefix('.').unwrap_or(&name);
     name.split('.').skip(1).any(|p| TEMPLATE_PARTS.contains(&p))
+}
+
+/// True for a CI pipeline's definition file, whose service containers
+/// live for one job.
+fn is_ci_pipeline(path: &str) -> bool {
+    let p = path.replace('\\', "/").to_ascii_lowercase();
+    let name = p.rsplit('/').next().unwrap_or(&p);
+    let yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+    name.ends_with(".gitlab-ci.yml")
+        || name.starts_with(".gitlab-ci")
+        || matches!(
+            name,
+            "bitbucket-pipelines.yml"
+                | ".travis.yml"
+                | "azure-pipelines.yml"
+                | ".drone.yml"
+                | ".woodpecker.yml"
+                | "buildkite.yml"
+                | "jenkinsfile"
+        )
+        || (yaml
+            && [
+                "/.github/workflows/",
+                "/.circleci/",
+                "/.woodpecker/",
+                "/.buildkite/",
+            ]
+            .iter()
+            .any(|d| format!("/{p}").contains(d)))
 }
 
 /// True for the loopback interface (and the unspecified address that
@@ -80,7 +117,8 @@ pub(crate) fn is_local_default(url: &str, path: &str) -> bool {
     let loopback = is_loopback(host);
     let template = is_template(path);
     let service = !host.is_empty() && !host.contains(['.', ':']);
-    (loopback && (default || template)) || (template && default && service)
+    (loopback && (default || template))
+        || (default && service && (template || is_ci_pipeline(path)))
 }
 
 #[cfg(test)]
@@ -106,6 +144,13 @@ mod tests {
                 "config.template.yml",
             ),
             ("postgres://postgres:postgres@db:5432/app", ".env.dist"),
+            // A CI job's service container with its image's default.
+            (
+                "postgresql://postgres:postgres@postgres:5432/test",
+                ".gitlab-ci.yml",
+            ),
+            ("mysql://root:root@mysql/app", ".github/workflows/test.yml"),
+            ("amqp://guest:guest@rabbitmq:5672/", ".circleci/config.yml"),
         ] {
             assert!(is_local_default(url, path), "{url} in {path}");
         }
@@ -131,6 +176,15 @@ mod tests {
                 "docker-compose.yml",
             ),
             ("postgres://app:Zq8v2Lm4Kp7Rt@db:5432/app", ".env.example"),
+            // In CI: a real password, or a host outside the job.
+            (
+                "postgresql://app:Zq8v2Lm4Kp7Rt@postgres/test",
+                ".gitlab-ci.yml",
+            ),
+            (
+                "postgresql://postgres:postgres@db.prod.acme.com/app",
+                ".github/workflows/deploy.yml",
+            ),
             // Not loopback: a name that only starts like it.
             (
                 "postgres://postgres:postgres@localhost.acme.com/app",

@@ -20,6 +20,7 @@
 
 mod allowlist;
 mod assign;
+mod ciphertext;
 mod context;
 mod convert;
 mod declared;
@@ -482,6 +483,13 @@ impl Scanner {
                 {
                     continue;
                 }
+                // A password verifier (`SCRAM-SHA-256$…`, `$argon2id$…`)
+                // is what a server stores, not the password, whichever
+                // rule's keyword found it ([`stored_hash`]).
+                if stored_hash::is_password_hash_format(m.as_str()) {
+                    rejected.push((m.start(), m.end()));
+                    continue;
+                }
                 if d.validate.is_some_and(|ok| !ok(m.as_str())) {
                     // The JWT check rejects what it does not report (an
                     // unsigned `alg: none` token), not a fixture: a name
@@ -701,11 +709,15 @@ fn join_worker<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 
 /// A generic detector's value at `start..end` that is not a credential
 /// whatever names it: a stored hash ([`stored_hash`]), base64 or hex of a
-/// placeholder ([`encoded_placeholder`]), Terraform state's
+/// placeholder ([`encoded_placeholder`]), a password verifier's format,
+/// ciphertext ([`ciphertext`]), Terraform state's
 /// provider-private metadata ([`tfstate`]).
 fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
     let v = &text[start..end];
-    stored_hash::is_stored_hash(stored_hash::key_before(text, start), v, path)
+    let key = stored_hash::key_before(text, start);
+    stored_hash::is_stored_hash(key, v, path)
+        || stored_hash::is_password_hash_format(v)
+        || ciphertext::is_ciphertext(key, v)
         || encoded_placeholder::decodes_to_placeholder(v)
         || tfstate::is_provider_private(path, text, start)
 }

@@ -40,9 +40,60 @@ pub(crate) fn may_name_contents(path: &str) -> bool {
     !DOMAIN_EXTS.contains(&ext.to_ascii_lowercase().as_str())
 }
 
+/// Files a tool writes to hold its credentials, by name (lowercase), or
+/// by the directory and name they always sit in: every value in them is
+/// the tool's credential, whatever its key is called (Kaggle's
+/// `kaggle.json` holds `{"username": …, "key": …}`). Issue 18,
+/// generator-8 `kaggle-json-api-key`.
+const CREDENTIAL_FILES: &[&str] = &[
+    "kaggle.json",
+    ".git-credentials",
+    "credentials.json",
+    "client_secret.json",
+    "application_default_credentials.json",
+    "service-account.json",
+    ".databrickscfg",
+    ".boto",
+    ".s3cfg",
+    "rclone.conf",
+    ".pypirc",
+    ".dockercfg",
+    ".terraformrc",
+    "credentials.tfrc.json",
+    ".my.cnf",
+    ".pgpass",
+    ".netrc",
+    "_netrc",
+    ".authinfo",
+    ".vault-token",
+];
+
+/// Credential files known by their directory and name.
+const CREDENTIAL_PATHS: &[&str] = &[
+    ".config/gh/hosts.yml",
+    ".twilio-cli/config.json",
+    ".docker/config.json",
+    ".aws/credentials",
+    ".kube/config",
+    ".config/hub",
+    ".heroku/credentials",
+];
+
+/// True when the file at `path` is a known credential file of a tool
+/// ([`CREDENTIAL_FILES`], [`CREDENTIAL_PATHS`]): its name names every
+/// value in it a secret.
+pub(crate) fn is_credential_file(path: &str) -> bool {
+    let p = path.replace('\\', "/").to_ascii_lowercase();
+    let name = p.rsplit('/').next().unwrap_or(&p);
+    CREDENTIAL_FILES.contains(&name)
+        || CREDENTIAL_PATHS
+            .iter()
+            .any(|c| p == *c || p.ends_with(&format!("/{c}")))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::may_name_contents;
+    use super::{is_credential_file, may_name_contents};
     use crate::scanner::{ScanConfig, Scanner};
 
     #[test]
@@ -69,6 +120,37 @@ mod tests {
         ] {
             assert!(!may_name_contents(p), "{p}");
         }
+    }
+
+    #[test]
+    fn known_credential_files() {
+        for p in [
+            "notebooks/.kaggle/kaggle.json",
+            "home/me/.config/gh/hosts.yml",
+            ".twilio-cli/config.json",
+            "ops/.databrickscfg",
+            "rclone.conf",
+        ] {
+            assert!(is_credential_file(p), "{p}");
+        }
+        for p in [
+            "src/kaggle_utils.json",
+            "config/hosts.yml",
+            "app/config.json",
+        ] {
+            assert!(!is_credential_file(p), "{p}");
+        }
+        let s = Scanner::new(ScanConfig::default());
+        let kaggle = "{\"username\": \"kp06\", \"key\": \"bc2f1d4f56352fbdf6de55a128751bc1\"}\n";
+        assert!(
+            !s.scan_bytes("notebooks/.kaggle/kaggle.json", kaggle.as_bytes())
+                .is_empty()
+        );
+        // The same bare key in an ordinary JSON file names nothing.
+        assert!(
+            s.scan_bytes("data/index.json", kaggle.as_bytes())
+                .is_empty()
+        );
     }
 
     /// A bare random token is named by a credential store's name, not by a

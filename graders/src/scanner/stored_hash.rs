@@ -61,6 +61,76 @@ pub(crate) fn is_digest_shaped(v: &str) -> bool {
         || (TAGGED_PREFIXES.iter().any(|p| v.starts_with(p)) && v.matches('$').count() >= 2)
 }
 
+/// A password verifier in a format that says so by its own structure,
+/// whatever key or rule found it (issue 18, generator-8
+/// `sql-migration-scram-verifier`, `jupyter-server-hashed-password`):
+/// what a server stores to check a password against, never the password.
+/// - PHC strings and crypt(3): `$argon2id$v=19$…`, `$scrypt$…`,
+///   `$pbkdf2-sha256$…`, bcrypt `$2a$`/`$2b$`/`$2y$` + cost, `$1$`, `$5$`,
+///   `$6$` + salt and hash;
+/// - Django `algorithm$…` ([`TAGGED_PREFIXES`]) with two `$` or more;
+/// - PostgreSQL `SCRAM-SHA-256$<iterations>:<salt>$<stored>:<server>` and
+///   `md5` + 32 hex;
+/// - Werkzeug `pbkdf2:sha256:600000$salt$hash`, `scrypt:32768:8:1$salt$hash`;
+/// - Jupyter `algorithm:…` around one of the above, or `sha1:salt:hex`.
+pub(crate) fn is_password_hash_format(v: &str) -> bool {
+    let v = v.trim();
+    if v.len() < 20 || v.contains(char::is_whitespace) {
+        return false;
+    }
+    let dollars = v.matches('$').count();
+    // PHC and crypt(3): `$id$…$…`.
+    if let Some(rest) = v.strip_prefix('$') {
+        let id = rest.split('$').next().unwrap_or("");
+        let known = matches!(
+            id,
+            "1" | "5" | "6" | "apr1" | "2a" | "2b" | "2y" | "2x" | "y" | "7" | "sha1" | "md5"
+        ) || id.starts_with("argon2")
+            || id.starts_with("pbkdf2")
+            || id == "scrypt"
+            || id == "bcrypt";
+        return known && dollars >= 3;
+    }
+    if let Some(rest) = v
+        .strip_prefix("SCRAM-SHA-256$")
+        .or_else(|| v.strip_prefix("SCRAM-SHA-1$"))
+    {
+        // `<iterations>:<salt>$<StoredKey>:<ServerKey>`.
+        let (head, keys) = rest.split_once('$').unwrap_or(("", ""));
+        return head
+            .split_once(':')
+            .is_some_and(|(i, _)| i.parse::<u32>().is_ok())
+            && keys.contains(':');
+    }
+    if let Some(hex) = v.strip_prefix("md5") {
+        return hex.len() == 32 && hex.bytes().all(|c| c.is_ascii_hexdigit());
+    }
+    if TAGGED_PREFIXES.iter().any(|p| v.starts_with(p)) && dollars >= 2 {
+        return true;
+    }
+    // Werkzeug: `method:params…$salt$hash`.
+    if let Some((method, _)) = v.split_once(':')
+        && matches!(method, "pbkdf2" | "scrypt")
+        && dollars == 2
+    {
+        return true;
+    }
+    // Jupyter: `algorithm:` before a PHC string, or `sha1:salt:hexdigest`.
+    if let Some((algo, rest)) = v.split_once(':')
+        && matches!(algo, "argon2" | "sha1" | "sha256" | "sha512" | "md5")
+    {
+        if rest.starts_with('$') {
+            return is_password_hash_format(rest);
+        }
+        if let Some((salt, hex)) = rest.split_once(':') {
+            return !salt.is_empty()
+                && DIGEST_HEX_LENS.contains(&hex.len())
+                && hex.bytes().all(|c| c.is_ascii_hexdigit());
+        }
+    }
+    false
+}
+
 /// True when the key's last word names a digest (`api_key_hash`,
 /// `secretDigest`, `token-sha256`).
 pub(crate) fn names_a_digest(key: &str) -> bool {
@@ -189,6 +259,41 @@ mod tests {
         ] {
             assert!(!flagged(path, &text).is_empty(), "{path}: {text}");
         }
+    }
+
+    /// A password verifier's own format says it is one, under any key and
+    /// for every rule (SQL `PASSWORD '…'`, a Jupyter config's `password`).
+    #[test]
+    fn verifier_formats() {
+        for v in [
+            "SCRAM-SHA-256$4096:H5I5KWqNn9LNW9xe3+O8Sg==$55w54yQFuTeXDW0O2S0xZRQe8EfFDF0U0aOV2+dQNak=:adr55u/2nbR6sASvLJc/V6jLttdokJgfl/tdG39Wf18=",
+            "md53175bce1d3201d16594cebf9d7eb3f9d",
+            "$2b$12$E6DYbmUMNmmtsVxZ6RJyI3.U0APk4k2zD1aaV/HrCtp0yW0MDszhd",
+            "$argon2id$v=19$m=65536,t=3,p=4$JD7W9/8uaU3EsAtLkgo/1g$H3LGbOWgBtailBz+qjmYzH3UjnAptI5FcdpYs+45aAQ",
+            "argon2:$argon2id$v=19$m=10240,t=10,p=8$tXx0dzSvkq6YNmPHl7d1QQ$cBMq9cNaQe5fCMJ2XY4Znh8lBRUwqr4X0OmNVZXKaSc",
+            "sha1:6c5b7f7f5c8e:0e7c1a9b4fa6d0a3c9fd4d7e2a3b5c6d7e8f9a0b",
+            "pbkdf2:sha256:600000$Gd8kQ2mZ$2b7c1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a",
+            "$6$rounds=5000$saltsalt$Kq4F7jVnIWfWkVxPq8ZbE0Qe1u9mD7aR3tY6sH2lN5oC8xB1vG4jU0iP9wE7rT3yL6kM2nA5sD8fH1gJ4qZ0c.",
+            "pbkdf2_sha256$600000$ViHV8MrSBRQ4DtxJNQnOlK$CMR1zNukb6+n/3iPar90BdHpR7333sjmZzVA4dPt51o=",
+        ] {
+            assert!(super::is_password_hash_format(v), "{v}");
+        }
+        for v in [
+            "Tr0ub4dor&3x$Tr0ub4dor",
+            "md5notahexdigestbutapassword!",
+            "$ecretP@ss$word2024",
+            "argon2:hunter2hunter2hunter2",
+            "SCRAM-SHA-256-is-my-password",
+        ] {
+            assert!(!super::is_password_hash_format(v), "{v}");
+        }
+        use crate::scanner::rules::testutil::rules;
+        let sql = "CREATE ROLE r WITH LOGIN PASSWORD 'SCRAM-SHA-256$4096:H5I5KWqNn9LNW9xe3+O8Sg==$55w54yQFuTeXDW0O2S0xZRQe8EfFDF0U0aOV2+dQNak=:adr55u/2nbR6sASvLJc/V6jLttdokJgfl/tdG39Wf18=';\n";
+        assert!(rules("db/migrations/1_role.sql", sql).is_empty());
+        let jup = "c.ServerApp.password = 'argon2:$argon2id$v=19$m=65536,t=3,p=4$JD7W9/8uaU3EsAtLkgo/1g$H3LGbOWgBtailBz+qjmYzH3UjnAptI5FcdpYs+45aAQ'\n";
+        assert!(rules(".jupyter/jupyter_server_config.py", jup).is_empty());
+        let real = "CREATE ROLE r WITH LOGIN PASSWORD 'Zq8v2$Lm4Kp7Rt$X9wB';\n";
+        assert!(!rules("db/migrations/1_role.sql", real).is_empty());
     }
 
     #[test]

@@ -181,7 +181,97 @@ pub(crate) fn is_word_like(v: &str, allow_digits: bool) -> bool {
 /// separators (`release-2024`, `test1234`, `v2`).
 const MAX_GLUED_DIGITS: usize = 1;
 
-/// Counts digit runs with an ASCII letter right before and right after.
+/// Names whose digits are part of the name (lowercase): encodings,
+/// integer and float types, digests, certificate and protocol versions.
+/// In camelCase (`urlBase64ToUint8Array`, `parseX509Cert`,
+/// `readInt32BE`, `toUtf8Bytes`, `OAuth2Client`) the digits end a hump and
+/// the next hump starts with a capital: the digits are glued to a word, not
+/// scattered through random text (issue 18, generator-8
+/// `web-push-vapid-public-key`).
+const NUMBERED_TERMS: &[&str] = &[
+    "base16",
+    "base32",
+    "base36",
+    "base58",
+    "base62",
+    "base64",
+    "base85",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+    "bigint64",
+    "biguint64",
+    "utf8",
+    "utf16",
+    "utf32",
+    "ucs2",
+    "sha1",
+    "sha224",
+    "sha256",
+    "sha384",
+    "sha512",
+    "sha3",
+    "md5",
+    "crc32",
+    "x509",
+    "x25519",
+    "ed25519",
+    "p256",
+    "oauth1",
+    "oauth2",
+    "http1",
+    "http2",
+    "http3",
+    "ipv4",
+    "ipv6",
+    "s3",
+    "ec2",
+    "k8s",
+    "i18n",
+    "l10n",
+    "vec2",
+    "vec3",
+    "vec4",
+    "mat4",
+    "pkcs1",
+    "pkcs7",
+    "pkcs8",
+    "pkcs12",
+    "aes128",
+    "aes256",
+    "rsa2048",
+    "rsa4096",
+];
+
+/// True when the digits at `s..e` of `b` end a camel hump that is a
+/// [`NUMBERED_TERMS`] name and a capital starts the next hump.
+fn ends_numbered_term(b: &[u8], s: usize, e: usize) -> bool {
+    if !b.get(e).is_some_and(u8::is_ascii_uppercase) {
+        return false;
+    }
+    let mut h = s;
+    while h > 0 && b[h - 1].is_ascii_lowercase() {
+        h -= 1;
+    }
+    // The hump's capital(s): `Base64`, `X509`, `OAuth2`.
+    while h > 0 && b[h - 1].is_ascii_uppercase() {
+        h -= 1;
+    }
+    let term = b[h..e].to_ascii_lowercase();
+    NUMBERED_TERMS
+        .iter()
+        .any(|t| t.as_bytes() == term.as_slice())
+}
+
+/// Counts digit runs with an ASCII letter right before and right after,
+/// but for digits that end a [`NUMBERED_TERMS`] camel hump.
 fn glued_digit_runs(v: &str) -> usize {
     let b = v.as_bytes();
     let mut n = 0;
@@ -195,6 +285,7 @@ fn glued_digit_runs(v: &str) -> usize {
             if s > 0
                 && b[s - 1].is_ascii_alphabetic()
                 && b.get(i).is_some_and(u8::is_ascii_alphabetic)
+                && !ends_numbered_term(b, s, i)
             {
                 n += 1;
             }
@@ -823,8 +914,16 @@ mod tests {
             "release-2024",
             "test1234",
             "orders-v2-rollout",
+            // Numbered type and encoding names in camelCase.
+            "urlBase64ToUint8Array",
+            "readInt32BEFromUtf8Buffer",
+            "parseX509CertFromBase64",
         ] {
             assert!(is_word_like(v, true), "{v}");
+        }
+        // Digits glued to humps that are no numbered term stay random.
+        for v in ["urlBase6Q4ToUint9Array", "kXq8Tv3Bnm7Rp"] {
+            assert!(!is_word_like(v, true), "{v}");
         }
         assert!(is_word_like("sunshine", false));
         assert!(!is_word_like("hunter2", false), "a digit is not a word");

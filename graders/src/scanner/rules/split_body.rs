@@ -5,6 +5,14 @@
 //! token is `dapi` and 32 hex digits, read as a hex run of too little
 //! entropy with a word glued on. Both formats are exact (length,
 //! alphabet, fixed parts), so they need no name.
+//!
+//! A Web Push VAPID private key (generator-8 `web-push-vapid-private-key`)
+//! is a P-256 private scalar: 32 bytes, 43 characters of unpadded
+//! URL-safe base64 whose `-` and `_` split it the same way. It has no
+//! format of its own, so it is found where the protocol puts it: the third
+//! argument of `setVapidDetails(subject, publicKey, privateKey)` (the
+//! `web-push` library, whose public key is 65 bytes, 87 characters from
+//! `B`), or a value named a VAPID private key.
 use super::RuleDef;
 
 pub(super) const RULES: &[RuleDef] = &[
@@ -14,6 +22,17 @@ pub(super) const RULES: &[RuleDef] = &[
         description: "Telegram bot API token (bot id, `:AA`, 33 URL-safe base64 characters)",
         keywords: &[":aa"],
         pattern: r"(?:^|[^0-9A-Za-z_:/-])([0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)",
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: None,
+    },
+    RuleDef {
+        name: "vapid-private-key",
+        secret_type: "private_key",
+        description: "Web Push VAPID private key (43-character base64url P-256 scalar) in setVapidDetails or under a VAPID private-key name",
+        keywords: &["vapid"],
+        pattern: r#"(?i:setVapidDetails\s*\(\s*(?:'[^'\n]*'|"[^"\n]*"|`[^`\n]*`|[^,()\n]+)\s*,\s*(?:['"`]B[A-Za-z0-9_-]{86}['"`]|[A-Za-z_][\w.\[\]'"]*)\s*,\s*['"`]|vapid[_.-]?private[_-]?key['"]?\s*[:=]\s*['"]?)([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_=-]|$)"#,
         group: 1,
         check_group: 0,
         context_type: None,
@@ -44,6 +63,32 @@ mod tests {
             .filter(|f| f.secret_type == ty)
             .map(|f| f.value)
             .collect()
+    }
+
+    #[test]
+    fn vapid_private_keys() {
+        const PUB: &str = "BEgcZNDOuzdIu1b7yE0bYPLJwYzaPJ-1mIIa4rKI8pV8ZUQcArCFLeuAaR90P8IBEM_JZAgrB8ljPepo29M2tI8";
+        const PRIV: &str = "06_2MtFXttmZp6TXucl0VD_nVTaK2BP7gotr0_NF6X0";
+        for input in [
+            format!(
+                "webpush.setVapidDetails(\n  'mailto:ops@example.com',\n  '{PUB}',\n  '{PRIV}'\n);\n"
+            ),
+            format!("webpush.setVapidDetails(subject, keys.publicKey, \"{PRIV}\");\n"),
+            format!("VAPID_PRIVATE_KEY={PRIV}\n"),
+            format!("  vapidPrivateKey: '{PRIV}',\n"),
+        ] {
+            assert_eq!(found("private_key", &input), [PRIV], "{input}");
+        }
+        for input in [
+            // The private key read from the environment; the public key alone.
+            format!(
+                "webpush.setVapidDetails('mailto:a@b.c', '{PUB}', process.env.VAPID_PRIVATE_KEY);\n"
+            ),
+            format!("const VAPID_PUBLIC_KEY = \"{PUB}\";\n"),
+            "VAPID_PRIVATE_KEY=<your-vapid-private-key-here-43-characters-x>\n".to_string(),
+        ] {
+            assert!(found("private_key", &input).is_empty(), "{input}");
+        }
     }
 
     #[test]
