@@ -473,7 +473,9 @@ def history_bench(tools, sizes, reps):
             if tool["name"] not in ("secaudit", "secaudit-base", "gitleaks", "betterleaks", "kingfisher"):
                 continue
             src = path
-            if tool["name"] == "gitleaks":  # `gitleaks dir` does not skip .git; scan a copy without it
+            # `gitleaks dir` and `betterleaks fs` do not skip .git: both scan a
+            # copy without it, so every tool reads the same files.
+            if tool["name"] in ("gitleaks", "betterleaks"):
                 src = path + "-tree"
                 if os.path.exists(src):
                     shutil.rmtree(src)  # never a stale copy of an earlier run's repo
