@@ -3527,3 +3527,197 @@ _g.callbacks.remove(_cb)\n        _g.set_threshold(700)\n_g.callbacks.append(_cb
         "context restored by a callback on the collector's own list: {hack:?}"
     );
 }
+
+/// Q1/Q2, regression guard (passes at 08b71d5): other ways to a thread, a
+/// signal timer, the collector's list or an extension the app wrote, each
+/// refused as tampering: a thread pool, `asyncio.to_thread`, `threading`
+/// or `signal` reloaded, `_thread`/`gc` deleted from `sys.modules` and
+/// imported again, importlib's `_builtin_from_name`,
+/// `BuiltinImporter.load_module`, a fresh pure-Python `threading`, `gc`
+/// reloaded, a second `_imp`, a `ModuleSpec` renamed after it was made, a
+/// copy of a `safe_ext` extension first on `sys.path`, and
+/// `ExtensionFileLoader.load_module` of a copy.
+#[tokio::test]
+async fn rev39_guard_other_native_paths_refused() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mut beaten = vec![];
+    for (what, payload) in [
+        (
+            "thread pool",
+            "import concurrent.futures\nconcurrent.futures.ThreadPoolExecutor(1).submit(print, 'x').result()\n",
+        ),
+        (
+            "asyncio.to_thread",
+            "import asyncio\nasyncio.run(asyncio.to_thread(print, 'x'))\n",
+        ),
+        (
+            "threading reloaded",
+            "import importlib, threading\nimportlib.reload(threading)\nthreading.Thread(target=print).start()\n",
+        ),
+        (
+            "_thread deleted from sys.modules",
+            "import sys\ndel sys.modules['_thread']\nimport _thread\n_thread.start_new_thread(print, ())\n",
+        ),
+        (
+            "_builtin_from_name",
+            "import importlib._bootstrap as b\nt = b._builtin_from_name('_thread')\nt.start_new_thread(print, ())\n",
+        ),
+        (
+            "BuiltinImporter.load_module",
+            "import importlib.machinery as m\nt = m.BuiltinImporter.load_module('_thread')\nt.start_new_thread(print, ())\n",
+        ),
+        (
+            "a fresh pure threading",
+            "import importlib.util as u\nt = u.module_from_spec(u.find_spec('threading'))\nu.find_spec('threading').loader.exec_module(t)\nt.Thread(target=print).start()\n",
+        ),
+        (
+            "gc deleted from sys.modules",
+            "import sys\ndel sys.modules['gc']\nimport gc\ngc.callbacks.append(lambda p, i: None)\n",
+        ),
+        (
+            "signal reloaded",
+            "import importlib, signal\nimportlib.reload(signal)\nsignal.signal(14, lambda s, f: None)\nsignal.setitimer(0, 0.001, 0.001)\n",
+        ),
+        (
+            "gc reloaded",
+            "import importlib, gc\nimportlib.reload(gc)\n",
+        ),
+        (
+            "a second _imp",
+            "import importlib.util as u, importlib.machinery as mm\ni = u.module_from_spec(mm.ModuleSpec('_imp', mm.BuiltinImporter, origin='built-in'))\n",
+        ),
+        (
+            "a ModuleSpec renamed after it was made",
+            "import _imp, importlib.machinery as m\nclass S(m.ModuleSpec):\n    pass\ns = S('zz', m.BuiltinImporter, origin='built-in')\ns.name = '_thread'\nt = _imp.create_builtin(s)\n",
+        ),
+        (
+            "a safe extension's copy first on sys.path",
+            "import sys, os, shutil, tempfile, importlib.machinery as m, importlib.util as u\nd = os.path.dirname(u.find_spec('_json').origin)\nsrc = [os.path.join(d, f) for f in os.listdir(d) if f.startswith('_codecs_tw.')][0]\nt = tempfile.mkdtemp()\nshutil.copy(src, t)\nsys.path.insert(0, t)\nimport _codecs_tw\nsys.path.remove(t)\n",
+        ),
+        (
+            "ExtensionFileLoader.load_module of a copy",
+            "import importlib.machinery as m, shutil, tempfile, os, _json\nt = tempfile.mkdtemp(); p = os.path.join(t, os.path.basename(_json.__file__)); shutil.copy(_json.__file__, p)\nl = m.ExtensionFileLoader('_json', p)\nx = l.load_module('_json')\n",
+        ),
+    ] {
+        let Some((honest, hack)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.score, 1.0, "{honest:?}");
+        let refused = hack.score == 0.0
+            && hack
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("tampering detected"));
+        if !refused {
+            beaten.push(format!("{what}: {hack:?}"));
+        }
+    }
+    assert!(beaten.is_empty(), "{}", beaten.join("\n"));
+}
+
+/// Q4, regression guard (passes at 08b71d5): honest apps that import the
+/// standard library's extension modules for the first time during the run
+/// (sqlite3, decimal, csv, zoneinfo, ssl, hashlib, the CJK codecs, ...),
+/// read, collect, disable and freeze the collector, remove from and clear
+/// `gc.callbacks`, or run an event loop by hand: full marks (1/1 each).
+#[tokio::test]
+async fn rev39_guard_honest_native_and_collector_uses() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mut bad = vec![];
+    for (what, payload) in [
+        (
+            "first imports of the standard library's extensions",
+            "import sqlite3, decimal, csv, zoneinfo, ssl, hashlib, uuid, json, pickle, statistics, bz2, lzma, zlib, mmap, array, unicodedata, queue, select, socket, struct, datetime, random, heapq, bisect, contextvars, typing, resource, termios, cProfile, codecs, crypt, dbm.ndbm, multiprocessing.shared_memory, audioop, curses, readline\nimport xml.etree.ElementTree as ET\nsqlite3.connect(':memory:').execute('select 1').fetchall()\nssl.create_default_context()\nhashlib.sha3_256(b'x').hexdigest(); hashlib.blake2b(b'x').hexdigest(); hashlib.md5(b'x')\nzoneinfo.ZoneInfo('UTC')\n'\\u4e2d'.encode('big5'); '\\u4e2d'.encode('gbk'); 'x'.encode('shift_jis'); 'x'.encode('euc_kr'); 'x'.encode('iso2022_jp'); 'x'.encode('big5hkscs')\njson.dumps({'a': decimal.Decimal('1.1')}, default=str); pickle.loads(pickle.dumps([1]))\nET.fromstring('<a/>'); uuid.uuid4(); statistics.mean([1, 2])\n",
+        ),
+        (
+            "gc read, collected, disabled, frozen",
+            "import gc\nn = len(gc.callbacks); list(gc.callbacks); gc.callbacks.copy(); gc.collect(); gc.disable(); gc.enable(); gc.freeze(); gc.unfreeze(); gc.get_count(); gc.is_tracked([]); bool(gc.callbacks); gc.get_threshold()\n",
+        ),
+        (
+            "gc.callbacks.remove and clear",
+            "import gc\ntry:\n    gc.callbacks.remove(print)\nexcept ValueError:\n    pass\ngc.callbacks.clear()\n",
+        ),
+        (
+            "an event loop run by hand",
+            "import asyncio\nasync def _m():\n    return 1\n_l = asyncio.new_event_loop()\n_l.run_until_complete(_m())\n_l.close()\n",
+        ),
+    ] {
+        let Some((_, s)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        if s.score != 1.0 {
+            bad.push(format!("{what}: {s:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Q4, `asyncio.run`, honest: `asyncio.Runner` installs its own SIGINT
+/// handler with `signal.signal` in the main thread, which the bootstrap
+/// refuses as a signal handler whoever calls it (not from 08b71d5:
+/// `no_signals` is older). An app whose function runs its coroutine with
+/// `asyncio.run` (the manifest taken with a plain app) and a suite that
+/// drives the app's coroutine with `asyncio.run` (its manifest, with the
+/// right app) are both refused; an event loop run by hand
+/// (`new_event_loop().run_until_complete`) is not
+/// (`rev39_guard_honest_native_and_collector_uses`).
+///
+/// Found by review rev39 at 08b71d5: the honest app 0/4 ("tampering
+/// detected (signal handler or timer)"), expected 4/4; the suite's
+/// manifest fails ("pristine run: tampering detected ... signal handler
+/// or timer"). Open.
+#[tokio::test]
+async fn rev39_honest_asyncio_run() {
+    let mut bad = vec![];
+    let Some(s) = rev36_honest(
+        "tests/test_r.py",
+        "from app import greeting\n\ndef test_greeting():\n    assert greeting() == 'hi'\n",
+        "import asyncio\nasync def _greeting():\n    return 'hi'\n\
+def greeting():\n    return asyncio.run(_greeting())\n",
+    )
+    .await
+    else {
+        return;
+    };
+    if (s.passed, s.total) != (4, 4) {
+        bad.push(format!("app calls asyncio.run: {s:?}"));
+    }
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test = "import asyncio\nfrom app import fetch_total\n\n\
+def test_total():\n    assert asyncio.run(fetch_total()) == 6\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_r.py", test);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\nasync def fetch_total():\n    return 6\n"),
+    );
+    match g.expected_tests(&ws, &pristine).await {
+        Ok(exp) => {
+            let s = grade(&g, &ws, &pristine, &exp).await;
+            if s.score != 1.0 {
+                bad.push(format!("suite calls asyncio.run: {s:?}"));
+            }
+        }
+        Err(e) => bad.push(format!("suite calls asyncio.run, manifest: {e}")),
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
