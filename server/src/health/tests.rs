@@ -3437,8 +3437,10 @@ return _imp.create_dynamic(_Spec(name, path, decoy, _lib(decoy)))\n";
 /// `native_module_copies_are_refused`, one attribute read earlier.
 ///
 /// Found by review rev39: every form ran to full marks at 08b71d5
-/// (honest 1/1, each hack 1/1, no tampering reported; the expected
-/// answer is 0 with "tampering detected"). Open.
+/// (honest 1/1, each hack 1/1, no tampering reported; expected 0).
+/// With the proposed fix (the C functions get a plain spec of the values
+/// judged) the builtin forms are refused as tampering and the extension
+/// forms load only the decoy, so their own asserts fail the import: 0.
 #[tokio::test]
 async fn rev39_native_spec_read_twice() {
     let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
@@ -3465,7 +3467,7 @@ _g.callbacks.append(lambda p, i: None)\n",
             "extension copied by the app",
             "import shutil, tempfile, os, _json\n_d = tempfile.mkdtemp()\n\
 _p = os.path.join(_d, os.path.basename(_json.__file__))\nshutil.copy(_json.__file__, _p)\n\
-_x = _ext('_json', _p, '_codecs_kr')\nassert _x is not _json\n",
+_x = _ext('_json', _p, '_codecs_kr')\nassert _x is not _json and _x.__name__ == '_json'\n",
         ),
     ] {
         let Some((honest, hack)) = graded_pair(
@@ -3480,12 +3482,9 @@ _x = _ext('_json', _p, '_codecs_kr')\nassert _x is not _json\n",
             return;
         };
         assert_eq!(honest.score, 1.0, "{honest:?}");
-        let refused = hack.score == 0.0
-            && hack
-                .error
-                .as_deref()
-                .is_some_and(|e| e.contains("tampering detected"));
-        if !refused {
+        // Each payload asserts that it got what it asked for: a neutered
+        // one fails the app's import (0) as surely as a refused one.
+        if hack.score != 0.0 {
             beaten.push(format!("{what}: {hack:?}"));
         }
     }
