@@ -1323,9 +1323,16 @@ def _grader_main():
             native_made.add(os.path.realpath(f) if type(f) is str else n)
     native_pending = []
 
+    # The C functions read the spec's `name` and `origin` again (each
+    # more than once), and a spec's attributes can answer differently at
+    # each read (a property: a decoy name never made for the check, then
+    # `_thread`; a trusted `safe_ext` file, then the app's own: review
+    # rev39). They get a plain spec of exactly the values judged here, the
+    # extension's path resolved (a symlink could be swapped between the
+    # check and the load).
     def native_key(spec, dynamic, _made=native_made, _state=state, _die=die, _t=trusted,
                    _safe_ext=safe_ext, _native=native_prefixes, _type=type, _str=str,
-                   _rp=os.path.realpath, _ga=getattr):
+                   _rp=os.path.realpath, _ga=getattr, _spec=machinery.ModuleSpec):
         name = _ga(spec, "name", None)
         if _type(name) is not _str:
             _die("native module made from a spec without a str name")
@@ -1342,7 +1349,7 @@ def _grader_main():
                 _die("extension module " + name + " loaded during the run")
         if key in _made:
             _die("second instance of native module " + name)
-        return key
+        return key, _spec(name, None, origin=key if dynamic else "built-in")
 
     def native_made_one(m, key, _made=native_made, _pending=native_pending):
         _made.add(key)
@@ -1350,15 +1357,15 @@ def _grader_main():
         return m
 
     def create_builtin(spec, _orig=_imp.create_builtin, _key=native_key, _one=native_made_one):
-        key = _key(spec, False)
-        return _one(_orig(spec), key)
+        key, plain = _key(spec, False)
+        return _one(_orig(plain), key)
 
     def create_dynamic(spec, file=None, _orig=_imp.create_dynamic, _key=native_key,
                        _one=native_made_one, _die=die):
         if file is not None:
             _die("create_dynamic with a file object")
-        key = _key(spec, True)
-        return _one(_orig(spec), key)
+        key, plain = _key(spec, True)
+        return _one(_orig(plain), key)
 
     def native_exec(m, _pending=native_pending, _die=die, _range=range, _len=len):
         for i in _range(_len(_pending)):
