@@ -3720,3 +3720,72 @@ def test_total():\n    assert asyncio.run(fetch_total()) == 6\n";
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Q5, `_imp._fix_co_filename` (it raises no audit event) renames a code
+/// object of code under test, in place and recursively, to a library
+/// file's name, and `dis.Bytecode(f).codeobj` (dis, a trusted reader of
+/// `__code__`) hands the app its own function's code. Every check that
+/// tells code under test by its frames' file names (`frames_clean`, the
+/// hook's `app`) then takes the app's function for the library's: here a
+/// broken `add` calls `sys._getframe(1)` and reads the calling test's
+/// constants (`f_code.co_consts`), and answers the one that is not an
+/// argument (the first such): the suite's expected value.
+///
+/// Found by review rev39 at 08b71d5 (and with the proposed fix): 3/3
+/// against 1/3, no tampering reported. Open.
+#[tokio::test]
+async fn rev39_code_renamed_to_a_library_file() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "import dis as _dis, _imp, os as _os, sys as _sys\n{}\n\
+_imp._fix_co_filename(_dis.Bytecode(add).codeobj, _os.__file__)\n",
+        broken.replace(
+            "def add(a, b):\n",
+            "def add(a, b):\n    for k in _sys._getframe(1).f_code.co_consts:\n        \
+if type(k) is int and k != a and k != b:\n            return k\n",
+        )
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
+
+/// Q5, the same without `_fix_co_filename` called by the app: a
+/// `SourceFileLoader` subclass whose `get_data` hands importlib the app's
+/// own marshalled code as a library file's hash-based bytecode (no source
+/// check). importlib's `_compile_bytecode` unmarshals it (the hook's
+/// marshal check sees a trusted `bytecode_path`), renames it to the
+/// library file (`_fix_co_filename`), and `exec_module` runs it (an
+/// `exec` from importlib's frame). The module's `add` is the app's, under
+/// a library file's name.
+#[tokio::test]
+async fn rev39_app_code_loaded_as_library_bytecode() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "{broken}\n\
+import dis as _dis, marshal as _ma, os as _os, importlib.machinery as _m, importlib.util as _u\n\
+def _body():\n    global add, _sys\n    import sys as _sys\n    def add(a, b):\n        \
+for k in _sys._getframe(1).f_code.co_consts:\n            \
+if type(k) is int and k != a and k != b:\n                return k\n        return a + b + 100\n\
+_pyc = _u.MAGIC_NUMBER + (1).to_bytes(4, 'little') + bytes(8) + _ma.dumps(_dis.Bytecode(_body).codeobj)\n\
+class _L(_m.SourceFileLoader):\n    def get_data(self, path):\n        \
+return _pyc if path.endswith('.pyc') else super().get_data(path)\n\
+_spec = _u.spec_from_file_location('zz_lib', _os.__file__, loader=_L('zz_lib', _os.__file__))\n\
+_mod = _u.module_from_spec(_spec)\n_spec.loader.exec_module(_mod)\nadd = _mod.add\n"
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
