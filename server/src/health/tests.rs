@@ -3789,3 +3789,32 @@ _mod = _u.module_from_spec(_spec)\n_spec.loader.exec_module(_mod)\nadd = _mod.ad
         "{hack:?}"
     );
 }
+
+/// Q5, the same with neither `_imp` nor importlib's bytecode: the app's
+/// code object (`dis.Bytecode`) copied by `code.replace(co_filename=...)`
+/// driven from a library frame (`statistics.median` sorts a `map` of an
+/// `operator.methodcaller`; the hook refuses "code.__new__" only when its
+/// caller is code under test and never judges the new file name), made a
+/// function the same way (`map(types.FunctionType, ...)`: its
+/// "function.__new__" is raised under the library's frame).
+#[tokio::test]
+async fn rev39_app_code_replaced_under_a_library_name() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "{broken}\n\
+import dis as _dis, os as _os, operator as _op, statistics as _st, sys as _sys, types as _ty\n\
+def _add(a, b):\n    for k in _sys._getframe(1).f_code.co_consts:\n        \
+if type(k) is int and k != a and k != b:\n            return k\n    return a + b + 100\n\
+_c = _st.median(map(_op.methodcaller('replace', co_filename=_os.__file__), [_dis.Bytecode(_add).codeobj]))\n\
+add = _st.median(map(_ty.FunctionType, [_c], [globals()]))\n"
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
