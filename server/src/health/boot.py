@@ -1387,6 +1387,38 @@ def _grader_main():
     _imp.exec_builtin = exec_builtin
     _imp.exec_dynamic = exec_dynamic
 
+    # `_imp._fix_co_filename` renames a code object, and every code object
+    # it holds, in place, and raises no audit event: code under test given
+    # a library file's name is taken for the library's by every check that
+    # tells them apart by file name (review rev39: the app's own `add`,
+    # its code from `dis.Bytecode`, renamed to os.py, read its caller's
+    # frame). During the run it renames only for importlib: called by
+    # `_compile_bytecode` from `SourceLoader.get_code` (the functions
+    # themselves), for a loader whose class holds no code under test (a
+    # `get_data` of the app's hands importlib any bytecode), to a path
+    # whose real path is as trusted as its name (`..` out of a library
+    # directory). (Called by code under test itself, the hook refuses the
+    # caller's frame handed to this function first.)
+    bext = sys.modules["_frozen_importlib_external"]
+    fix_callers = (bext._compile_bytecode.__code__, bext.SourceLoader.get_code.__code__)
+
+    def fix_co_filename(code, path, _orig=_imp._fix_co_filename, _gf=getframe, _state=state,
+                        _die=die, _callers=fix_callers, _foreign=foreign_code, _type=type,
+                        _t=trusted, _rp=os.path.realpath, _str=str):
+        if _state[1]:
+            f = _gf(1)
+            g = f.f_back if f is not None else None
+            if f is None or f.f_code is not _callers[0] or g is None \
+                    or g.f_code is not _callers[1]:
+                _die("_imp._fix_co_filename outside importlib's loading of bytecode")
+            if _foreign(_type(g.f_locals.get("self"))):
+                _die("bytecode renamed for a loader of code under test")
+            if _type(path) is not _str or (_t(path) and not _t(_rp(path))):
+                _die("bytecode renamed to a path out of a trusted directory")
+        return _orig(code, path)
+
+    _imp._fix_co_filename = fix_co_filename
+
     # ---- pytest, imported and snapshotted before any code under test -----
 
     import pkgutil
