@@ -3534,8 +3534,10 @@ _g.callbacks.remove(_cb)\n        _g.set_threshold(700)\n_g.callbacks.append(_cb
 /// imported again, importlib's `_builtin_from_name`,
 /// `BuiltinImporter.load_module`, a fresh pure-Python `threading`, `gc`
 /// reloaded, a second `_imp`, a `ModuleSpec` renamed after it was made, a
-/// copy of a `safe_ext` extension first on `sys.path`, and
-/// `ExtensionFileLoader.load_module` of a copy.
+/// copy of a `safe_ext` extension first on `sys.path`,
+/// `ExtensionFileLoader.load_module` of a copy, the wrappers' defaults
+/// (their originals) read directly or through `inspect.signature`, and a
+/// spec whose name is a `str` subclass.
 #[tokio::test]
 async fn rev39_guard_other_native_paths_refused() {
     let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
@@ -3596,6 +3598,19 @@ async fn rev39_guard_other_native_paths_refused() {
         (
             "ExtensionFileLoader.load_module of a copy",
             "import importlib.machinery as m, shutil, tempfile, os, _json\nt = tempfile.mkdtemp(); p = os.path.join(t, os.path.basename(_json.__file__)); shutil.copy(_json.__file__, p)\nl = m.ExtensionFileLoader('_json', p)\nx = l.load_module('_json')\n",
+        ),
+        (
+            "the wrapper's defaults (the original C function)",
+            "import _imp\n_o = _imp.create_builtin.__defaults__[0]\n",
+        ),
+        (
+            "the wrapper's defaults through inspect",
+            "import _imp, inspect\n_o = inspect.signature(_imp.create_builtin).parameters['_orig'].default\n",
+        ),
+        (
+            "a native module made from a spec whose name is no str",
+            "import _imp\nclass _N(str):\n    pass\nclass _S:\n    name = _N('_thread')\n    origin = 'built-in'\n\
+_t = _imp.create_builtin(_S())\n_t.start_new_thread(print, ())\n",
         ),
     ] {
         let Some((honest, hack)) = graded_pair(
