@@ -1029,6 +1029,14 @@ def _grader_main():
             return "open of " + p + (" for writing" if w else "") + " during the run"
         return None
     state = [False, False]  # [busy, started]
+    # importlib's own bytecode reading (review rev39: `_compile_bytecode`
+    # called by code under test with a library-looking `bytecode_path`
+    # unmarshalled the app's code under a library file's name).
+    bext_h = sys.modules["_frozen_importlib_external"]
+    get_codes = (bext_h.SourceLoader.get_code.__code__,
+                 bext_h.SourcelessFileLoader.get_code.__code__)
+    compile_bc = bext_h._compile_bytecode.__code__
+    coroutine_code = types.coroutine.__code__
     # How many times a function's `__code__` may have been written: bumped
     # by the hook (first thing, busy or not) on every `object.__setattr__`
     # event that can be one. CPython raises that event in `func_set_code`,
@@ -1045,7 +1053,8 @@ def _grader_main():
              _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
-             _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len):
+             _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
+             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1224,6 +1233,16 @@ def _grader_main():
                         fn = fn.decode("utf-8", "replace")
                     if _type(fn) is _str and _t(fn) and _clean(caller) is not None:
                         _die("compile under a trusted file name (" + fn + ") for code under test")
+                # A code object copied under a library file's name
+                # (`code.replace(co_filename=...)` driven from a library
+                # frame: review rev39) is trusted by every check that goes
+                # by file names. `types.coroutine` copies the library's
+                # own code with other flags.
+                if (ev == "code.__new__" and _state[1] and _len(args) > 1
+                        and _type(args[1]) is _str and _t(args[1])
+                        and caller.f_code is not _coro and _clean(caller) is not None):
+                    _die("code made under a trusted file name (" + args[1]
+                         + ") for code under test via " + cfn)
                 return
             if ev == "marshal.loads" or ev == "marshal.load":
                 if app or cfn.startswith("<frozen zipimport"):
@@ -1234,12 +1253,22 @@ def _grader_main():
                         break
                     co = f.f_code
                     if co.co_name in ("get_code", "_read_pyc", "_compile_bytecode"):
+                        # `_compile_bytecode`'s path is its caller's word:
+                        # only importlib's `get_code`, for a loader with no
+                        # code under test, reads the file it names.
+                        if co is _cbc and _state[1]:
+                            g = f.f_back
+                            if (g is None or not (g.f_code is _gcodes[0] or g.f_code is _gcodes[1])
+                                    or _foreign(_type(g.f_locals.get("self")))) \
+                                    and _clean(caller) is not None:
+                                _die("bytecode unmarshalled outside importlib's loaders"
+                                     + " for code under test")
                         loc = f.f_locals
                         for k in ("bytecode_path", "pyc", "path"):
                             v = loc.get(k)
                             if v is not None:
                                 p = v if _type(v) is _str else "?"
-                                if not _t(p) or p.startswith(_ws):
+                                if not _t(p) or p.startswith(_ws) or not _t(_rp(p)):
                                     _die("bytecode loaded from " + p)
                                 return
                     f = f.f_back

@@ -3818,11 +3818,10 @@ _mod = _u.module_from_spec(_spec)\n_spec.loader.exec_module(_mod)\nadd = _mod.ad
 /// function the same way (`map(types.FunctionType, ...)`: its
 /// "function.__new__" is raised under the library's frame).
 ///
-/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with both
-/// proposed fixes. Open: trust by a code object's file name needs the
-/// file name judged where code is made ("code.__new__" with a trusted
-/// name while code under test is on the stack, `types.coroutine`'s
-/// flag change excepted) or trust by identity.
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with the first
+/// two proposed fixes; refused (0, tamper: "code made under a trusted
+/// file name") with the third ("Proposed fix, lead decides: code made or
+/// unmarshalled under a library name").
 #[tokio::test]
 async fn rev39_app_code_replaced_under_a_library_name() {
     let broken = APP.replace("return a + b\n", "return a + b + 100\n");
@@ -3853,10 +3852,12 @@ add = _st.median(map(_ty.FunctionType, [_c], [globals()]))\n"
 /// `types.FunctionType` under a library frame (`statistics.median` over a
 /// `map`).
 ///
-/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with both
-/// proposed fixes. Open: the marshal check trusts `_compile_bytecode`'s
-/// `bytecode_path` argument, which its caller chooses (and `trusted`
-/// takes `/usr/lib/python3.11/../../../tmp/x.pyc` for a library path).
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with the first
+/// two proposed fixes (the marshal check trusted `_compile_bytecode`'s
+/// `bytecode_path` argument, which its caller chooses, and `trusted`
+/// takes `/usr/lib/python3.11/../../../tmp/x.pyc` for a library path);
+/// refused (0, tamper: "bytecode unmarshalled outside importlib's
+/// loaders") with the third proposed fix.
 #[tokio::test]
 async fn rev39_app_code_unmarshalled_under_a_library_name() {
     let broken = APP.replace("return a + b\n", "return a + b + 100\n");
