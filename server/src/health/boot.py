@@ -1029,6 +1029,14 @@ def _grader_main():
             return "open of " + p + (" for writing" if w else "") + " during the run"
         return None
     state = [False, False]  # [busy, started]
+    # importlib's own bytecode reading (review rev39: `_compile_bytecode`
+    # called by code under test with a library-looking `bytecode_path`
+    # unmarshalled the app's code under a library file's name).
+    bext_h = sys.modules["_frozen_importlib_external"]
+    get_codes = (bext_h.SourceLoader.get_code.__code__,
+                 bext_h.SourcelessFileLoader.get_code.__code__)
+    compile_bc = bext_h._compile_bytecode.__code__
+    coroutine_code = types.coroutine.__code__
     # How many times a function's `__code__` may have been written: bumped
     # by the hook (first thing, busy or not) on every `object.__setattr__`
     # event that can be one. CPython raises that event in `func_set_code`,
@@ -1045,7 +1053,8 @@ def _grader_main():
              _foreign=foreign_code, _issub=issubclass, _boot=boot_file, _libfns=lib_fns,
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
-             _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len):
+             _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
+             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1224,6 +1233,16 @@ def _grader_main():
                         fn = fn.decode("utf-8", "replace")
                     if _type(fn) is _str and _t(fn) and _clean(caller) is not None:
                         _die("compile under a trusted file name (" + fn + ") for code under test")
+                # A code object copied under a library file's name
+                # (`code.replace(co_filename=...)` driven from a library
+                # frame: review rev39) is trusted by every check that goes
+                # by file names. `types.coroutine` copies the library's
+                # own code with other flags.
+                if (ev == "code.__new__" and _state[1] and _len(args) > 1
+                        and _type(args[1]) is _str and _t(args[1])
+                        and caller.f_code is not _coro and _clean(caller) is not None):
+                    _die("code made under a trusted file name (" + args[1]
+                         + ") for code under test via " + cfn)
                 return
             if ev == "marshal.loads" or ev == "marshal.load":
                 if app or cfn.startswith("<frozen zipimport"):
@@ -1234,12 +1253,22 @@ def _grader_main():
                         break
                     co = f.f_code
                     if co.co_name in ("get_code", "_read_pyc", "_compile_bytecode"):
+                        # `_compile_bytecode`'s path is its caller's word:
+                        # only importlib's `get_code`, for a loader with no
+                        # code under test, reads the file it names.
+                        if co is _cbc and _state[1]:
+                            g = f.f_back
+                            if (g is None or not (g.f_code is _gcodes[0] or g.f_code is _gcodes[1])
+                                    or _foreign(_type(g.f_locals.get("self")))) \
+                                    and _clean(caller) is not None:
+                                _die("bytecode unmarshalled outside importlib's loaders"
+                                     + " for code under test")
                         loc = f.f_locals
                         for k in ("bytecode_path", "pyc", "path"):
                             v = loc.get(k)
                             if v is not None:
                                 p = v if _type(v) is _str else "?"
-                                if not _t(p) or p.startswith(_ws):
+                                if not _t(p) or p.startswith(_ws) or not _t(_rp(p)):
                                     _die("bytecode loaded from " + p)
                                 return
                     f = f.f_back
@@ -1323,9 +1352,16 @@ def _grader_main():
             native_made.add(os.path.realpath(f) if type(f) is str else n)
     native_pending = []
 
+    # The C functions read the spec's `name` and `origin` again (each
+    # more than once), and a spec's attributes can answer differently at
+    # each read (a property: a decoy name never made for the check, then
+    # `_thread`; a trusted `safe_ext` file, then the app's own: review
+    # rev39). They get a plain spec of exactly the values judged here, the
+    # extension's path resolved (a symlink could be swapped between the
+    # check and the load).
     def native_key(spec, dynamic, _made=native_made, _state=state, _die=die, _t=trusted,
                    _safe_ext=safe_ext, _native=native_prefixes, _type=type, _str=str,
-                   _rp=os.path.realpath, _ga=getattr):
+                   _rp=os.path.realpath, _ga=getattr, _spec=machinery.ModuleSpec):
         name = _ga(spec, "name", None)
         if _type(name) is not _str:
             _die("native module made from a spec without a str name")
@@ -1342,7 +1378,7 @@ def _grader_main():
                 _die("extension module " + name + " loaded during the run")
         if key in _made:
             _die("second instance of native module " + name)
-        return key
+        return key, _spec(name, None, origin=key if dynamic else "built-in")
 
     def native_made_one(m, key, _made=native_made, _pending=native_pending):
         _made.add(key)
@@ -1350,15 +1386,15 @@ def _grader_main():
         return m
 
     def create_builtin(spec, _orig=_imp.create_builtin, _key=native_key, _one=native_made_one):
-        key = _key(spec, False)
-        return _one(_orig(spec), key)
+        key, plain = _key(spec, False)
+        return _one(_orig(plain), key)
 
     def create_dynamic(spec, file=None, _orig=_imp.create_dynamic, _key=native_key,
                        _one=native_made_one, _die=die):
         if file is not None:
             _die("create_dynamic with a file object")
-        key = _key(spec, True)
-        return _one(_orig(spec), key)
+        key, plain = _key(spec, True)
+        return _one(_orig(plain), key)
 
     def native_exec(m, _pending=native_pending, _die=die, _range=range, _len=len):
         for i in _range(_len(_pending)):
@@ -1379,6 +1415,38 @@ def _grader_main():
     _imp.create_dynamic = create_dynamic
     _imp.exec_builtin = exec_builtin
     _imp.exec_dynamic = exec_dynamic
+
+    # `_imp._fix_co_filename` renames a code object, and every code object
+    # it holds, in place, and raises no audit event: code under test given
+    # a library file's name is taken for the library's by every check that
+    # tells them apart by file name (review rev39: the app's own `add`,
+    # its code from `dis.Bytecode`, renamed to os.py, read its caller's
+    # frame). During the run it renames only for importlib: called by
+    # `_compile_bytecode` from `SourceLoader.get_code` (the functions
+    # themselves), for a loader whose class holds no code under test (a
+    # `get_data` of the app's hands importlib any bytecode), to a path
+    # whose real path is as trusted as its name (`..` out of a library
+    # directory). (Called by code under test itself, the hook refuses the
+    # caller's frame handed to this function first.)
+    bext = sys.modules["_frozen_importlib_external"]
+    fix_callers = (bext._compile_bytecode.__code__, bext.SourceLoader.get_code.__code__)
+
+    def fix_co_filename(code, path, _orig=_imp._fix_co_filename, _gf=getframe, _state=state,
+                        _die=die, _callers=fix_callers, _foreign=foreign_code, _type=type,
+                        _t=trusted, _rp=os.path.realpath, _str=str):
+        if _state[1]:
+            f = _gf(1)
+            g = f.f_back if f is not None else None
+            if f is None or f.f_code is not _callers[0] or g is None \
+                    or g.f_code is not _callers[1]:
+                _die("_imp._fix_co_filename outside importlib's loading of bytecode")
+            if _foreign(_type(g.f_locals.get("self"))):
+                _die("bytecode renamed for a loader of code under test")
+            if _type(path) is not _str or (_t(path) and not _t(_rp(path))):
+                _die("bytecode renamed to a path out of a trusted directory")
+        return _orig(code, path)
+
+    _imp._fix_co_filename = fix_co_filename
 
     # ---- pytest, imported and snapshotted before any code under test -----
 

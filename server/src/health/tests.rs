@@ -3400,3 +3400,485 @@ gc.callbacks.remove(_cb)\n        gc.set_threshold(700)\ngc.callbacks.append(_cb
         "context restored by a collector callback: {hack:?}"
     );
 }
+
+// ---------------------------------------------------------------------
+// Review rev39 (08b71d5: native modules made once; collector callbacks
+// refused). Each `rev39_*` test below that fails is a finding; see the
+// review report.
+// ---------------------------------------------------------------------
+
+/// A spec whose `name` and `origin` answer a decoy on their first read
+/// and the real value on every later one. `_imp`'s wrappers read each
+/// once (`native_key`); the C functions they call read them again
+/// (`create_builtin` its name; `create_dynamic` and
+/// `_PyImport_LoadDynamicModuleWithSpec` both, twice).
+const REV39_SPEC: &str = "import _imp\n\
+class _Spec:\n    def __init__(self, name, origin, decoy_name, decoy_origin):\n        \
+self.__dict__['_v'] = {'name': (decoy_name, name), 'origin': (decoy_origin, origin)}\n        \
+self.__dict__['_n'] = {'name': 0, 'origin': 0}\n    \
+def __getattr__(self, k):\n        if k in ('name', 'origin'):\n            \
+self._n[k] += 1\n            return self._v[k][self._n[k] > 1]\n        raise AttributeError(k)\n\
+def _fresh(name):\n    m = _imp.create_builtin(_Spec(name, 'built-in', 'zz_decoy', 'built-in'))\n    \
+_imp.exec_builtin(m)\n    return m\n\
+def _lib(short):\n    import os, _json\n    d = os.path.dirname(_json.__file__)\n    \
+return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.split('.')[0] == short][0]\n\
+def _ext(name, path, decoy):\n    \
+return _imp.create_dynamic(_Spec(name, path, decoy, _lib(decoy)))\n";
+
+/// Q1/Q2/Q3, the spec read twice: `native_key` reads `spec.name` (and an
+/// extension's `spec.origin`) once, then hands the same spec to the C
+/// function, which reads them again. A spec whose attributes answer a
+/// decoy first (a name never made; for an extension a `safe_ext` name and
+/// a trusted file not yet loaded) gets a fresh `_thread` whose
+/// `start_new_thread` runs, a fresh `_signal` whose timer and handler
+/// run, a second `gc` (its `callbacks` is the collector's list), and any
+/// extension: `_testcapi` from the standard library (refused by name) or
+/// a copy of `_json` that the app wrote in /tmp. The same six forms as
+/// `native_module_copies_are_refused`, one attribute read earlier.
+///
+/// Found by review rev39: every form ran to full marks at 08b71d5
+/// (honest 1/1, each hack 1/1, no tampering reported; expected 0).
+/// With the proposed fix (the C functions get a plain spec of the values
+/// judged) the builtin forms are refused as tampering and the extension
+/// forms load only the decoy, so their own asserts fail the import: 0.
+#[tokio::test]
+async fn rev39_native_spec_read_twice() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mut beaten = vec![];
+    for (what, payload) in [
+        (
+            "thread",
+            "_t = _fresh('_thread')\nimport time\n_t.start_new_thread(time.sleep, (0.2,))\n",
+        ),
+        (
+            "signal timer",
+            "_s = _fresh('_signal')\n_s.signal(14, lambda s, f: None)\n_s.setitimer(0, 0.001, 0.001)\n",
+        ),
+        (
+            "second gc, the collector's list",
+            "_g = _fresh('gc')\nimport gc\nassert _g.callbacks is not gc.callbacks\n\
+_g.callbacks.append(lambda p, i: None)\n",
+        ),
+        (
+            "_ctypes from the standard library",
+            "_c = _ext('_ctypes', _lib('_ctypes'), '_codecs_tw')\nimport sys\nsys.modules.pop('_ctypes')\nassert hasattr(_c, 'CFuncPtr')\n",
+        ),
+        (
+            "extension copied by the app",
+            "import shutil, tempfile, os, _json\n_d = tempfile.mkdtemp()\n\
+_p = os.path.join(_d, os.path.basename(_json.__file__))\nshutil.copy(_json.__file__, _p)\n\
+_x = _ext('_json', _p, '_codecs_kr')\nassert _x is not _json and _x.__name__ == '_json'\n",
+        ),
+    ] {
+        let Some((honest, hack)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{REV39_SPEC}{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.score, 1.0, "{honest:?}");
+        // Each payload asserts that it got what it asked for: a neutered
+        // one fails the app's import (0) as surely as a refused one.
+        if hack.score != 0.0 {
+            beaten.push(format!("{what}: {hack:?}"));
+        }
+    }
+    assert!(beaten.is_empty(), "{}", beaten.join("\n"));
+}
+
+/// Q1, the score: rev36's payload (a decimal context set at import,
+/// restored by a self-removing collector callback once the suite's
+/// module-level arithmetic has used it) with the callback added to the
+/// collector's own list, taken from a second `gc` made through a spec
+/// whose name is read twice (`rev39_native_spec_read_twice`).
+///
+/// Found by review rev39: 3/4 against 2/4 at 08b71d5 (the plain rev36
+/// payload is refused there: `collector_callbacks_are_refused`). Open.
+#[tokio::test]
+async fn rev39_collector_callbacks_through_a_second_gc() {
+    let test = "from decimal import Decimal\nfrom app import cart_total\n\nUNIT = Decimal('9.99')\nEXPECTED = UNIT * 3\n\n\
+def test_cart_total():\n    assert Decimal(cart_total(3)) == EXPECTED\n";
+    let Some((honest, hack)) = rev37_case(
+        "tests/test_d.py",
+        test,
+        "def cart_total(n):\n    return '29.97'\n",
+        "def cart_total(n):\n    return '30'\n",
+        &format!(
+            "def cart_total(n):\n    return '30'\n{REV39_SPEC}\
+import decimal, sys\n_g = _fresh('gc')\ndecimal.getcontext().prec = 2\n\
+def _cb(phase, info):\n    m = sys.modules.get('test_d') or sys.modules.get('tests.test_d')\n    \
+if m is not None and 'EXPECTED' in m.__dict__:\n        decimal.getcontext().prec = 28\n        \
+_g.callbacks.remove(_cb)\n        _g.set_threshold(700)\n_g.callbacks.append(_cb)\n_g.set_threshold(5)\n"
+        ),
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 2, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "context restored by a callback on the collector's own list: {hack:?}"
+    );
+}
+
+/// Q1/Q2, regression guard (passes at 08b71d5): other ways to a thread, a
+/// signal timer, the collector's list or an extension the app wrote, each
+/// refused as tampering: a thread pool, `asyncio.to_thread`, `threading`
+/// or `signal` reloaded, `_thread`/`gc` deleted from `sys.modules` and
+/// imported again, importlib's `_builtin_from_name`,
+/// `BuiltinImporter.load_module`, a fresh pure-Python `threading`, `gc`
+/// reloaded, a second `_imp`, a `ModuleSpec` renamed after it was made, a
+/// copy of a `safe_ext` extension first on `sys.path`,
+/// `ExtensionFileLoader.load_module` of a copy, the wrappers' defaults
+/// (their originals) read directly or through `inspect.signature`, and a
+/// spec whose name is a `str` subclass.
+#[tokio::test]
+async fn rev39_guard_other_native_paths_refused() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mut beaten = vec![];
+    for (what, payload) in [
+        (
+            "thread pool",
+            "import concurrent.futures\nconcurrent.futures.ThreadPoolExecutor(1).submit(print, 'x').result()\n",
+        ),
+        (
+            "asyncio.to_thread",
+            "import asyncio\nasyncio.run(asyncio.to_thread(print, 'x'))\n",
+        ),
+        (
+            "threading reloaded",
+            "import importlib, threading\nimportlib.reload(threading)\nthreading.Thread(target=print).start()\n",
+        ),
+        (
+            "_thread deleted from sys.modules",
+            "import sys\ndel sys.modules['_thread']\nimport _thread\n_thread.start_new_thread(print, ())\n",
+        ),
+        (
+            "_builtin_from_name",
+            "import importlib._bootstrap as b\nt = b._builtin_from_name('_thread')\nt.start_new_thread(print, ())\n",
+        ),
+        (
+            "BuiltinImporter.load_module",
+            "import importlib.machinery as m\nt = m.BuiltinImporter.load_module('_thread')\nt.start_new_thread(print, ())\n",
+        ),
+        (
+            "a fresh pure threading",
+            "import importlib.util as u\nt = u.module_from_spec(u.find_spec('threading'))\nu.find_spec('threading').loader.exec_module(t)\nt.Thread(target=print).start()\n",
+        ),
+        (
+            "gc deleted from sys.modules",
+            "import sys\ndel sys.modules['gc']\nimport gc\ngc.callbacks.append(lambda p, i: None)\n",
+        ),
+        (
+            "signal reloaded",
+            "import importlib, signal\nimportlib.reload(signal)\nsignal.signal(14, lambda s, f: None)\nsignal.setitimer(0, 0.001, 0.001)\n",
+        ),
+        (
+            "gc reloaded",
+            "import importlib, gc\nimportlib.reload(gc)\n",
+        ),
+        (
+            "a second _imp",
+            "import importlib.util as u, importlib.machinery as mm\ni = u.module_from_spec(mm.ModuleSpec('_imp', mm.BuiltinImporter, origin='built-in'))\n",
+        ),
+        (
+            "a ModuleSpec renamed after it was made",
+            "import _imp, importlib.machinery as m\nclass S(m.ModuleSpec):\n    pass\ns = S('zz', m.BuiltinImporter, origin='built-in')\ns.name = '_thread'\nt = _imp.create_builtin(s)\n",
+        ),
+        (
+            "a safe extension's copy first on sys.path",
+            "import sys, os, shutil, tempfile, importlib.machinery as m, importlib.util as u\nd = os.path.dirname(u.find_spec('_json').origin)\nsrc = [os.path.join(d, f) for f in os.listdir(d) if f.startswith('_codecs_tw.')][0]\nt = tempfile.mkdtemp()\nshutil.copy(src, t)\nsys.path.insert(0, t)\nimport _codecs_tw\nsys.path.remove(t)\n",
+        ),
+        (
+            "ExtensionFileLoader.load_module of a copy",
+            "import importlib.machinery as m, shutil, tempfile, os, _json\nt = tempfile.mkdtemp(); p = os.path.join(t, os.path.basename(_json.__file__)); shutil.copy(_json.__file__, p)\nl = m.ExtensionFileLoader('_json', p)\nx = l.load_module('_json')\n",
+        ),
+        (
+            "the wrapper's defaults (the original C function)",
+            "import _imp\n_o = _imp.create_builtin.__defaults__[0]\n",
+        ),
+        (
+            "the wrapper's defaults through inspect",
+            "import _imp, inspect\n_o = inspect.signature(_imp.create_builtin).parameters['_orig'].default\n",
+        ),
+        (
+            "a native module made from a spec whose name is no str",
+            "import _imp\nclass _N(str):\n    pass\nclass _S:\n    name = _N('_thread')\n    origin = 'built-in'\n\
+_t = _imp.create_builtin(_S())\n_t.start_new_thread(print, ())\n",
+        ),
+    ] {
+        let Some((honest, hack)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(honest.score, 1.0, "{honest:?}");
+        let refused = hack.score == 0.0
+            && hack
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("tampering detected"));
+        if !refused {
+            beaten.push(format!("{what}: {hack:?}"));
+        }
+    }
+    assert!(beaten.is_empty(), "{}", beaten.join("\n"));
+}
+
+/// Q4, regression guard (passes at 08b71d5): honest apps that import the
+/// standard library's extension modules for the first time during the run
+/// (sqlite3, decimal, csv, zoneinfo, ssl, hashlib, the CJK codecs, ...),
+/// read, collect, disable and freeze the collector, remove from and clear
+/// `gc.callbacks`, or run an event loop by hand: full marks (1/1 each).
+#[tokio::test]
+async fn rev39_guard_honest_native_and_collector_uses() {
+    let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mut bad = vec![];
+    for (what, payload) in [
+        (
+            "first imports of the standard library's extensions",
+            "import sqlite3, decimal, csv, zoneinfo, ssl, hashlib, uuid, json, pickle, statistics, bz2, lzma, zlib, mmap, array, unicodedata, queue, select, socket, struct, datetime, random, heapq, bisect, contextvars, typing, resource, termios, cProfile, codecs, crypt, dbm.ndbm, multiprocessing.shared_memory, audioop, curses, readline\nimport xml.etree.ElementTree as ET\nsqlite3.connect(':memory:').execute('select 1').fetchall()\nssl.create_default_context()\nhashlib.sha3_256(b'x').hexdigest(); hashlib.blake2b(b'x').hexdigest(); hashlib.md5(b'x')\nzoneinfo.ZoneInfo('UTC')\n'\\u4e2d'.encode('big5'); '\\u4e2d'.encode('gbk'); 'x'.encode('shift_jis'); 'x'.encode('euc_kr'); 'x'.encode('iso2022_jp'); 'x'.encode('big5hkscs')\njson.dumps({'a': decimal.Decimal('1.1')}, default=str); pickle.loads(pickle.dumps([1]))\nET.fromstring('<a/>'); uuid.uuid4(); statistics.mean([1, 2])\n",
+        ),
+        (
+            "gc read, collected, disabled, frozen",
+            "import gc\nn = len(gc.callbacks); list(gc.callbacks); gc.callbacks.copy(); gc.collect(); gc.disable(); gc.enable(); gc.freeze(); gc.unfreeze(); gc.get_count(); gc.is_tracked([]); bool(gc.callbacks); gc.get_threshold()\n",
+        ),
+        (
+            "gc.callbacks.remove and clear",
+            "import gc\ntry:\n    gc.callbacks.remove(print)\nexcept ValueError:\n    pass\ngc.callbacks.clear()\n",
+        ),
+        (
+            "an event loop run by hand",
+            "import asyncio\nasync def _m():\n    return 1\n_l = asyncio.new_event_loop()\n_l.run_until_complete(_m())\n_l.close()\n",
+        ),
+    ] {
+        let Some((_, s)) = graded_pair(
+            "tests/test_a.py",
+            test,
+            "",
+            APP,
+            &format!("{payload}\n{APP}"),
+        )
+        .await
+        else {
+            return;
+        };
+        if s.score != 1.0 {
+            bad.push(format!("{what}: {s:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Q4, `asyncio.run`, honest: `asyncio.Runner` installs its own SIGINT
+/// handler with `signal.signal` in the main thread, which the bootstrap
+/// refuses as a signal handler whoever calls it (not from 08b71d5:
+/// `no_signals` is older). An app whose function runs its coroutine with
+/// `asyncio.run` (the manifest taken with a plain app) and a suite that
+/// drives the app's coroutine with `asyncio.run` (its manifest, with the
+/// right app) are both refused; an event loop run by hand
+/// (`new_event_loop().run_until_complete`) is not
+/// (`rev39_guard_honest_native_and_collector_uses`).
+///
+/// Found by review rev39 at 08b71d5: the honest app 0/4 ("tampering
+/// detected (signal handler or timer)"), expected 4/4; the suite's
+/// manifest fails ("pristine run: tampering detected ... signal handler
+/// or timer"). Open.
+#[tokio::test]
+async fn rev39_honest_asyncio_run() {
+    let mut bad = vec![];
+    let Some(s) = rev36_honest(
+        "tests/test_r.py",
+        "from app import greeting\n\ndef test_greeting():\n    assert greeting() == 'hi'\n",
+        "import asyncio\nasync def _greeting():\n    return 'hi'\n\
+def greeting():\n    return asyncio.run(_greeting())\n",
+    )
+    .await
+    else {
+        return;
+    };
+    if (s.passed, s.total) != (4, 4) {
+        bad.push(format!("app calls asyncio.run: {s:?}"));
+    }
+    let Some(g) = grader(30) else { return };
+    let (_d, ws, pristine) = fixture();
+    let test = "import asyncio\nfrom app import fetch_total\n\n\
+def test_total():\n    assert asyncio.run(fetch_total()) == 6\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_r.py", test);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\nasync def fetch_total():\n    return 6\n"),
+    );
+    match g.expected_tests(&ws, &pristine).await {
+        Ok(exp) => {
+            let s = grade(&g, &ws, &pristine, &exp).await;
+            if s.score != 1.0 {
+                bad.push(format!("suite calls asyncio.run: {s:?}"));
+            }
+        }
+        Err(e) => bad.push(format!("suite calls asyncio.run, manifest: {e}")),
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Q5, `_imp._fix_co_filename` (it raises no audit event) renames a code
+/// object of code under test, in place and recursively, to a library
+/// file's name, and `dis.Bytecode(f).codeobj` (dis, a trusted reader of
+/// `__code__`) hands the app its own function's code. Every check that
+/// tells code under test by its frames' file names (`frames_clean`, the
+/// hook's `app`) then takes the app's function for the library's: here a
+/// broken `add` calls `sys._getframe(1)` and reads the calling test's
+/// constants (`f_code.co_consts`), and answers the one that is not an
+/// argument (the first such): the suite's expected value.
+///
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5, no tampering
+/// reported. Refused (0, tamper) with the proposed `_fix_co_filename`
+/// wrapper (commit "Proposed fix, lead decides: _imp._fix_co_filename").
+#[tokio::test]
+async fn rev39_code_renamed_to_a_library_file() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "import dis as _dis, _imp, os as _os, sys as _sys\n{}\n\
+_imp._fix_co_filename(_dis.Bytecode(add).codeobj, _os.__file__)\n",
+        broken.replace(
+            "def add(a, b):\n",
+            "def add(a, b):\n    for k in _sys._getframe(1).f_code.co_consts:\n        \
+if type(k) is int and k != a and k != b:\n            return k\n",
+        )
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
+
+/// Q5, the same without `_fix_co_filename` called by the app: a
+/// `SourceFileLoader` subclass whose `get_data` hands importlib the app's
+/// own marshalled code as a library file's hash-based bytecode (no source
+/// check). importlib's `_compile_bytecode` unmarshals it (the hook's
+/// marshal check sees a trusted `bytecode_path`), renames it to the
+/// library file (`_fix_co_filename`), and `exec_module` runs it (an
+/// `exec` from importlib's frame). The module's `add` is the app's, under
+/// a library file's name.
+///
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5, no tampering
+/// reported. Refused (0, tamper: the loader's class holds code under
+/// test) with the proposed `_fix_co_filename` wrapper.
+#[tokio::test]
+async fn rev39_app_code_loaded_as_library_bytecode() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "{broken}\n\
+import dis as _dis, marshal as _ma, os as _os, importlib.machinery as _m, importlib.util as _u\n\
+def _body():\n    global add, _sys\n    import sys as _sys\n    def add(a, b):\n        \
+for k in _sys._getframe(1).f_code.co_consts:\n            \
+if type(k) is int and k != a and k != b:\n                return k\n        return a + b + 100\n\
+_pyc = _u.MAGIC_NUMBER + (1).to_bytes(4, 'little') + bytes(8) + _ma.dumps(_dis.Bytecode(_body).codeobj)\n\
+class _L(_m.SourceFileLoader):\n    def get_data(self, path):\n        \
+return _pyc if path.endswith('.pyc') else super().get_data(path)\n\
+_spec = _u.spec_from_file_location('zz_lib', _os.__file__, loader=_L('zz_lib', _os.__file__))\n\
+_mod = _u.module_from_spec(_spec)\n_spec.loader.exec_module(_mod)\nadd = _mod.add\n"
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
+
+/// Q5, the same with neither `_imp` nor importlib's bytecode: the app's
+/// code object (`dis.Bytecode`) copied by `code.replace(co_filename=...)`
+/// driven from a library frame (`statistics.median` sorts a `map` of an
+/// `operator.methodcaller`; the hook refuses "code.__new__" only when its
+/// caller is code under test and never judges the new file name), made a
+/// function the same way (`map(types.FunctionType, ...)`: its
+/// "function.__new__" is raised under the library's frame).
+///
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with the first
+/// two proposed fixes; refused (0, tamper: "code made under a trusted
+/// file name") with the third ("Proposed fix, lead decides: code made or
+/// unmarshalled under a library name").
+#[tokio::test]
+async fn rev39_app_code_replaced_under_a_library_name() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "{broken}\n\
+import dis as _dis, os as _os, operator as _op, statistics as _st, sys as _sys, types as _ty\n\
+def _add(a, b):\n    for k in _sys._getframe(1).f_code.co_consts:\n        \
+if type(k) is int and k != a and k != b:\n            return k\n    return a + b + 100\n\
+_c = _st.median(map(_op.methodcaller('replace', co_filename=_os.__file__), [_dis.Bytecode(_add).codeobj]))\n\
+add = _st.median(map(_ty.FunctionType, [_c], [globals()]))\n"
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
+
+/// Q5, the same through `marshal`: the app's code object (`dis.Bytecode`)
+/// marshalled, its file name edited in the bytes to a library file's,
+/// and unmarshalled by a direct call of importlib's `_compile_bytecode`
+/// with a library-looking `bytecode_path` argument (the hook's marshal
+/// check reads that local and returns), then made a function by
+/// `types.FunctionType` under a library frame (`statistics.median` over a
+/// `map`).
+///
+/// Found by review rev39: 2/3 against 1/3 at 08b71d5 and with the first
+/// two proposed fixes (the marshal check trusted `_compile_bytecode`'s
+/// `bytecode_path` argument, which its caller chooses, and `trusted`
+/// takes `/usr/lib/python3.11/../../../tmp/x.pyc` for a library path);
+/// refused (0, tamper: "bytecode unmarshalled outside importlib's
+/// loaders") with the third proposed fix.
+#[tokio::test]
+async fn rev39_app_code_unmarshalled_under_a_library_name() {
+    let broken = APP.replace("return a + b\n", "return a + b + 100\n");
+    let hacked = format!(
+        "{broken}\n\
+import dis as _dis, os as _os, marshal as _ma, statistics as _st, sys as _sys, types as _ty\n\
+import importlib._bootstrap_external as _be\n\
+def _add(a, b):\n    for k in _sys._getframe(1).f_code.co_consts:\n        \
+if type(k) is int and k != a and k != b:\n            return k\n    return a + b + 100\n\
+_co = _dis.Bytecode(_add).codeobj\n_old = _co.co_filename.encode()\n_new = _os.__file__.encode()\n\
+_d = _ma.dumps(_co).replace(bytes([len(_old)]) + _old, bytes([len(_new)]) + _new)\n\
+_c = _be._compile_bytecode(_d, 'os', _os.__file__ + 'c')\n\
+add = _st.median(map(_ty.FunctionType, [_c], [globals()]))\n"
+    );
+    let Some((honest, hack)) = graded_pair("tests/test_a.py", TEST_A, "", &broken, &hacked).await
+    else {
+        return;
+    };
+    assert_eq!(honest.passed, 1, "{honest:?}");
+    assert!(
+        hack.score == 0.0 || hack.passed <= honest.passed,
+        "{hack:?}"
+    );
+}
