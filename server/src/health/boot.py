@@ -1301,10 +1301,33 @@ def _grader_main():
     def no_signals(*a, _die=die, **k):
         _die("signal handler or timer")
 
+    # `asyncio.run` (its `Runner`) sets a SIGINT handler of its own for the
+    # loop's run, while SIGINT still has Python's default, and puts the
+    # default back after only if its own is still set. Here it is never
+    # set: the call answers the current handler and installs nothing
+    # (nothing sends the test process SIGINT; a handler, an app subclass's
+    # `_on_sigint` included, would receive frames). Honest asyncio code
+    # runs (review rev39: `asyncio.run` in an app or a suite was refused).
+    # The arguments are judged by identity and type only (no code of
+    # theirs runs), then the caller by its frame's code, whose file name
+    # code under test cannot give its own code (the hook refuses that, and
+    # hands no frame of code under test even to this function).
+    import functools as functools_s
+
+    def no_signals_but_asyncio(*a, _die=die, _gf=getframe, _t=trusted, _get=_signal.getsignal,
+                               _int=signal.SIGINT, _len=len, _type=type,
+                               _partial=functools_s.partial, **k):
+        if not k and _len(a) == 2 and a[0] is _int and _type(a[1]) is _partial:
+            f = _gf(1)
+            fn = f.f_code.co_filename if f is not None else None
+            if _t(fn) and fn.endswith("/asyncio/runners.py"):
+                return _get(_int)
+        _die("signal handler or timer")
+
     for mod in (signal, _signal):
         for n in ("signal", "setitimer", "alarm", "set_wakeup_fd", "pthread_kill"):
             if hasattr(mod, n):
-                setattr(mod, n, no_signals)
+                setattr(mod, n, no_signals_but_asyncio if n == "signal" else no_signals)
 
     # Collector callbacks run code under test wherever an allocation
     # triggers a collection, and can remove themselves before the next

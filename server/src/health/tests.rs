@@ -3695,7 +3695,9 @@ async fn rev39_guard_honest_native_and_collector_uses() {
 /// Found by review rev39 at 08b71d5: the honest app 0/4 ("tampering
 /// detected (signal handler or timer)"), expected 4/4; the suite's
 /// manifest fails ("pristine run: tampering detected ... signal handler
-/// or timer"). Open.
+/// or timer"). Fixed: a SIGINT handler set by asyncio's runner is never
+/// installed (the call answers the current handler), any other still
+/// ends the run (`rev39_asyncio_runner_handler_is_not_installed`).
 #[tokio::test]
 async fn rev39_honest_asyncio_run() {
     let mut bad = vec![];
@@ -3734,6 +3736,45 @@ def test_total():\n    assert asyncio.run(fetch_total()) == 6\n";
         Err(e) => bad.push(format!("suite calls asyncio.run, manifest: {e}")),
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The exemption of `rev39_honest_asyncio_run` installs nothing: inside
+/// `asyncio.run` SIGINT still has Python's default handler, an app
+/// subclass of the runner (whose `_on_sigint` would receive frames) gets
+/// none installed either, and `signal.signal` called by the app itself, or
+/// from asyncio's runner with another signal (the app rebinds
+/// `signal.SIGINT`), still ends the run.
+#[tokio::test]
+async fn rev39_asyncio_runner_handler_is_not_installed() {
+    let test = "from app import greeting\n\ndef test_greeting():\n    assert greeting() == 'hi'\n";
+    let app = "import asyncio, signal\n\
+class _Runner(asyncio.Runner):\n    def _on_sigint(self, signum, frame, main_task):\n        raise SystemExit(frame)\n\
+async def _probe():\n    return 'default' if signal.getsignal(signal.SIGINT) is signal.default_int_handler else 'custom'\n\
+def greeting():\n    a = asyncio.run(_probe())\n    with _Runner() as r:\n        b = r.run(_probe())\n    return 'hi' if a == b == 'default' else a + b\n";
+    let Some(s) = rev36_honest("tests/test_p.py", test, app).await else {
+        return;
+    };
+    assert_eq!((s.passed, s.total), (4, 4), "{s:?}");
+    for (what, hack) in [
+        (
+            "app's own handler",
+            "import signal\nsignal.signal(signal.SIGINT, lambda s, f: None)\n",
+        ),
+        (
+            "asyncio's runner made to set another signal",
+            "import asyncio, signal\nsignal.SIGINT = signal.SIGALRM\n\
+async def _n():\n    return 1\nasyncio.run(_n())\n",
+        ),
+    ] {
+        let test = "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+        let Some((honest, hacked)) =
+            graded_pair("tests/test_a.py", test, "", APP, &format!("{hack}\n{APP}")).await
+        else {
+            return;
+        };
+        assert_eq!(honest.score, 1.0, "{honest:?}");
+        assert_eq!(hacked.score, 0.0, "{what}: {hacked:?}");
+    }
 }
 
 /// Q5, `_imp._fix_co_filename` (it raises no audit event) renames a code
