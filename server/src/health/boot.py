@@ -1294,6 +1294,10 @@ def _grader_main():
     _thread.start_new_thread = no_threads
     _thread.start_new = no_threads
     threading._start_new_thread = no_threads
+    # Python 3.13 starts `threading`'s threads with this one (review rev39).
+    for mod, n in ((_thread, "start_joinable_thread"), (threading, "_start_joinable_thread")):
+        if hasattr(mod, n):
+            setattr(mod, n, no_threads)
     # Signal handlers receive the interrupted frame.
     import signal
     import _signal
