@@ -293,6 +293,19 @@ fn in_arn(lower: &str, start: usize) -> bool {
     super::random::is_arn_tail(&lower[start.saturating_sub(MAX_KEY)..start])
 }
 
+/// Where the line holding `start` begins, looked for at most
+/// [`MAX_DIRECTIVE_HEAD`] bytes back: a directive's head is short, so a
+/// long line of keywords (`PASSWORD 'PASSWORD '…`) costs linear time.
+/// `None` when the line starts further back.
+fn directive_line_start(b: &[u8], start: usize) -> Option<usize> {
+    let from = start.saturating_sub(MAX_DIRECTIVE_HEAD);
+    match b[from..start].iter().rposition(|&c| c == b'\n') {
+        Some(i) => Some(from + i + 1),
+        None if from == 0 => Some(0),
+        None => None,
+    }
+}
+
 /// netrc tokens that open an entry's line (`.netrc`, `_netrc`,
 /// `.authinfo`): `machine <host>`, `default`, and the entry's fields.
 const NETRC_TOKENS: &[&[u8]] = &[b"machine", b"default", b"login", b"account", b"port"];
@@ -307,12 +320,7 @@ fn netrc_value(b: &[u8], start: usize, end: usize) -> Option<(usize, usize)> {
     {
         return None;
     }
-    let from = start.saturating_sub(MAX_DIRECTIVE_HEAD);
-    let line_start = match b[from..start].iter().rposition(|&c| c == b'\n') {
-        Some(i) => from + i + 1,
-        None if from == 0 => 0,
-        None => return None,
-    };
+    let line_start = directive_line_start(b, start)?;
     let first = b[line_start..start]
         .split(|c| matches!(c, b' ' | b'\t'))
         .find(|f| !f.is_empty())?;
@@ -392,14 +400,7 @@ fn directive_value(b: &[u8], start: usize, end: usize) -> Option<(usize, usize)>
     {
         return None;
     }
-    // A directive's head is short: look back a bounded distance, so a long
-    // line of keywords (`PASSWORD 'PASSWORD '…`) costs linear time.
-    let from = start.saturating_sub(MAX_DIRECTIVE_HEAD);
-    let line_start = match b[from..start].iter().rposition(|&c| c == b'\n') {
-        Some(i) => from + i + 1,
-        None if from == 0 => 0,
-        None => return None,
-    };
+    let line_start = directive_line_start(b, start)?;
     let head = &b[line_start..start];
     let fields = head
         .split(|c| matches!(c, b' ' | b'\t'))
