@@ -69,11 +69,8 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
     let mut out: Option<Vec<u8>> = None;
     let mut runs = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        if !matches!(b[i], b'"' | b'\'') {
-            i += 1;
-            continue;
-        }
+    while let Some(q) = memchr::memchr2(b'"', b'\'', &b[i..]) {
+        i += q;
         let Some(first_end) = piece_end(b, i) else {
             i += 1;
             continue;
