@@ -535,7 +535,7 @@ impl Scanner {
                     || connstr_password(&x.value).is_some_and(declared::is_placeholder_password))
         });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
-        if present.pem() {
+        if present.pem() || rules::pem::may_hold_symmetric_key(text) {
             let mut spans = Vec::new();
             rules::pem::find(text, &mut spans);
             for (s, e) in spans {
