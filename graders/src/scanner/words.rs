@@ -684,9 +684,15 @@ fn is_sigil_reference(rest: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
             && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
     };
+    // Perl's arrow dereference (`$self->{token}`, `$cfg->{db}{password}`
+    // cut at its first `}`) is a path like a dotted one.
+    let rest = rest.replace("->", ".");
     let (head, index) = match rest.split_once('{') {
-        Some((h, i)) => (h, Some(i.strip_suffix('}').unwrap_or(i))),
-        None => (rest, None),
+        Some((h, i)) => (
+            h.strip_suffix('.').unwrap_or(h),
+            Some(i.strip_suffix('}').unwrap_or(i)),
+        ),
+        None => (rest.as_str(), None),
     };
     if !head.split('.').all(ident) {
         return false;
@@ -855,6 +861,7 @@ mod tests {
         for v in [
             "$ENV{SPROUT_DB_PASS",
             "$ENV{'API_TOKEN'}",
+            "$self->{token",
             "$oidc.keycloak.clientSecret",
             "$__file{/etc/secrets/loki_token}",
             "$__env{GF_TOKEN}",
@@ -867,6 +874,7 @@ mod tests {
             "$ecretP@ss$word",
             "$Zq8v{2Lm4Kp7Rt}x",
             "$a.b{Zq8v2Lm4Kp7Rt/9x+Q}",
+            "$self->{Zq8v2Lm4Kp7Rt+Q}",
             "%Zq8v2%Lm4Kp7Rt",
             "%kernel.project_dir%Zq8v2Lm4Kp7Rt",
         ] {
