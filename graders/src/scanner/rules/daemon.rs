@@ -11,7 +11,8 @@
 //! - Consul ACL tokens in the agent's `tokens { … }` block and its gossip
 //!   `encrypt` key (base64 of 32 bytes);
 //! - PagerDuty integration keys in an Alertmanager `pagerduty_configs`
-//!   block (`routing_key`, `service_key`): a bare `routing_key` elsewhere
+//!   block (`routing_key`, `service_key`, on the indented lines after
+//!   it): a bare `routing_key` elsewhere
 //!   is a message broker's routing key ([`crate::scanner::naming`]);
 //! - Bundler host credentials (`BUNDLE_GEMS__EXAMPLE__COM: "user:token"`,
 //!   a host name with `.` written `__`);
@@ -110,7 +111,7 @@ pub(super) const RULES: &[RuleDef] = &[
         secret_type: "generic_secret",
         description: "PagerDuty integration key in an Alertmanager pagerduty_configs block",
         keywords: &["pagerduty_configs"],
-        pattern: r#"(?s)pagerduty_configs.{0,400}?\b(?:routing|service)_key"?\s*:\s*["']?([0-9a-zA-Z]{32})\b"#,
+        pattern: r#"pagerduty_configs:[^\n]*\n(?:[ \t]+[^\n]*\n){0,8}?[ \t]+(?:-[ \t]+)?(?:routing|service)_key:[ \t]*["']?([0-9a-zA-Z]{32})\b"#,
         group: 1,
         check_group: 0,
         context_type: None,
@@ -201,6 +202,10 @@ mod tests {
             (
                 "exchange:\n  routing_key: orders.created.v1\n",
                 "an AMQP routing key",
+            ),
+            (
+                "  pagerduty_configs:\n    - routing_key_file: /etc/pd\namqp:\n  routing_key: 0f3a9c7e2b1d4a6f8e5c3b2a1d0e9f8c\n",
+                "a routing key outside the pagerduty block",
             ),
             ("BUNDLE_WITHOUT: \"development:test\"\n", "a setting"),
             (
