@@ -155,6 +155,44 @@ pub(crate) fn is_password_hash_format(v: &str) -> bool {
     false
 }
 
+/// True for base64 text that decodes to a password verifier
+/// ([`is_password_hash_format`], or an RFC 2307 scheme: `{SSHA}…`,
+/// `{CRYPT}$6$…`): LDIF writes attribute values with `::` in base64, so
+/// `userPassword:: e1NTSEF9…` is a stored hash, not a password.
+pub(crate) fn decodes_to_password_hash(v: &str) -> bool {
+    use base64::Engine as _;
+    if v.len() < 24 || !v.len().is_multiple_of(4) {
+        return false;
+    }
+    let Ok(d) = base64::engine::general_purpose::STANDARD.decode(v) else {
+        return false;
+    };
+    let Ok(t) = std::str::from_utf8(&d) else {
+        return false;
+    };
+    let t = t.trim();
+    is_password_hash_format(t) || rfc2307_scheme(t).is_some_and(|rest| rest.len() >= 16)
+}
+
+/// The text after an RFC 2307 password scheme that names a hash
+/// (`{SSHA}`, `{SHA}`, `{SSHA512}`, `{CRYPT}`, `{PBKDF2-SHA256}`,
+/// `{ARGON2}`; not `{CLEARTEXT}`).
+fn rfc2307_scheme(t: &str) -> Option<&str> {
+    let (scheme, rest) = t.strip_prefix('{')?.split_once('}')?;
+    let s = scheme.to_ascii_uppercase();
+    let unsalted = s
+        .strip_prefix('S')
+        .filter(|r| r.starts_with("SHA") || r.starts_with("MD5"))
+        .unwrap_or(&s);
+    let known = unsalted.starts_with("SHA")
+        || unsalted == "MD5"
+        || unsalted == "CRYPT"
+        || unsalted.starts_with("PBKDF2")
+        || unsalted.starts_with("ARGON2")
+        || unsalted == "BCRYPT";
+    known.then_some(rest)
+}
+
 /// True when the key's last word names a digest (`api_key_hash`,
 /// `secretDigest`, `token-sha256`).
 pub(crate) fn names_a_digest(key: &str) -> bool {
@@ -364,6 +402,36 @@ mod tests {
         assert!(rules(".jupyter/jupyter_server_config.py", jup).is_empty());
         let real = "CREATE ROLE r WITH LOGIN PASSWORD 'Zq8v2$Lm4Kp7Rt$X9wB';\n";
         assert!(!rules("db/migrations/1_role.sql", real).is_empty());
+    }
+
+    /// Issue 18, generator-10: LDIF's base64 of a stored hash is one;
+    /// base64 of a cleartext password or scheme is not.
+    #[test]
+    fn encoded_password_hashes() {
+        use base64::Engine as _;
+        let enc = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        assert!(super::decodes_to_password_hash(&enc(
+            "{SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv"
+        )));
+        assert!(super::decodes_to_password_hash(&enc(
+            "{CRYPT}$6$6g.4ocnpIqRx5yQw$RXOCfoIiWIAd3yFZIyVrvrJJmtGVqLSwnFl1qBZvOW3MdVLHWQXAnc56"
+        )));
+        assert!(!super::decodes_to_password_hash(&enc(
+            "{CLEARTEXT}Zq8v2Lm4Kp7RtX9wB3nY"
+        )));
+        assert!(!super::decodes_to_password_hash(&enc(
+            "Zq8v2Lm4Kp7RtX9wB3nY\n"
+        )));
+        let ldif = format!(
+            "dn: uid=a,dc=x\nuserPassword:: {}\n",
+            enc("{SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv")
+        );
+        assert!(flagged("ldap/people.ldif", &ldif).is_empty());
+        let clear = format!(
+            "dn: uid=a,dc=x\nuserPassword:: {}\n",
+            enc("Zq8v2Lm4Kp7RtX9wB3nY")
+        );
+        assert!(!flagged("ldap/people.ldif", &clear).is_empty());
     }
 
     /// Issue 18, generator-10: the key of a statement continued by
