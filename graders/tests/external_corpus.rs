@@ -155,9 +155,9 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // YAML `!secret name` tags; a markup closing tag ending a value; a
     // `name:` label before continued data; stored hashes — yescrypt and
     // mosquitto MCF with parameters, RFC 2307 `{SSHA}` schemes, MySQL
-    // `*HEX40`, base64 digests under digest-named keys; a SOPS file's
-    // encrypted data key; the key of a backslash-continued statement;
-    // misses: `#define` literals, subscript keys, LDAP `bindpw`, Drupal
+    // `*HEX40`, base64 digests under digest-named keys, LDIF's base64 of
+    // a stored hash; a SOPS file's encrypted data key; the key of a
+    // backslash-continued statement; misses: `#define` literals, subscript keys, LDAP `bindpw`, Drupal
     // `hash_salt`, OpenVPN static key blocks, a `login` subcommand's
     // argument, and settings whose value is the secret — Erlang
     // `-setcookie`, WordPress keys, private JWKs, `klist -K` dumps, Consul
