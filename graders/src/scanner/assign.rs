@@ -52,6 +52,9 @@ const STRONG: &[&str] = &[
     "privatekey",
     "signing_key",
     "encryption_key",
+    // Fernet (Python `cryptography`, Airflow's `fernet_key`): the key that
+    // decrypts every stored connection.
+    "fernet_key",
     "auth_key",
     "authkey",
     "client_secret",
@@ -221,6 +224,12 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
         let before = done;
         done = end;
         if end - start > MAX_KEY || (start > 0 && is_ident(b[start - 1])) {
+            continue;
+        }
+        // `tokenizer`, `secretary`: another word (a later key word in
+        // the identifier is still judged).
+        if words::in_derived_word(lower, m_start, m_end) {
+            done = before;
             continue;
         }
         let key = &lower[start..end];
@@ -907,6 +916,17 @@ fn value_after_inner(
             p += 1;
         }
     }
+    // `SECRET_KEY = (\n    '…'\n)`: a value in parentheses, alone on the
+    // next line (Python's layout for a long literal).
+    if form == KeyForm::Plain && p < n && b[p] == b'(' {
+        let mut q = p + 1;
+        while q < n && q < p + 64 && b[q].is_ascii_whitespace() {
+            q += 1;
+        }
+        if q < n && matches!(b[q], b'"' | b'\'') {
+            p = q;
+        }
+    }
     // A YAML tag before the scalar (`password: !secret wifi_password`,
     // ESPHome and Home Assistant; `!vault`, `!env_var`, `!!str`): the tag
     // names how the scalar is read, the scalar after it is the value.
@@ -1102,6 +1122,9 @@ fn judge(
         return None;
     }
     if words::is_reference(v)
+        || words::is_key_template(v)
+        || words::is_tox_env(v)
+        || words::is_key_combo(v)
         || words::is_scp_remote(v)
         || is_message_format(v)
         || is_file_argument(v)
@@ -1631,6 +1654,7 @@ mod tests {
             "<property name=\"connection.password\">{v}</property>",
             "<add key=\"ApiToken\" value=\"{v}\" />",
             "<property name='db.password' value='{v}'/>",
+            "SECRET_KEY = (\n    '{v}'\n)",
         ]
         .iter()
         .map(|t| (t.replace("{v}", v), v))

@@ -36,6 +36,7 @@ const SECRET_WORDS: &[&str] = &[
 /// name ends `.key` is key material.
 const KEY_QUALIFIERS: &[&str] = &[
     "api",
+    "fernet",
     "access",
     "master",
     "encrypt",
@@ -275,7 +276,9 @@ fn in_issuer_format(text: &str, start: usize, end: usize) -> bool {
 fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
     // The nearest key before the token, or an open assignment above it.
-    let before = without_public_names(&super::naming::phrase(lower, line, start));
+    let before = super::words::without_derived_words(&without_public_names(
+        &super::naming::phrase(lower, line, start),
+    ));
     let before = before.as_str();
     // Only a credential store's name names its values ([`super::store_name`]).
     let name = if super::store_name::may_name_contents(path) {

@@ -34,6 +34,7 @@ mod history;
 mod identifier;
 mod inert;
 mod instruction;
+mod joined;
 mod leak_grade;
 mod linehash;
 mod mask;
@@ -442,8 +443,39 @@ impl Scanner {
             .collect()
     }
 
-    /// All detectors over `text`, de-duplicated by priority.
+    /// All detectors over `text`, de-duplicated by priority; in source
+    /// code also over its view with split literals joined ([`joined`]),
+    /// keeping what only the view shows, spread over the whole run.
     fn candidates(
+        &self,
+        path: &str,
+        text: &str,
+        depth: u8,
+        decode_budget: &mut usize,
+    ) -> Vec<Cand> {
+        let mut c = self.candidates_in(path, text, depth, decode_budget);
+        if depth > 0 || !is_code_file(path) {
+            return c;
+        }
+        let Some((view, runs)) = joined::view(text) else {
+            return c;
+        };
+        let seen: Vec<(usize, usize)> = c.iter().map(|x| (x.start, x.end)).collect();
+        for mut x in self.candidates_in(path, &view, depth, decode_budget) {
+            if public::overlaps(&seen, x.start, x.end) {
+                continue;
+            }
+            if let Some(&(_, end)) = runs.iter().find(|&&(s, e)| s <= x.start && x.start < e) {
+                x.end = x.end.max(end - 1);
+            }
+            c.push(x);
+        }
+        c.sort_by_key(|x| (x.start, x.end));
+        c
+    }
+
+    /// All detectors over `text` as written, de-duplicated by priority.
+    fn candidates_in(
         &self,
         path: &str,
         text: &str,
@@ -529,10 +561,14 @@ impl Scanner {
         // Local development defaults (`postgres:postgres@localhost`), and
         // a format placeholder or environment lookup as the password
         // (`postgresql://analyst:{pw}@warehouse/dw`, `%(password)s`).
+        // A password of one to three characters (`postgres://u:pw@h/db`)
+        // is a schematic example, not a live credential.
         c.retain(|x| {
             x.rule != "connection-string"
                 || !(devdefault::is_local_default(&x.value, path)
-                    || connstr_password(&x.value).is_some_and(declared::is_placeholder_password))
+                    || connstr_password(&x.value).is_some_and(|p| {
+                        declared::is_placeholder_password(p) || p.len() < MIN_CONNSTR_PASSWORD
+                    }))
         });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
         if present.pem() || rules::pem::may_hold_symmetric_key(text) {
@@ -724,6 +760,9 @@ fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
 }
 
 /// The password of a `scheme://user:password@host` URL.
+/// Shortest password a connection string is reported for.
+const MIN_CONNSTR_PASSWORD: usize = 4;
+
 fn connstr_password(url: &str) -> Option<&str> {
     let rest = &url[url.find("://")? + 3..];
     let userinfo = &rest[..rest.find('@')?];

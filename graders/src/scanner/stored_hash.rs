@@ -194,9 +194,15 @@ fn rfc2307_scheme(t: &str) -> Option<&str> {
 }
 
 /// True when the key's last word names a digest (`api_key_hash`,
-/// `secretDigest`, `token-sha256`).
+/// `secretDigest`, `token-sha256`), or it opens with `hashed`
+/// (`hashed_secret` in a detect-secrets baseline, `hashedPassword`). A
+/// key that opens with a noun (`hash_key`, `digest_secret`) names a
+/// secret used for hashing.
 pub(crate) fn names_a_digest(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
+    if lower.len() > "hashed".len() && lower.starts_with("hashed") {
+        return true;
+    }
     let b = key.as_bytes();
     // The last word: after the last separator or lower→upper boundary.
     let mut s = b.len();
@@ -465,6 +471,8 @@ mod tests {
             "token-sha256",
             "password_hashed",
             "keyChecksum",
+            "hashed_secret",
+            "hashedPassword",
         ] {
             assert!(super::names_a_digest(k), "{k}");
         }

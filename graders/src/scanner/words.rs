@@ -494,6 +494,73 @@ const PUBLIC_NAME: &[&str] = &[
     "requestverificationtoken",
 ];
 
+/// English words that hold a secret word's letters and name something
+/// else (issue 18, generator-9 `hashlib-artifact-digests`: a digest under
+/// `"tokenizer.json"`): a letter run starting with one of these is not the
+/// secret word. `author` only whole or inflected: `authorization` is one.
+const DERIVED_WORDS: &[&str] = &[
+    "tokeniz",
+    "tokenis",
+    "secretar",
+    "secretion",
+    "passeng",
+    "passport",
+    "passage",
+    "passiv",
+    "passthrough",
+    "compass",
+    "encompass",
+    "bypass",
+    "surpass",
+];
+
+/// Whole words for [`DERIVED_WORDS`]' `author` family.
+const AUTHOR_WORDS: &[&str] = &["author", "authors", "authored", "authoring", "authorship"];
+
+/// Whether the letter run `w` (lowercase) is a derived word
+/// ([`DERIVED_WORDS`]).
+fn is_derived_word(w: &str) -> bool {
+    DERIVED_WORDS.iter().any(|d| w.starts_with(d)) || AUTHOR_WORDS.contains(&w)
+}
+
+/// Whether the match `m_start..m_end` of a secret word in `lower` lies in
+/// a derived word ([`DERIVED_WORDS`]: `tokenizer`, `secretary`).
+pub(crate) fn in_derived_word(lower: &str, m_start: usize, m_end: usize) -> bool {
+    let b = lower.as_bytes();
+    let mut a = m_start;
+    while a > 0 && b[a - 1].is_ascii_lowercase() {
+        a -= 1;
+    }
+    let mut z = m_end;
+    while z < b.len() && b[z].is_ascii_lowercase() {
+        z += 1;
+    }
+    is_derived_word(&lower[a..z])
+}
+
+/// `s` (lowercase) with its derived words ([`DERIVED_WORDS`]) blanked.
+pub(crate) fn without_derived_words(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !c.is_ascii_lowercase())
+            .unwrap_or(rest.len());
+        let (word, tail) = rest.split_at(n);
+        if is_derived_word(word) {
+            out.extend(std::iter::repeat_n(' ', word.len()));
+        } else {
+            out.push_str(word);
+        }
+        let m = tail
+            .find(|c: char| c.is_ascii_lowercase())
+            .unwrap_or(tail.len());
+        out.push_str(&tail[..m]);
+        rest = &tail[m..];
+    }
+    out
+}
+
 /// Whether a name (lowercase) declares its value public or per-page
 /// ([`PUBLIC_NAME`]),
 /// unless it also names a secret or a private key (`public_secret`?
@@ -656,17 +723,81 @@ pub(crate) fn is_reference(v: &str) -> bool {
     }
     // `os.environ["X"]`, `config.get("x")`, `ENV.fetch("X")`, `Secret(...)`:
     // a call or index on a dotted name.
-    if let Some(open) = l.find(['(', '[']) {
-        let head = &l[..open];
-        if !head.is_empty()
-            && head
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':'))
-        {
-            return true;
+    is_call_chain(t)
+}
+
+/// True for a call or index chain on a dotted name, whole: `config.get("x")`,
+/// `os.environ["X"]`, `ENV.fetch("X").strip()`, `Secret(...)`. Every bracket
+/// closes (quotes respected) and only `.name` or another bracket follows
+/// one: code is balanced, while random text with a `(` in it is not (a
+/// Django key `g(jj^vttf…` starts like a call and never becomes one).
+fn is_call_chain(v: &str) -> bool {
+    let b = v.as_bytes();
+    let name = |i: usize| {
+        let mut j = i;
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b':' | b'$')) {
+            j += 1;
+        }
+        j
+    };
+    let mut i = name(0);
+    if i == 0 {
+        return false;
+    }
+    let mut brackets = 0;
+    while i < b.len() {
+        match b[i] {
+            b'.' if i + 1 < b.len() && name(i + 1) > i + 1 => i = name(i + 1),
+            b'(' | b'[' => {
+                let Some(close) = closing(b, i) else {
+                    return false;
+                };
+                brackets += 1;
+                i = close + 1;
+            }
+            _ => return false,
         }
     }
-    false
+    brackets > 0
+}
+
+/// The index of the bracket closing the one at `b[open]`, skipping quoted
+/// strings; `None` when it never closes or another bracket closes first.
+fn closing(b: &[u8], open: usize) -> Option<usize> {
+    let mut stack = vec![b[open]];
+    let mut i = open + 1;
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                quote = None;
+            }
+        } else {
+            match c {
+                b'"' | b'\'' | b'`' => quote = Some(c),
+                b'(' | b'[' | b'{' => stack.push(c),
+                b')' | b']' | b'}' => {
+                    let want = match stack.pop()? {
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'}',
+                    };
+                    if c != want {
+                        return None;
+                    }
+                    if stack.is_empty() {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A name after a `$` sigil, in the reference syntax of a language or
@@ -812,6 +943,82 @@ pub(crate) fn is_scp_remote(v: &str) -> bool {
         && !path.starts_with('/')
         && !path.contains(['@', ':'])
         && is_word_path(path)
+}
+
+/// Modifier keys of a keyboard shortcut.
+const KEY_MODIFIERS: &[&str] = &[
+    "ctrl",
+    "control",
+    "alt",
+    "shift",
+    "cmd",
+    "command",
+    "meta",
+    "super",
+    "option",
+    "opt",
+    "win",
+    "mod",
+    "fn",
+    "cmdorctrl",
+    "commandorcontrol",
+];
+
+/// True for a keyboard shortcut (`ctrl+shift+s`, `Cmd+Alt+Delete`,
+/// `CmdOrCtrl+K`): modifiers and one key joined by `+`, what a
+/// `*_KEY` or `*_SHORTCUT` constant holds in a UI (issue 18, generator-9
+/// `enum-token-names-nonsecret`).
+pub(crate) fn is_key_combo(v: &str) -> bool {
+    let parts: Vec<String> = v
+        .split('+')
+        .map(|p| p.trim().to_ascii_lowercase())
+        .collect();
+    let Some((last, mods)) = parts.split_last() else {
+        return false;
+    };
+    !mods.is_empty()
+        && mods.iter().all(|m| KEY_MODIFIERS.contains(&m.as_str()))
+        && !last.is_empty()
+        && (last.len() <= 3 || is_word_like(last, true))
+}
+
+/// True for a key or name template: word segments joined by `:`, `/` or
+/// `.` with at least one placeholder segment (`{user_id}`, `%s`, `{}`,
+/// `*`): `app:oauth:access_token:{user_id}` names where a token is kept
+/// (a Redis or cache key), it is none (issue 18, generator-9
+/// `token-named-constants-nonsecret`).
+pub(crate) fn is_key_template(v: &str) -> bool {
+    let placeholder = |s: &str| {
+        matches!(s, "%s" | "%d" | "{}" | "*")
+            || s.strip_prefix('{')
+                .and_then(|r| r.strip_suffix('}'))
+                .is_some_and(|inner| {
+                    inner.is_empty()
+                        || inner
+                            .bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                })
+    };
+    let segs: Vec<&str> = v.split([':', '/', '.']).filter(|s| !s.is_empty()).collect();
+    segs.len() >= 2
+        && segs.iter().any(|s| placeholder(s))
+        && segs.iter().all(|s| placeholder(s) || is_word_like(s, true))
+}
+
+/// True for tox's substitution of an environment variable,
+/// `{env:NAME}` or `{env:NAME:default}`, whose default is no secret
+/// (absent, words, a fixture): the value is read from the environment
+/// (issue 18, generator-9 `tox-ini-clean`). Unclosed too: a value ends at
+/// the first `}` some layouts cut at.
+pub(crate) fn is_tox_env(v: &str) -> bool {
+    let Some(rest) = v.strip_prefix("{env:") else {
+        return false;
+    };
+    let rest = rest.strip_suffix('}').unwrap_or(rest);
+    let (name, default) = rest.split_once(':').unwrap_or((rest, ""));
+    !name.is_empty()
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && (default.is_empty() || is_word_like(default, true) || is_fixture(default))
 }
 
 /// True when `v`, a path with `/` separators (`/etc/app/db.pass`,
@@ -1029,6 +1236,45 @@ mod tests {
     }
 
     #[test]
+    fn keyboard_shortcuts() {
+        for v in ["ctrl+shift+s", "Cmd+Alt+Delete", "CmdOrCtrl+K", "alt+F4"] {
+            assert!(is_key_combo(v), "{v}");
+        }
+        for v in ["k9Qz+2xLmP4", "ctrl", "shift+k9Qz2xLmP4Zr8vB3nT6w"] {
+            assert!(!is_key_combo(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn key_templates_and_tox_substitutions() {
+        assert!(is_key_template("quillstack:oauth:access_token:{user_id}"));
+        assert!(is_key_template("session/%s/token"));
+        assert!(!is_key_template("quillstack:oauth:access_token"));
+        assert!(!is_key_template("k9Qz2xLmP4:{id}:Zr8vB3nT6w"));
+        assert!(is_tox_env("{env:SECRET_KEY:test-only-not-secret}"));
+        assert!(is_tox_env("{env:SECRET_KEY:test-only-not-secret"));
+        assert!(is_tox_env("{env:PYPI_TOKEN}"));
+        assert!(!is_tox_env("{env:SECRET_KEY:k9Qz2xLmP4Zr8vB3nT6w}"));
+    }
+
+    #[test]
+    fn derived_words_are_not_secret_words() {
+        let t = "\"tokenizer.json\": api_token, secretary, authorization, author";
+        let at = |w: &str| t.find(w).unwrap();
+        assert!(in_derived_word(t, at("token"), at("token") + 5));
+        assert!(!in_derived_word(
+            t,
+            at("api_token") + 4,
+            at("api_token") + 9
+        ));
+        assert!(in_derived_word(t, at("secretary"), at("secretary") + 6));
+        assert_eq!(
+            without_derived_words(t),
+            "\"         .json\": api_token,          , authorization,       "
+        );
+    }
+
+    #[test]
     fn references() {
         for v in [
             "var.db_password",
@@ -1042,6 +1288,9 @@ mod tests {
             "<your-api-key>",
             "os.environ[\"TOKEN\"]",
             "config.get(\"token\")",
+            "ENV.fetch(\"TOKEN\").strip()",
+            "secrets[\"db\"][\"password\"]",
+            "Secret(name='x', key=f(y))",
             "vault:secret/data/billing#password",
             "secret/data/app#api_key",
             "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
@@ -1052,6 +1301,10 @@ mod tests {
             "Zk3mQ8pL2xN7vR4tW9yB",
             "hunter2!x",
             "secret/Zk3mQ8pL2xN7vR4tW9yB",
+            // Django's key alphabet holds brackets: a call never closed,
+            // or closed and followed by more text, is no call.
+            "g(jj^vttfbf#@u^j88%oa&mz1innpy#^$4^5qzi%_r$s^q^d&%",
+            "k(x)9fQ2mZ7w#vR4tW9yB&%",
         ] {
             assert!(!is_reference(v), "{v}");
         }

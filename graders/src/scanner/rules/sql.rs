@@ -7,7 +7,9 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     secret_type: "sql_password",
     description: "Password in a SQL statement (IDENTIFIED BY / PASSWORD '...')",
     keywords: &["password", "identified"],
-    pattern: r"(?i:\bPASSWORD|\bIDENTIFIED\s+BY)\s*(?:=\s*)?'([^'\s]{3,256})'",
+    // A space or `=` before the quote: `s['password']}…{s['host']` (a
+    // Python subscript in an f-string) has the word glued to its quote.
+    pattern: r"(?i:\bPASSWORD|\bIDENTIFIED\s+BY)(?:\s+|\s*=\s*)'([^'\s]{3,256})'",
     group: 1,
     check_group: 0,
     context_type: None,
@@ -32,6 +34,10 @@ mod tests {
             &[
                 ("ALTER ROLE app PASSWORD 'changeme';", "placeholder"),
                 ("CREATE USER app WITH PASSWORD '<hidden-value>';", "masked"),
+                (
+                    "f\"postgresql://{s['username']}:{s['password']}@{s['host']}/db\"",
+                    "a subscript, not SQL",
+                ),
             ],
         );
     }
