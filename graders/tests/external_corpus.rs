@@ -164,6 +164,27 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // word to our word test), and a GitHub token joined at run time from
     // `_PREFIX + _BODY` variables (no data flow).
     ("generator-9", 0.97, 0.98),
+    // Written blind after generator-8's round (languages and configuration
+    // formats off the beaten path: Perl, Lua, Erlang, Nix, LDIF, HCL,
+    // systemd, plists), measured before any fix on it: 0.804 / 0.848 (19
+    // false positives, 14 misses) — its blind figure. Its classes were then
+    // fixed against it (2026-12-05: variable references in each
+    // language's syntax — `$ENV{X}`, `$a.b.c`, `$__file{…}`, `%param%/path`,
+    // YAML `!secret name` tags; a markup closing tag ending a value; a
+    // `name:` label before continued data; stored hashes — yescrypt and
+    // mosquitto MCF with parameters, RFC 2307 `{SSHA}` schemes, MySQL
+    // `*HEX40`, base64 digests under digest-named keys, LDIF's base64 of
+    // a stored hash; a SOPS file's encrypted data key; the key of a
+    // backslash-continued statement; misses: `#define` literals,
+    // subscript keys, LDAP `bindpw`, Drupal `hash_salt`, OpenVPN static
+    // key blocks, a `login` subcommand's argument, and settings whose value is the secret — Erlang
+    // `-setcookie`, WordPress keys, private JWKs, `klist -K` dumps, Consul
+    // ACL tokens, PagerDuty keys in Alertmanager, Bundler host
+    // credentials, `auth("…")` and user/password setter calls), so it is a
+    // development set now: 1.000 / 1.000 after, no longer evidence of
+    // precision on unseen code. The Bundler rule also found gitleaks'
+    // eight `sidekiq-secret` cases it had missed (recall 0.989 → 0.991).
+    ("generator-10", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

@@ -19,7 +19,16 @@ use super::{identifier, prose, words};
 /// Key words that name a password: a password may be a short human-chosen
 /// string (`hunter2`), so these keys accept [`MIN_PASSWORD`] characters,
 /// but a value of plain words (`tenant-window`) is not one.
-const PASSWORD_WORDS: &[&str] = &["password", "passwd", "passphrase", "pwd"];
+const PASSWORD_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    // LDAP clients' and servers' password directives (nslcd, pam_ldap,
+    // slapd.conf).
+    "bindpw",
+    "rootpw",
+];
 /// Shortest literal judged for password keys.
 const MIN_PASSWORD: usize = 6;
 /// Shortest literal judged for other credential keys.
@@ -50,6 +59,11 @@ const STRONG: &[&str] = &[
     "authkey",
     "client_secret",
     "bearer",
+    "bindpw",
+    "rootpw",
+    // Drupal's `hash_salt`: the site-wide key of its one-time login links,
+    // form tokens and session ids, not a password hash's salt.
+    "hash_salt",
     // Last, so the longer words above win where both match: `pass` counts
     // only as the key's last segment ([`pass_segment`]).
     "pass",
@@ -480,6 +494,10 @@ enum KeyForm {
     /// A property list's `<key>Name</key>` followed by the value element
     /// `<string>…</string>` (Apple Info.plist, launchd plists).
     PlistKey,
+    /// A C preprocessor macro named for the key: `#define SECRET_PASS
+    /// "…"` (Arduino's `arduino_secrets.h`, firmware headers); the value
+    /// is the string literal after the name, with no operator.
+    Define,
     /// The same attribute followed by a `value` attribute: `<add
     /// key="ApiKey" value="…"/>` (.NET appSettings), `<property
     /// name="password" value="…"/>` (Spring).
@@ -496,6 +514,9 @@ impl KeyForm {
         }
         if let Some(form) = Self::xml_named(b, start, end) {
             return form;
+        }
+        if Self::defined_macro(b, start, end) {
+            return KeyForm::Define;
         }
         // A quoted argument naming the next one: a call's first argument
         // (`setProperty("API_TOKEN", "…")`) or a name in a name-value
@@ -581,6 +602,23 @@ impl KeyForm {
             || (matches!(last, b"unsafeplaintext" | b"plaintext")
                 && object.ends_with(b"secretvalue."))
             || (last == b"secret" && (object.ends_with(b"pulumi.") || object.ends_with(b"output.")))
+    }
+
+    /// `#define KEY ` opens the key's line (blanks allowed around `#`),
+    /// and a blank follows the key.
+    fn defined_macro(b: &[u8], start: usize, end: usize) -> bool {
+        if !matches!(b.get(end), Some(b' ' | b'\t')) {
+            return false;
+        }
+        let Some(line) = directive_line_start(b, start) else {
+            return false;
+        };
+        let head: Vec<u8> = b[line..start]
+            .iter()
+            .filter(|c| !matches!(c, b' ' | b'\t'))
+            .copied()
+            .collect();
+        head == b"#define" && b[start - 1] != b'#'
     }
 
     /// `key.assign(`, `key.set(`, `key.setValue(`: the key ends with a
@@ -804,6 +842,11 @@ fn value_after_inner(
     let n = b.len();
     if p < n && matches!(b[p], b'"' | b'\'' | b'`') {
         p += 1;
+        // A subscript's key: `$settings['hash_salt'] = '…'` (PHP),
+        // `config["password"] = "…"` (Python, Ruby, JavaScript).
+        if p < n && b[p] == b']' && start_of_subscript(b, p) {
+            p += 1;
+        }
     }
     let key_end = p;
     while p < n && (b[p] == b' ' || b[p] == b'\t') {
@@ -818,6 +861,8 @@ fn value_after_inner(
     let colons = b[p..].iter().take(4).take_while(|&&c| c == b':').count();
     if form == KeyForm::Initializer {
         p += 1;
+    } else if form == KeyForm::Define {
+        // No operator: the literal follows the name.
     } else if form == KeyForm::CallArgument {
         if p < n && b[p] == b',' {
             p += 1;
@@ -882,9 +927,22 @@ fn value_after_inner(
             p = q;
         }
     }
+    // A YAML tag before the scalar (`password: !secret wifi_password`,
+    // ESPHome and Home Assistant; `!vault`, `!env_var`, `!!str`): the tag
+    // names how the scalar is read, the scalar after it is the value.
+    let mut tagged = false;
+    if colons == 1
+        && form == KeyForm::Plain
+        && let Some(q) = yaml_tag_end(b, p)
+    {
+        p = q;
+        tagged = true;
+    }
     // A call's second argument must be a string literal.
-    if matches!(form, KeyForm::CallArgument | KeyForm::Initializer)
-        && !(p < n && matches!(b[p], b'"' | b'\'' | b'`'))
+    if matches!(
+        form,
+        KeyForm::CallArgument | KeyForm::Initializer | KeyForm::Define
+    ) && !(p < n && matches!(b[p], b'"' | b'\'' | b'`'))
     {
         return None;
     }
@@ -924,7 +982,10 @@ fn value_after_inner(
         let vs = p;
         let limit = (vs + 4096).min(n);
         let mut j = vs;
+        // A markup closing tag ends the text it closes (`<string>
+        // webcredentials:example.app</string>` in a plist).
         while j < limit
+            && !(b[j] == b'<' && b.get(j + 1) == Some(&b'/'))
             && !matches!(
                 b[j],
                 b' ' | b'\t'
@@ -957,7 +1018,52 @@ fn value_after_inner(
         }
         (vs, j)
     };
+    // After a tag, a name (`!secret mqtt_password`, `!env_var DB_PASS`)
+    // is what the tag looks up, not the value.
+    if tagged && std::str::from_utf8(&b[vs..ve]).is_ok_and(is_name) {
+        return None;
+    }
     Some((vs, ve))
+}
+
+/// True when the quoted key closed at `close - 1` (its quote), with `]`
+/// at `close`, opened with `['` or `["`.
+fn start_of_subscript(b: &[u8], close: usize) -> bool {
+    let q = b[close - 1];
+    let from = close.saturating_sub(MAX_KEY + 2);
+    b[from..close - 1]
+        .iter()
+        .rposition(|&c| c == q)
+        .is_some_and(|i| from + i > 0 && b[from + i - 1] == b'[')
+}
+
+/// Longest YAML tag skipped.
+const MAX_TAG: usize = 32;
+
+/// If a YAML tag (`!secret`, `!!str`, `!vault`) followed by blanks starts
+/// at `p`, where the scalar after it starts.
+fn yaml_tag_end(b: &[u8], p: usize) -> Option<usize> {
+    let n = b.len();
+    let mut j = p;
+    while j < n && j - p < 2 && b[j] == b'!' {
+        j += 1;
+    }
+    let name = j;
+    while j < n && j - p < MAX_TAG && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'-'))
+    {
+        j += 1;
+    }
+    if j == p
+        || j == name
+        || !b[name].is_ascii_alphabetic()
+        || !matches!(b.get(j), Some(b' ' | b'\t'))
+    {
+        return None;
+    }
+    while j < n && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    Some(j)
 }
 
 /// Judges the literal at `b[vs..ve]`: long enough, not code, a mask, a
@@ -1024,6 +1130,9 @@ fn judge(
         || is_file_argument(v)
         || is_name_list(v)
         || is_named_path(v)
+        // A label before the data (`SetCredentialEncrypted=db-password: \`
+        // with the data on the continued lines): a name, not the value.
+        || v.strip_suffix(':').is_some_and(is_name)
         || is_sentence(v)
         || words::is_word_path(v)
         || words::is_fixture(v)
@@ -1371,6 +1480,93 @@ mod tests {
         // Unquoted in code, braces are a block, not a literal.
         let code = "password = m{{h}o)p${e]nob(ody[finds>-_$#thisone}}\n";
         assert!(s.scan_bytes("src/a.cpp", code.as_bytes()).is_empty());
+    }
+
+    /// Issue 18, generator-10: references in each language's syntax, a
+    /// YAML tag before a secret's name, a plist closing tag and a label
+    /// before continued data are not values; literals in the same
+    /// layouts still are.
+    #[test]
+    fn sigils_tags_closing_tags_and_labels() {
+        check(
+            "generic_secret",
+            &[
+                ("    password: !!str Zq8v2Lm4Kp7RtX9w\n", "Zq8v2Lm4Kp7RtX9w"),
+                (
+                    "    db_password => 'Zq8v2Lm4Kp7RtX9w',\n",
+                    "Zq8v2Lm4Kp7RtX9w",
+                ),
+                (
+                    "<string>credentials:Zq8v2Lm4Kp7RtX9w</string>",
+                    "Zq8v2Lm4Kp7RtX9w",
+                ),
+                (
+                    "SetCredential=db-password:Zq8v2Lm4Kp7RtX9w\n",
+                    "db-password:Zq8v2Lm4Kp7RtX9w",
+                ),
+            ],
+            &[
+                ("    password: !secret wifi_password\n", "YAML secret tag"),
+                ("    password: !secret mqtt_password\n", "YAML secret tag"),
+                (
+                    "    db_password => $ENV{SPROUT_DB_PASS}  // '',\n",
+                    "Perl env hash",
+                ),
+                (
+                    "    clientSecret: $oidc.keycloak.clientSecret\n",
+                    "Argo CD reference",
+                ),
+                (
+                    "      basicAuthPassword: $__file{/etc/secrets/loki_token}\n",
+                    "Grafana file",
+                ),
+                (
+                    "JWT_SECRET_KEY=%kernel.project_dir%/config/jwt/private.pem\n",
+                    "Symfony parameter",
+                ),
+                (
+                    "\t\t<string>webcredentials:example.app</string>\n",
+                    "plist domain",
+                ),
+                (
+                    "SetCredentialEncrypted=db-password: \\\n",
+                    "credential label",
+                ),
+            ],
+        );
+    }
+
+    /// Issue 18, generator-10: a macro's string literal, a subscript's
+    /// key and LDAP password directives; a macro without a literal, a
+    /// subscript read and a directive's reference are not values.
+    #[test]
+    fn macros_subscripts_and_ldap_directives() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "#define SECRET_PASS \"Garnet~harbor28_PebbleBNU\"\n",
+                    "Garnet~harbor28_PebbleBNU",
+                ),
+                (
+                    "$settings['hash_salt'] = 'KCBZZMWCVAxS4iYcBJDv_Xg_mPVbGvrP';\n",
+                    "KCBZZMWCVAxS4iYcBJDv_Xg_mPVbGvrP",
+                ),
+                (
+                    "config[\"password\"] = \"Zq8v2Lm4Kp7Rt\"\n",
+                    "Zq8v2Lm4Kp7Rt",
+                ),
+                ("bindpw UMGD^kmc4tz%UFLDk908\n", "UMGD^kmc4tz%UFLDk908"),
+                ("rootpw Zq8v2Lm4Kp7Rt\n", "Zq8v2Lm4Kp7Rt"),
+            ],
+            &[
+                ("#define SECRET_PASS_LEN 32\n", "a length"),
+                ("#define SECRET_PASS read_secret()\n", "not a literal"),
+                ("#define SECRET_PASS\n", "no value"),
+                ("pw = $settings['hash_salt'];\n", "a read"),
+                ("bindpw ${LDAP_BIND_PW}\n", "a reference"),
+            ],
+        );
     }
 
     /// What the fast key-word search relies on.

@@ -294,6 +294,36 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
         || super::store_name::is_credential_file(path)
         || qualified_key(&name)
         || bare_key_of_a_keyed_parent(lower, line, start)
+        || login_argument(&lower[line..start])
+}
+
+/// Words of a command line looked back over for its `login` subcommand.
+const MAX_LOGIN_WORDS: usize = 6;
+
+/// Whether the token is the argument of a command line's `login`
+/// subcommand (`cargo login <token>`, `cargo login --registry x <token>`,
+/// `docker login -u ci -p <token>`, `hf auth login --token <token>`):
+/// `prefix` is the token's line up to it. `login` is among the few words
+/// before the token, and every word after it is an option or an option's
+/// value, so prose (`login page build …`) is not read as a command.
+fn login_argument(prefix: &str) -> bool {
+    if !prefix.ends_with([' ', '\t', '=']) {
+        return false;
+    }
+    let words: Vec<&str> = prefix
+        .split([' ', '\t', '='])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let recent = &words[words.len().saturating_sub(MAX_LOGIN_WORDS)..];
+    let Some(at) = recent.iter().rposition(|&w| w == "login") else {
+        return false;
+    };
+    let mut after_option = false;
+    recent[at + 1..].iter().all(|w| {
+        let ok = w.starts_with('-') || after_option;
+        after_option = w.starts_with('-') && !after_option;
+        ok
+    })
 }
 
 /// Qualifiers that call a bare `key` a secret from its parent object's
@@ -393,6 +423,30 @@ fn qualified_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{in_issuer_format, key_material, names_a_secret};
+
+    /// Issue 18, generator-10: a `login` subcommand's argument is a named
+    /// secret; a token after `login` in prose or another subcommand is not.
+    #[test]
+    fn login_arguments() {
+        let named = |text: &str, tok: &str| {
+            names_a_secret(&text.to_ascii_lowercase(), text.find(tok).unwrap(), "x.txt")
+        };
+        let tok = "cioF8SFZKdQ7ljHtNiLTOkTnl3k0buSaTJa";
+        for text in [
+            format!("cargo login {tok}\n"),
+            format!("cargo login --registry acme {tok}\n"),
+            format!("docker login -u ci -p {tok} registry.example.com\n"),
+        ] {
+            assert!(named(&text, tok), "{text}");
+        }
+        for text in [
+            format!("cargo publish {tok}\n"),
+            format!("login page build {tok}\n"),
+            format!("docker run -p 8080 {tok}\n"),
+        ] {
+            assert!(!named(&text, tok), "{text}");
+        }
+    }
 
     /// 32 or more random bytes in base64 under a bare key name are key
     /// material; ids, words, hashes under other names and public-key

@@ -55,11 +55,17 @@ use std::sync::LazyLock;
 pub(crate) const GENERIC_RULES: &[&str] = &["credential-assignment", "random-token"];
 
 /// Password hashes: MCF (`$id$[params$]salt$hash`, bcrypt's `$2b$NN$` +
-/// 53 chars, Apache's `$apr1$`) and Django/passlib (`algo$iter$salt$hash`).
+/// 53 chars, Apache's `$apr1$`, yescrypt's `$y$j9T$salt$hash`, mosquitto's
+/// `$7$101$salt$<base64>`), Django/passlib (`algo$iter$salt$hash`), the
+/// RFC 2307 scheme prefix of LDAP and htpasswd (`{SSHA}<base64>`,
+/// `{SHA}`, `{PBKDF2-SHA256}`; not `{CLEARTEXT}`) and MySQL's native
+/// password hash (`*` + 40 capital hex).
 static PASSWORD_HASH: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(concat!(
         r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}",
-        r"|\$(?:1|5|6|apr1|md5|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{16,}",
+        r"|\$(?:1|5|6|apr1|md5|sha1|y|gy|7)\$(?:[./A-Za-z0-9=,]{1,64}\$){1,2}[./A-Za-z0-9+]{16,}={0,2}",
+        r"|(?i:\{(?:s?sha(?:1|224|256|384|512)?|s?md5|crypt|pbkdf2(?:-sha\d+)?|argon2(?:id|i|d)?|bcrypt|ssha3?-?\d*)\})[A-Za-z0-9+/.$]{16,}={0,2}",
+        r"|\B\*[0-9A-F]{40}\b",
         r"|\$(?:argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[^\s$]*\$(?:[^\s$]*\$)*[A-Za-z0-9+/.=_-]{16,}",
         r"|\b(?:pbkdf2_sha\d+|pbkdf2_sha1|bcrypt_sha256|argon2|scrypt|sha1|md5)\$\d*\$?[A-Za-z0-9./+=]{4,}\$[A-Za-z0-9./+=]{16,}",
     ))
@@ -70,6 +76,16 @@ static PASSWORD_HASH: LazyLock<regex::Regex> = LazyLock::new(|| {
 static SOPS: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"ENC\[(?:AES256_GCM|AES256_CBC),data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]")
         .expect("sops regex")
+});
+
+/// The data key of a SOPS file, encrypted to each master key, in the
+/// file's `sops` metadata: `"enc": "<base64>"` (KMS, GCP KMS, Azure Key
+/// Vault entries). Looked for only in a file holding SOPS values.
+static SOPS_DATA_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r#"(?m)^[ \t]*(?:-[ \t]*)?["']?enc["']?[ \t]*:[ \t]*["']?([A-Za-z0-9+/_-]{40,}={0,2})"#,
+    )
+    .expect("sops data key regex")
 });
 
 /// Pulumi stack config and Travis CI encrypted values: the value of a YAML
@@ -287,11 +303,19 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     let spans = |re: &regex::Regex, out: &mut Vec<(usize, usize)>| {
         out.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
     };
-    if text.contains('$') {
+    if text.contains('$') || text.contains('{') || text.contains('*') {
         spans(&PASSWORD_HASH, out);
     }
     if text.contains("ENC[") {
         spans(&SOPS, out);
+        if SOPS.is_match(text) && (text.contains("\"sops\"") || text.contains("sops:")) {
+            out.extend(
+                SOPS_DATA_KEY
+                    .captures_iter(text)
+                    .filter_map(|c| c.get(1))
+                    .map(|m| (m.start(), m.end())),
+            );
+        }
     }
     if text.contains("secure:") {
         out.extend(
@@ -544,10 +568,70 @@ mod tests {
         assert!(covered(&format!("\"password\": \"{django}\""), django));
         let argon = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG";
         assert!(covered(argon, argon));
+        // Issue 18, generator-10: yescrypt and mosquitto's PBKDF2 with
+        // their parameter fields, RFC 2307 schemes (LDAP, htpasswd), MySQL
+        // native password hashes.
+        for (line, hash) in [
+            (
+                "hashedPassword = \"$y$j9T$vYhD4FBsFNk.D0MI3o9t1H$jLwx6jp7lru5AwfiVvN8TXQB7WdQv0Zr613OUlPEeT8\";",
+                "$y$j9T$vYhD4FBsFNk.D0MI3o9t1H$jLwx6jp7lru5AwfiVvN8TXQB7WdQv0Zr613OUlPEeT8",
+            ),
+            (
+                "ha:$7$101$YpdxKsxWiK7GXkMd$djGRnFvwTQhAWiAyHOPCDFMrIRx2oPg3X7Mu1FxOzCEzTC0MbHp4WA2c83c0ZD7ylyen4WUEGZWge1Z6Whpg+A==",
+                "$7$101$YpdxKsxWiK7GXkMd$djGRnFvwTQhAWiAyHOPCDFMrIRx2oPg3X7Mu1FxOzCEzTC0MbHp4WA2c83c0ZD7ylyen4WUEGZWge1Z6Whpg+A==",
+            ),
+            (
+                "legacy:{SHA}SYtt6N0hoy1QiZlMvjnYhhTwRJk=",
+                "{SHA}SYtt6N0hoy1QiZlMvjnYhhTwRJk=",
+            ),
+            (
+                "userPassword: {SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv",
+                "{SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv",
+            ),
+            (
+                "\"authentication_string\":\"*921EAB776693CF8368EBD4F750219E88EEBCA9D5\"",
+                "*921EAB776693CF8368EBD4F750219E88EEBCA9D5",
+            ),
+        ] {
+            assert!(covered(line, hash), "{line}");
+        }
+        // A cleartext scheme, a lowercase or short hex after `*`, a `*`
+        // inside a word: not hashes.
+        for (line, v) in [
+            (
+                "userPassword: {CLEARTEXT}Zq8v2Lm4Kp7RtX9wB3nY",
+                "Zq8v2Lm4Kp7RtX9wB3nY",
+            ),
+            (
+                "x = *921eab776693cf8368ebd4f750219e88eebca9d5",
+                "921eab776693cf8368ebd4f750219e88eebca9d5",
+            ),
+            (
+                "k=a*921EAB776693CF8368EBD4F750219E88EEBCA9D5",
+                "921EAB776693CF8368EBD4F750219E88EEBCA9D5",
+            ),
+        ] {
+            assert!(!covered(line, v), "{line}");
+        }
         // A password with a dollar sign is not a hash.
         assert!(!covered(
             "password = \"Zk3$mQ8pL2xN$7vR4tW9yB\"",
             "Zk3$mQ8pL2xN$7vR4tW9yB"
+        ));
+    }
+
+    /// Issue 18, generator-10: a SOPS file's encrypted data key in its
+    /// `sops` metadata; the same field outside a SOPS file is judged.
+    #[test]
+    fn sops_data_keys() {
+        let key = "cOLGuaWjv/csK+84cBzX054LwBXVPLvXSvCwoNOC0iZvzakK5xoFxvDzXG8dfg3JFBIRsNx5NQ";
+        let sops = format!(
+            "{{\n  \"password\": \"ENC[AES256_GCM,data:INps6by+EdXJ,iv:Ev7XGYA8j1PN7LyPl80k48N6emUB7wMf5iYkVE6xc2g=,tag:9JpzUiDKUm43heoPWgb4jw==,type:str]\",\n  \"sops\": {{\n    \"kms\": [{{\n        \"enc\": \"{key}\"\n    }}]\n  }}\n}}\n"
+        );
+        assert!(covered(&sops, key));
+        assert!(!covered(
+            &format!("{{\"sops\": {{\"enc\": \"{key}\"}}}}"),
+            key
         ));
     }
 

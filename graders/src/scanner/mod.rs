@@ -571,7 +571,7 @@ impl Scanner {
                     }))
         });
         c.extend(self.cfg.allowlist.custom_candidates(path, text, &lower));
-        if present.pem() {
+        if present.pem() || rules::pem::may_hold_symmetric_key(text) {
             let mut spans = Vec::new();
             rules::pem::find(text, &mut spans);
             for (s, e) in spans {
@@ -753,6 +753,7 @@ fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
     let key = stored_hash::key_before(text, start);
     stored_hash::is_stored_hash(key, v, path)
         || stored_hash::is_password_hash_format(v)
+        || stored_hash::decodes_to_password_hash(v)
         || ciphertext::is_ciphertext(key, v)
         || encoded_placeholder::decodes_to_placeholder(v)
         || tfstate::is_provider_private(path, text, start)

@@ -51,14 +51,38 @@ const TAGGED_PREFIXES: &[&str] = &[
     "md5$",
 ];
 
-/// True for a digest's text: hex of a digest's length, or a tagged
-/// password-hash format.
+/// Bytes of a digest in base64, stored alone or with a salt of one of
+/// [`SALT_BYTES`] before or after it: RabbitMQ's `password_hash` is a
+/// 4-byte salt and a SHA-256 (36 bytes), `{SSHA}` a SHA-1 and its salt.
+const DIGEST_BYTES: &[usize] = &[16, 20, 28, 32, 48, 64];
+/// Salt lengths stored beside a digest.
+const SALT_BYTES: &[usize] = &[0, 4, 8, 16];
+
+/// True for a digest's text: hex of a digest's length, standard base64 of
+/// a digest and its salt, or a tagged password-hash format.
 pub(crate) fn is_digest_shaped(v: &str) -> bool {
     let hex = v.bytes().all(|c| c.is_ascii_hexdigit())
         && (v.bytes().all(|c| !c.is_ascii_uppercase())
             || v.bytes().all(|c| !c.is_ascii_lowercase()));
     (hex && DIGEST_HEX_LENS.contains(&v.len()))
+        || base64_digest(v)
         || (TAGGED_PREFIXES.iter().any(|p| v.starts_with(p)) && v.matches('$').count() >= 2)
+}
+
+/// Standard base64 (whole groups of four, padded) of a digest's length,
+/// alone or with a salt ([`DIGEST_BYTES`], [`SALT_BYTES`]).
+fn base64_digest(v: &str) -> bool {
+    use base64::Engine as _;
+    if !v.len().is_multiple_of(4) || !v.bytes().any(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(v)
+        .is_ok_and(|d| {
+            DIGEST_BYTES
+                .iter()
+                .any(|&n| SALT_BYTES.iter().any(|&s| d.len() == n + s))
+        })
 }
 
 /// A password verifier in a format that says so by its own structure,
@@ -131,6 +155,44 @@ pub(crate) fn is_password_hash_format(v: &str) -> bool {
     false
 }
 
+/// True for base64 text that decodes to a password verifier
+/// ([`is_password_hash_format`], or an RFC 2307 scheme: `{SSHA}…`,
+/// `{CRYPT}$6$…`): LDIF writes attribute values with `::` in base64, so
+/// `userPassword:: e1NTSEF9…` is a stored hash, not a password.
+pub(crate) fn decodes_to_password_hash(v: &str) -> bool {
+    use base64::Engine as _;
+    if v.len() < 24 || !v.len().is_multiple_of(4) {
+        return false;
+    }
+    let Ok(d) = base64::engine::general_purpose::STANDARD.decode(v) else {
+        return false;
+    };
+    let Ok(t) = std::str::from_utf8(&d) else {
+        return false;
+    };
+    let t = t.trim();
+    is_password_hash_format(t) || rfc2307_scheme(t).is_some_and(|rest| rest.len() >= 16)
+}
+
+/// The text after an RFC 2307 password scheme that names a hash
+/// (`{SSHA}`, `{SHA}`, `{SSHA512}`, `{CRYPT}`, `{PBKDF2-SHA256}`,
+/// `{ARGON2}`; not `{CLEARTEXT}`).
+fn rfc2307_scheme(t: &str) -> Option<&str> {
+    let (scheme, rest) = t.strip_prefix('{')?.split_once('}')?;
+    let s = scheme.to_ascii_uppercase();
+    let unsalted = s
+        .strip_prefix('S')
+        .filter(|r| r.starts_with("SHA") || r.starts_with("MD5"))
+        .unwrap_or(&s);
+    let known = unsalted.starts_with("SHA")
+        || unsalted == "MD5"
+        || unsalted == "CRYPT"
+        || unsalted.starts_with("PBKDF2")
+        || unsalted.starts_with("ARGON2")
+        || unsalted == "BCRYPT";
+    known.then_some(rest)
+}
+
 /// True when the key's last word names a digest (`api_key_hash`,
 /// `secretDigest`, `token-sha256`), or it opens with `hashed`
 /// (`hashed_secret` in a detect-secrets baseline, `hashedPassword`). A
@@ -197,7 +259,41 @@ pub(crate) fn key_before(text: &str, start: usize) -> &str {
         from += 1;
     }
     let line = text[from..start].rfind('\n').map_or(from, |p| from + p + 1);
+    if text[line..start].trim().is_empty()
+        && let Some(key) = continued_key(text, line)
+    {
+        return key;
+    }
     super::random::key_name(&text[line..start])
+}
+
+/// Continuation lines walked back over, at most, to a statement's first
+/// line.
+const MAX_CONTINUED: usize = 32;
+
+/// The key of a statement continued onto the line at `line` by a
+/// trailing backslash (systemd `SetCredentialEncrypted=name: \` with the
+/// data on the lines after, a shell `export KEY=\`): the `KEY` before the
+/// first `=` or `:` on the statement's first line.
+fn continued_key(text: &str, line: usize) -> Option<&str> {
+    let mut first = line;
+    for _ in 0..MAX_CONTINUED {
+        if first == 0 {
+            break;
+        }
+        let prev = text[..first - 1].rfind('\n').map_or(0, |p| p + 1);
+        if !text[prev..first - 1].trim_end().ends_with('\\') {
+            break;
+        }
+        first = prev;
+    }
+    if first == line {
+        return None;
+    }
+    let head = &text[first..line];
+    let op = head.find(['=', ':'])?;
+    let key = super::random::key_name(&head[..=op]);
+    (!key.is_empty()).then_some(key)
 }
 
 #[cfg(test)]
@@ -228,6 +324,12 @@ mod tests {
                 format!("ApiClient.create!(name: \"dev\", secret_digest: \"{HEX64}\")\n"),
             ),
             ("config/app.yml", format!("api_token_sha256: {HEX64}\n")),
+            // RabbitMQ definitions: base64 of a 4-byte salt and a SHA-256.
+            (
+                "rabbitmq/definitions.json",
+                "  \"password_hash\": \"SOyyPHtUqlUVOGZNggKhaaIsXmbG4Uv0QjLfvbgxT8cshwgQ\",\n"
+                    .to_string(),
+            ),
             (
                 "fixtures/dev_users.json",
                 format!("  \"password\": \"{HEX64}\",\n"),
@@ -257,6 +359,12 @@ mod tests {
             (
                 "seed/staging.json",
                 "  \"api_secret\": \"Zq8v2Lm4Kp7RtX9wB3nY6cQ1\",\n".to_string(),
+            ),
+            // The same base64 under a key that names no digest.
+            (
+                "rabbitmq/definitions.json",
+                "  \"password\": \"SOyyPHtUqlUVOGZNggKhaaIsXmbG4Uv0QjLfvbgxT8cshwgQ\",\n"
+                    .to_string(),
             ),
             (
                 "fixtures/dev_users.json",
@@ -300,6 +408,59 @@ mod tests {
         assert!(rules(".jupyter/jupyter_server_config.py", jup).is_empty());
         let real = "CREATE ROLE r WITH LOGIN PASSWORD 'Zq8v2$Lm4Kp7Rt$X9wB';\n";
         assert!(!rules("db/migrations/1_role.sql", real).is_empty());
+    }
+
+    /// Issue 18, generator-10: LDIF's base64 of a stored hash is one;
+    /// base64 of a cleartext password or scheme is not.
+    #[test]
+    fn encoded_password_hashes() {
+        use base64::Engine as _;
+        let enc = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        assert!(super::decodes_to_password_hash(&enc(
+            "{SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv"
+        )));
+        assert!(super::decodes_to_password_hash(&enc(
+            "{CRYPT}$6$6g.4ocnpIqRx5yQw$RXOCfoIiWIAd3yFZIyVrvrJJmtGVqLSwnFl1qBZvOW3MdVLHWQXAnc56"
+        )));
+        assert!(!super::decodes_to_password_hash(&enc(
+            "{CLEARTEXT}Zq8v2Lm4Kp7RtX9wB3nY"
+        )));
+        assert!(!super::decodes_to_password_hash(&enc(
+            "Zq8v2Lm4Kp7RtX9wB3nY\n"
+        )));
+        let ldif = format!(
+            "dn: uid=a,dc=x\nuserPassword:: {}\n",
+            enc("{SSHA}/gkpqPCcQACixmGLaWTPrvVcB3MVCUIv")
+        );
+        assert!(flagged("ldap/people.ldif", &ldif).is_empty());
+        let clear = format!(
+            "dn: uid=a,dc=x\nuserPassword:: {}\n",
+            enc("Zq8v2Lm4Kp7RtX9wB3nY")
+        );
+        assert!(!flagged("ldap/people.ldif", &clear).is_empty());
+    }
+
+    /// Issue 18, generator-10: the key of a statement continued by
+    /// backslashes names the data on its continued lines.
+    #[test]
+    fn continued_statements_keep_their_key() {
+        let text =
+            "SetCredentialEncrypted=db-password: \\\n        Y86aph0Zuc \\\n        pLtrY8Wihl\n";
+        let at = text.find("pLtr").unwrap();
+        assert_eq!(super::key_before(text, at), "SetCredentialEncrypted");
+        let plain = "token=abc\n        pLtrY8Wihl\n";
+        let at = plain.find("pLtr").unwrap();
+        assert_eq!(super::key_before(plain, at), "");
+        let scanned = flagged(
+            "etc/systemd/system/app.service.d/creds.conf",
+            "SetCredentialEncrypted=db-password: \\\n        Y86aph0ZuczPY5VE3dgNJnbkjA5UGI6edSGtX6wnamkQdOY+RqutnjwYVIx6sL2L \\\n        TtQ=\n",
+        );
+        assert!(scanned.is_empty(), "{scanned:?}");
+        let clear = flagged(
+            "etc/systemd/system/app.service.d/creds.conf",
+            "SetCredential=db-password: \\\n        Y86aph0ZuczPY5VE3dgNJnbkjA5UGI6edSGtX6wnamkQdOY+RqutnjwYVIx6sL2L\n",
+        );
+        assert!(!clear.is_empty());
     }
 
     #[test]

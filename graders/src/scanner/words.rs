@@ -689,12 +689,11 @@ pub(crate) fn is_reference(v: &str) -> bool {
         }
     }
     if let Some(rest) = l.strip_prefix('$')
-        && rest
-            .bytes()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-        && rest.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && is_sigil_reference(rest)
     {
+        return true;
+    }
+    if is_parameter_path(&l) {
         return true;
     }
     if l.starts_with('<') && l.ends_with('>') {
@@ -799,6 +798,57 @@ fn closing(b: &[u8], open: usize) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// A name after a `$` sigil, in the reference syntax of a language or
+/// tool: `$TOKEN` (shell), a dotted path (`$oidc.keycloak.clientSecret`,
+/// Argo CD's reference into its Secret), or a name indexed by braces,
+/// possibly cut at its `}` by an unquoted value's reader: Perl's
+/// `$ENV{DB_PASS}` and `$config{token}`, Grafana's `$__file{/etc/secrets/x}`
+/// and `$__env{NAME}`. The inside of the braces is a name or a path of
+/// words; a password that merely starts with `$` (`$ecretP@ss`) has other
+/// characters.
+fn is_sigil_reference(rest: &str) -> bool {
+    let ident = |s: &str| {
+        s.bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+            && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    };
+    // Perl's arrow dereference (`$self->{token}`, `$cfg->{db}{password}`
+    // cut at its first `}`) is a path like a dotted one.
+    let rest = rest.replace("->", ".");
+    let (head, index) = match rest.split_once('{') {
+        Some((h, i)) => (
+            h.strip_suffix('.').unwrap_or(h),
+            Some(i.strip_suffix('}').unwrap_or(i)),
+        ),
+        None => (rest.as_str(), None),
+    };
+    if !head.split('.').all(ident) {
+        return false;
+    }
+    index.is_none_or(|i| {
+        let i = i.trim_matches(['"', '\'']);
+        ident(i) || (i.starts_with('/') && is_word_path(i))
+    })
+}
+
+/// A container parameter, alone or heading a path of words: Symfony's
+/// `%kernel.project_dir%/config/jwt/private.pem`, `%env(APP_SECRET)%`,
+/// `%app.secret%`. The value is built from the parameter at run time.
+fn is_parameter_path(l: &str) -> bool {
+    let Some((name, rest)) = l.strip_prefix('%').and_then(|r| r.split_once('%')) else {
+        return false;
+    };
+    let name_ok = name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'(' | b')' | b':'));
+    name_ok && (rest.is_empty() || (rest.starts_with('/') && is_word_path(rest)))
 }
 
 /// `a.b.c` with identifier segments (indexes `["x"]` allowed): a reference
@@ -1012,6 +1062,30 @@ mod tests {
             "token",
         ] {
             assert!(!names_public(n), "{n}");
+        }
+        // Sigil references of Perl, Argo CD and Grafana, and container
+        // parameters heading a path (issue 18, generator-10).
+        for v in [
+            "$ENV{SPROUT_DB_PASS",
+            "$ENV{'API_TOKEN'}",
+            "$self->{token",
+            "$oidc.keycloak.clientSecret",
+            "$__file{/etc/secrets/loki_token}",
+            "$__env{GF_TOKEN}",
+            "%kernel.project_dir%/config/jwt/private.pem",
+            "%env(APP_SECRET)%",
+        ] {
+            assert!(is_reference(v), "{v}");
+        }
+        for v in [
+            "$ecretP@ss$word",
+            "$Zq8v{2Lm4Kp7Rt}x",
+            "$a.b{Zq8v2Lm4Kp7Rt/9x+Q}",
+            "$self->{Zq8v2Lm4Kp7Rt+Q}",
+            "%Zq8v2%Lm4Kp7Rt",
+            "%kernel.project_dir%Zq8v2Lm4Kp7Rt",
+        ] {
+            assert!(!is_reference(v), "{v}");
         }
         assert!(is_reference("{SumoAccessKey}"));
         assert!(is_reference("{api_key"));

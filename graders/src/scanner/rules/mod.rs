@@ -12,6 +12,7 @@ mod aws;
 mod azure;
 mod connstr;
 mod curl;
+mod daemon;
 mod devtools;
 mod github;
 mod gitlab;
@@ -94,7 +95,7 @@ impl Rule {
 /// without compiling anything: reports list rules before a scan needs
 /// their regexes.
 pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
-    let tables: [&'static [RuleDef]; 19] = [
+    let tables: [&'static [RuleDef]; 20] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
@@ -109,6 +110,7 @@ pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
         sendgrid::RULES,
         twilio::RULES,
         devtools::RULES,
+        daemon::RULES,
         saas::RULES,
         split_body::RULES,
         connstr::RULES,

@@ -30,7 +30,9 @@ fn blocks(text: &str, private: bool, out: &mut Vec<(usize, usize)>) {
             _ => continue,
         };
         let label = &text[from..head_end];
-        let is_private = label.ends_with("PRIVATE KEY") || label.ends_with("PRIVATE KEY BLOCK");
+        let is_private = label.ends_with("PRIVATE KEY")
+            || label.ends_with("PRIVATE KEY BLOCK")
+            || is_symmetric_key_label(label);
         if is_private != private {
             continue;
         }
@@ -65,6 +67,22 @@ fn blocks(text: &str, private: bool, out: &mut Vec<(usize, usize)>) {
         }
         from = end;
     }
+}
+
+/// Armored symmetric keys in PEM's layout: OpenVPN's `tls-auth` /
+/// `tls-crypt` static keys (`OpenVPN Static key V1`, hex) and `tls-crypt-v2`
+/// server and client keys. Whoever holds one joins the VPN's control
+/// channel; it is as secret as a private key.
+fn is_symmetric_key_label(label: &str) -> bool {
+    label.strip_prefix("OpenVPN ").is_some_and(|rest| {
+        rest.to_ascii_lowercase().ends_with(" key") || rest.starts_with("Static key")
+    })
+}
+
+/// True when `text` may hold a block [`is_symmetric_key_label`] names
+/// (the `private key` keyword does not find those).
+pub(crate) fn may_hold_symmetric_key(text: &str) -> bool {
+    text.contains("-----BEGIN OpenVPN ")
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -108,6 +126,24 @@ mod tests {
                     "public key",
                 ),
             ],
+        );
+    }
+
+    /// Issue 18, generator-10: an OpenVPN static key block is key
+    /// material; an elided one is not.
+    #[test]
+    fn openvpn_static_keys() {
+        let hex = "010b4e2b425339b23ec0cc8d6a7c688c\ne5ac6912180762102d1863d8cbd56a41\n8eba428f63422943897ad2e66d3898e5\n919ccbff78d58e8f11c8275693d32054\n";
+        let key = format!(
+            "-----BEGIN OpenVPN Static key V1-----\n{hex}-----END OpenVPN Static key V1-----"
+        );
+        check(
+            "private_key",
+            &[(&format!("<tls-auth>\n{key}\n</tls-auth>\n"), &key)],
+            &[(
+                "<tls-auth>\n-----BEGIN OpenVPN Static key V1-----\n...\n-----END OpenVPN Static key V1-----\n</tls-auth>\n",
+                "elided body",
+            )],
         );
     }
 }
