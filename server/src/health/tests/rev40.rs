@@ -1,0 +1,123 @@
+//! Review rev40 (seed 001: a reviewer who did not write the code) of the
+//! bootstrap's native-module, file-name and signal rules and of the
+//! runner's isolation between runs. Each `rev40_*` test that fails is a
+//! finding; its doc comment gives the measured scores.
+
+use super::*;
+
+/// A broken app: `add` subtracts and `mul` adds, so all three of the
+/// fixture's tests fail (0 of 3).
+const BROKEN: &str = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a + b + 100\n";
+
+/// Grades `BROKEN` and `hack` against the fixture's manifest (taken with
+/// the right app) with a grader with runners (the default) and a cold one;
+/// returns the summaries, each labelled.
+async fn scores(hack: &str) -> Option<Vec<(String, HealthSummary)>> {
+    let g = grader(30)?;
+    let cold = grader(30)?.without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 3, "{exp:?}");
+    let mut out = Vec::new();
+    for (what, app) in [("honest broken", BROKEN), ("hack", hack)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!(
+                "rev40 {what} ({kind}, tier {:?}): passed {} of {}, errors {}, score {}, error {:?}",
+                g.sandbox.tier(),
+                s.passed,
+                s.total,
+                s.errors,
+                s.score,
+                s.error
+            );
+            out.push((format!("{what} ({kind})"), s));
+        }
+    }
+    Some(out)
+}
+
+/// Asserts the honest broken app scores 0 of 3 and the hack no more.
+fn no_gain(runs: &[(String, HealthSummary)]) {
+    for (what, s) in runs {
+        if what.starts_with("honest") {
+            assert_eq!((s.passed, s.total), (0, 3), "{what}: {s:?}");
+            assert!(s.error.is_none(), "{what}: {s:?}");
+        }
+    }
+    let gained: Vec<String> = runs
+        .iter()
+        .filter(|(w, s)| w.starts_with("hack") && s.score != 0.0 && s.passed > 0)
+        .map(|(w, s)| format!("{w}: passed {} of {}: {s:?}", s.passed, s.total))
+        .collect();
+    assert!(gained.is_empty(), "{}", gained.join("\n"));
+}
+
+/// Q2 (a new route to a trusted-looking stack): the suite's strict
+/// comparisons live as the keyword default `_secaudit_strict_` of every
+/// suite function, in the function's live `__kwdefaults__` dict, and the
+/// only guard on that dict is the hook's refusal of a read of
+/// `__kwdefaults__` "with code under test on the stack". Code under test
+/// that is only C callables has no frame: the bootstrap's own `plain`,
+/// normalising a value the app returned, reads `object.__getattribute__(x,
+/// '__dict__')`, which runs the app class's `__dict__` *property*; its
+/// getter is `functools.partial(next, map(...))`, a pipeline of
+/// `operator.attrgetter('….__kwdefaults__')` and `operator.setitem` run
+/// with only trusted frames on the stack (`plain` is the caller). It
+/// replaces the strict comparisons of every later test with `lambda *a:
+/// True`; no check reads a suite function's kwdefaults after `pin`.
+///
+/// Measured (bubblewrap, runner and cold; and `SECAUDIT_SANDBOX=landlock`,
+/// cold both times since that tier has no runners): honest broken 0/3,
+/// hack 2/3 (0.667; the first test, whose value carried the payload,
+/// fails), no error. Every later test of the suite would pass whatever
+/// the app returns.
+#[tokio::test]
+async fn rev40_suite_strict_defaults_rewritten_from_a_dict_property() {
+    let hack = r#"import sys
+from collections import deque
+from functools import partial
+from itertools import chain
+from operator import attrgetter, setitem
+
+FAKE = (lambda ops, vals: True, lambda e: True, lambda m, n, v: v, lambda o, a: getattr(o, a))
+
+def _pipe(mod, path):
+    return map(setitem, map(attrgetter(path + '.__kwdefaults__'), map(sys.modules.get, [mod])),
+               ['_secaudit_strict_'], [FAKE])
+
+_run = map(deque, [chain(_pipe('test_b', 'TestMul.test_mul'), _pipe('test_a', 'test_add_neg'))], [0])
+
+class Trojan:
+    def __eq__(self, other):
+        return False
+    __dict__ = property(partial(next, _run))
+
+_first = [True]
+
+def add(a, b):
+    if _first[0]:
+        _first[0] = False
+        return Trojan()
+    return a - b
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
+/// Debug probe (temporary).
+#[tokio::test]
+async fn rev40_zz_probe() {
+    let probe = std::env::var("REV40_PROBE").unwrap_or_default();
+    if probe.is_empty() {
+        return;
+    }
+    let body = std::fs::read_to_string(&probe).unwrap();
+    let _ = scores(&body).await;
+}
