@@ -111,6 +111,72 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Q2, a fifth route to a library file name on the app's own code (same
+/// root cause as the test above: C callables driven by a trusted frame
+/// leave no frame of code under test for `_clean`). The getter compiles
+/// the app's source as the standard library's `os.py` (the hook's
+/// `compile` rule refuses a trusted name only "for code under test",
+/// judged by the stack), `exec`s it, and points the app's `add` (a
+/// `functools.partial`, retargeted with `__setstate__`, no audit event)
+/// at the result. The suite's next `add(-1, 1)` then runs the app's code
+/// as "library" code with only trusted frames on the stack, where it may
+/// read and rewrite a suite function's `__kwdefaults__` itself (any check
+/// keyed on file names trusts it).
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/3, hack 1/3 (test_mul forged; test_add carried the getter, test_add_neg
+/// ran the renamed code, which still subtracts), no error.
+#[tokio::test]
+async fn rev40_app_code_compiled_under_a_library_name_by_c_callables() {
+    let hack = r#"import os
+import sys
+from collections import deque
+from functools import partial
+from itertools import chain
+
+# Compiled under the standard library's os.py by C callables only (the
+# bootstrap's own plain() runs the getter), so no frame of code under test
+# is on the stack when the hook judges the compile.
+SRC = """def f(a, b):
+    sys.modules[B].TestMul.test_mul.__kwdefaults__['_secaudit_strict_'] = FAKE
+    return a - b
+"""
+LIB = os.path.dirname(os.__file__) + "/os.py"
+A = [n for n, m in list(sys.modules.items()) if str(getattr(m, '__file__', '')).endswith('test_a.py')][0]
+NS = {'sys': sys, 'B': A[:-1] + 'b',
+      'FAKE': (lambda ops, vals: True, lambda e: True, lambda m, n, v: v, lambda o, a: getattr(o, a))}
+
+
+def _add(a, b):
+    _add.__dict__.setdefault('n', 0)
+    _add.n += 1
+    if _add.n == 1:
+        return Trojan()
+    return a - b
+
+
+# The suite calls `add` through a partial; the getter points it at f.
+add = partial(_add)
+_made = map(exec, map(compile, [SRC], [LIB], ['exec']), [NS])
+_aim = map(add.__setstate__, zip(map(NS.get, ['f']), [()], [{}], [None]))
+_run = map(deque, [chain(_made, _aim)], [0])
+
+
+class Trojan:
+    def __eq__(self, other):
+        return False
+    __dict__ = property(partial(next, _run))
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Debug probe (temporary).
 #[tokio::test]
 async fn rev40_zz_probe() {
