@@ -177,6 +177,76 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Q2 again, against the library rather than the suite: the same getter
+/// (C callables only, run by the bootstrap's `plain`) rewrites
+/// `json.loads.__kwdefaults__['object_hook']` in place. The hook refuses
+/// a library function's defaults *set* (`object.__setattr__`), and a read
+/// of a trusted function's `__kwdefaults__` with code under test on the
+/// stack; a change of the live dict itself raises no event, and no sweep
+/// compares library functions' keyword defaults. The suite's own
+/// `json.loads(dump())` then returns what the app chose.
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/4, hack 1/4 (test_dump, whose module the suite imports itself), no
+/// error.
+#[tokio::test]
+async fn rev40_library_keyword_defaults_changed_in_place() {
+    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
+    let hack = r#"import json
+from collections import deque
+from functools import partial
+from operator import attrgetter, setitem
+
+_run = map(deque, [map(setitem, map(attrgetter('__kwdefaults__'), [json.loads]),
+                       ['object_hook'], [partial(dict, a=1)])], [0])
+
+class Trojan:
+    def __eq__(self, other):
+        return False
+    __dict__ = property(partial(next, _run))
+
+_first = [True]
+
+def add(a, b):
+    if _first[0]:
+        _first[0] = False
+        return Trojan()
+    return a - b
+
+def mul(a, b):
+    return a + b + 100
+
+def dump():
+    return '{}'
+"#;
+    let Some(g) = grader(30) else {
+        return;
+    };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test);
+    }
+    write(&ws, "app.py", &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"));
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
+    let mut gained = Vec::new();
+    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            if what == "honest broken" {
+                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
+            } else if s.score != 0.0 && s.passed > 0 {
+                gained.push(format!("{kind}: {s:?}"));
+            }
+        }
+    }
+    assert!(gained.is_empty(), "{}", gained.join("\n"));
+}
+
 /// Debug probe (temporary).
 #[tokio::test]
 async fn rev40_zz_probe() {
