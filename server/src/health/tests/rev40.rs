@@ -247,6 +247,91 @@ def dump():
     assert!(gained.is_empty(), "{}", gained.join("\n"));
 }
 
+/// Q4 guard: what a run can leave that the existing runner tests do not
+/// try, and what the next run in the same runner inherits. The hostile
+/// run leaves processes holding an abstract unix socket, a `flock` on a
+/// file of the venv (read-only files can be locked), a process in a new
+/// user and pid namespace when `unshare` is allowed, and a named POSIX
+/// semaphore; the next run checks that the socket name and the lock are
+/// free, that no process but the sandbox's init, the runner and itself
+/// exists, that `/dev/shm` and `/tmp` hold only what a fresh run has, and
+/// that it holds no pipe or socket descriptor (a runner's control pipes
+/// are on /dev/null in a fork). Passing: held.
+#[tokio::test]
+async fn rev40_runner_leaves_nothing_to_the_next_run() {
+    let Some(RunnerCase {
+        g,
+        cold: _,
+        _d,
+        ws,
+        pristine,
+        exp,
+    }) = runner_case().await
+    else {
+        return;
+    };
+    let hostile = format!(
+        r#"import os, socket, subprocess, sys, fcntl, multiprocessing.synchronize
+LOCKED = os.path.join(os.path.dirname(os.__file__), 'os.py')
+HOLD = "import socket, fcntl, time, sys\ns = socket.socket(socket.AF_UNIX)\ns.bind('\\0rev40-left')\ns.listen(1)\nf = open(sys.argv[1], 'rb')\nfcntl.flock(f, fcntl.LOCK_EX)\ntime.sleep(30)\n"
+subprocess.Popen([sys.executable, '-c', HOLD, LOCKED], stderr=open('/tmp/e1', 'w'), start_new_session=True)
+subprocess.Popen(['unshare', '-Urpf', 'sleep', '30'], stderr=open('/tmp/e2', 'w'), start_new_session=True)
+import _multiprocessing
+try:
+    _multiprocessing.SemLock(1, 1, 1, '/rev40-left', False)
+except OSError:
+    pass
+import time
+time.sleep(0.3)
+LEFT = sorted(p for p in os.listdir('/proc') if p.isdigit())
+if len(LEFT) < 5 or not os.listdir('/dev/shm'):
+    __import__('_test_HOSTILE ' + ' '.join(LEFT) + ' ' + ' '.join(os.listdir('/dev/shm')) + open('/tmp/e1').read()[-300:] + open('/tmp/e2').read()[-200:])
+{APP}"#
+    );
+    write(&ws, "app.py", &hostile);
+    let first = grade(&g, &ws, &pristine, &exp).await;
+    eprintln!("rev40 hostile run: {first:?}");
+    let served = g.runner_runs();
+    let observer = format!(
+        r#"import os, socket, stat, fcntl
+SEEN = []
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.bind('\0rev40-left')
+except OSError:
+    SEEN.append('abstract socket')
+f = open(os.path.join(os.path.dirname(os.__file__), 'os.py'), 'rb')
+try:
+    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    SEEN.append('flock')
+s.close()
+f.close()
+extra = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getppid(), os.getpid())]
+if extra:
+    SEEN.append('pids %s' % extra)
+if os.listdir('/dev/shm'):
+    SEEN.append('shm %s' % os.listdir('/dev/shm'))
+if sorted(os.listdir('/tmp')) != ['home']:
+    SEEN.append('tmp %s' % os.listdir('/tmp'))
+for fd in range(1024):
+    try:
+        m = os.fstat(fd).st_mode
+    except OSError:
+        continue
+    if stat.S_ISFIFO(m) or stat.S_ISSOCK(m):
+        SEEN.append('fd %d' % fd)
+if SEEN:
+    __import__('_test_SEEN ' + ' '.join(SEEN))
+{APP}"#
+    );
+    write(&ws, "app.py", &observer);
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    eprintln!("rev40 observer: {s:?} (runner runs {} -> {})", served, g.runner_runs());
+    assert_eq!(g.runner_runs(), served + 1, "the runner served the next run");
+    assert_eq!(s.score, 1.0, "{s:?}");
+}
+
 /// Debug probe (temporary).
 #[tokio::test]
 async fn rev40_zz_probe() {
