@@ -247,6 +247,88 @@ def dump():
     assert!(gained.is_empty(), "{}", gained.join("\n"));
 }
 
+/// Q1/Q2, the worst of the C-callable route: the audit hook switched off.
+/// The hook hands a frame of the bootstrap to "the caller's frame or its
+/// parent" (`sys._getframe` from a bootstrap function). Inside the
+/// bootstrap's `plain`, the app's getter (`functools.partial(next,
+/// map(...))`, C only) calls `sys._getframe(0)`: the caller *is* `plain`, so
+/// `plain`'s own frame is handed out. `f_back` and `f_locals` raise no audit
+/// event on 3.11 (the hook's `f_back` branches never run), so plain app
+/// code walks up to `_grader_main` and sets `state[0]`, the hook's busy
+/// flag: every later event returns at once. The app then reads and sets
+/// `__code__`, compiles under the suite's file name, walks `gc`, takes
+/// frames, all unrefused; it gives the later tests a passing body.
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/3, hack 2/3, no error.
+#[tokio::test]
+async fn rev40_grader_frame_from_a_c_getter_switches_the_hook_off() {
+    let hack = r#"import sys
+from collections import deque
+from functools import partial
+from itertools import chain
+
+BOX = []
+
+
+def _off():
+    # A frame of the bootstrap (`plain`'s own, handed to the getter as the
+    # caller's frame); `f_back` and `f_locals` raise no audit event.
+    f = BOX[0]
+    while f is not None and 'state' not in f.f_locals:
+        f = f.f_back
+    state = f.f_locals['state']
+    state[0] = True  # the hook's "busy" flag: every later event returns at once
+    BOX.append(state)
+    # Each of these ends the run while the hook is on.
+    sys._getframe(0)
+    import gc
+    gc.get_objects()
+    for m in list(sys.modules.values()):
+        for fn in (getattr(m, 'test_add_neg', None), getattr(getattr(m, 'TestMul', None), 'test_mul', None)):
+            if fn is not None:
+                ns = {}
+                exec(compile('def t(*a, _secaudit_strict_=None, **k):\n    pass\n', m.__file__, 'exec'), ns)
+                fn.__code__ = ns['t'].__code__
+
+
+_run = map(deque, [chain(map(BOX.append, map(sys._getframe, [0])), iter(_off, None))], [0])
+
+
+class Trojan:
+    def __eq__(self, other):
+        return False
+    __dict__ = property(partial(next, _run))
+
+
+def _passes(*a, _secaudit_strict_=None, **k):
+    return None
+
+
+_n = [0]
+
+
+def add(a, b):
+    _n[0] += 1
+    if _n[0] == 1:
+        return Trojan()
+    return a - b
+
+
+def mul(a, b):
+    if len(BOX) > 1:
+        # The hook is off: what it refused before goes through now.
+        sys._getframe(1)
+        import gc
+        gc.get_objects()
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Q4 guard: what a run can leave that the existing runner tests do not
 /// try, and what the next run in the same runner inherits. The hostile
 /// run leaves processes holding an abstract unix socket, a `flock` on a
