@@ -329,6 +329,68 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Q1/Q2, the hook switched off with no C trick at all: any trusted frame
+/// leads to the bootstrap's. The hook hands out trusted frames by design
+/// (`heapq.nsmallest(1, map(sys._getframe, [3]))`: the caller is heapq's
+/// frame, the frame handed out the suite's test function), and refuses
+/// only frames *of the bootstrap* and of code under test. But `f_back`
+/// raises no audit event on Python 3.11 (the hook's `f_back` branches are
+/// never reached; checked: `frame.f_back`, `f_locals`, `f_globals` raise
+/// nothing, `f_code` and `gi_frame` do), so app code walks from the test
+/// frame up through pytest to `_grader_main`, whose `f_locals` hold every
+/// piece of the bootstrap's state: `state` (the hook's busy flag, set here:
+/// every later event returns at once), `suite` (the set of trusted file
+/// names), `native_made` (a name removed there lets a second `_thread`
+/// be made), `macs` (the verdict chain). The app then swaps the later
+/// tests' code for a passing body compiled under the suite's own file
+/// name.
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/3, hack 2/3 (test_add, running when the hook went off, still fails),
+/// no error.
+#[tokio::test]
+async fn rev40_any_trusted_frame_walks_up_to_the_hook_state() {
+    let hack = r#"import heapq
+import sys
+
+
+def _off():
+    # heapq's frame asks for the frame two levels up: the suite's test
+    # function, a trusted frame, handed out; `f_back` is not audited.
+    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
+    while f is not None and 'state' not in f.f_locals:
+        f = f.f_back
+    f.f_locals['state'][0] = True
+    import gc
+    gc.get_objects()
+    sys._getframe(0)
+
+
+_n = [0]
+
+
+def add(a, b):
+    _n[0] += 1
+    if _n[0] == 1:
+        _off()
+        for m in list(sys.modules.values()):
+            for fn in (getattr(m, 'test_add_neg', None), getattr(getattr(m, 'TestMul', None), 'test_mul', None)):
+                if fn is not None:
+                    ns = {}
+                    exec(compile('def t(*a, _secaudit_strict_=None, **k):\n    pass\n', m.__file__, 'exec'), ns)
+                    fn.__code__ = ns['t'].__code__
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Q4 guard: what a run can leave that the existing runner tests do not
 /// try, and what the next run in the same runner inherits. The hostile
 /// run leaves processes holding an abstract unix socket, a `flock` on a
