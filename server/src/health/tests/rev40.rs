@@ -391,6 +391,95 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// The same walk, taken to a perfect score: the verdict chain's only
+/// guard is `_clean(_gf(1))` (no frame of code under test on the stack
+/// when a line is written), and C callables leave no frame. At import the
+/// app walks (heapq, then `f_back`) to `_grader_main` and takes
+/// `write_verdict` from its `f_locals`; in the first test, the bootstrap's
+/// `plain` runs the app's `__dict__` getter, `functools.partial(next,
+/// map(deque, [map(write_verdict, lines())], [0]))`: each line is written
+/// by `map` with only trusted frames on the stack (the app's generator
+/// `lines()` is suspended while `write_verdict` runs). It writes every
+/// remaining phase as passed (the canary's as it must be, its names read
+/// from the copy), the seal `END 1`, a JUnit report that agrees, and
+/// `os._exit(1)`.
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/3, hack 3/3 (score 1.0), no error.
+#[tokio::test]
+async fn rev40_verdicts_written_by_the_grader_for_a_c_callable() {
+    let hack = r#"import heapq
+import os
+import sys
+from collections import deque
+from functools import partial
+
+# A trusted frame (importlib's, below this module's), then up by f_back,
+# which raises no audit event, to the bootstrap's `_grader_main`.
+_f = heapq.nsmallest(1, map(sys._getframe, [2]))[0]
+while _f is not None and 'write_verdict' not in _f.f_locals:
+    _f = _f.f_back
+WV = _f.f_locals['write_verdict']
+del _f
+OUT = os.environ.get('SECAUDIT_GRADER_OUT', '/grader-out')
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests')
+
+
+def _key(s):
+    return s.encode().hex()
+
+
+def _lines():
+    # Runs between two calls of write_verdict, never while one is on the stack.
+    canary = [n for n in os.listdir(TESTS) if n not in ('test_a.py', 'test_b.py') and n.endswith('.py')][0]
+    cmod = 'tests.' + canary[:-3]
+    src = open(os.path.join(TESTS, canary)).read()
+    names = [l[4:l.index('(')] for l in src.splitlines() if l.startswith('def ')]
+    cpass, cfail = names[0], names[1]
+    cases = [(cmod, cpass, True), (cmod, cfail, False), ('tests.test_a', 'test_add', True),
+             ('tests.test_a', 'test_add_neg', True), ('tests.test_b.TestMul', 'test_mul', True)]
+    done = {}
+    for line in open(OUT + '/verdicts').read().splitlines()[1:]:
+        f = line.split(' ')
+        done.setdefault(f[3], set()).add(f[1])
+    for cls, name, ok in cases:
+        k = _key(cls + '::' + name)
+        for ph in ('setup', 'call', 'teardown'):
+            if ph not in done.get(k, ()):
+                yield 'P %s %s %s' % (ph, 'passed' if ok or ph != 'call' else 'failed', k)
+    yield 'END 1'
+    xml = ['<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="5" time="0.1">']
+    for cls, name, ok in cases:
+        body = '' if ok else '<failure message="AssertionError">AssertionError</failure>'
+        xml.append('<testcase classname="%s" name="%s" time="0.001">%s</testcase>' % (cls, name, body))
+    xml.append('</testsuite></testsuites>')
+    with open(OUT + '/report.xml', 'w') as fh:
+        fh.write(''.join(xml))
+    os._exit(1)
+
+
+_run = map(deque, [map(WV, _lines())], [0])
+
+
+class Trojan:
+    def __eq__(self, other):
+        return False
+    __dict__ = property(partial(next, _run))
+
+
+def add(a, b):
+    return Trojan()
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Q4 guard: what a run can leave that the existing runner tests do not
 /// try, and what the next run in the same runner inherits. The hostile
 /// run leaves processes holding an abstract unix socket, a `flock` on a
