@@ -480,6 +480,68 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Q1, code under test run *inside* the audit hook, while its busy flag
+/// makes it judge nothing: the hook's `import` check iterates the event's
+/// `sys.meta_path` argument (`for m in args[3] or ()`), which is whatever
+/// object `sys.meta_path` holds, here an app `list` subclass whose
+/// `__iter__` answers the real finders (so the identity check passes).
+/// The first iteration is the hook's own; there `sys._getframe` and the
+/// `f_back` walk are unjudged, and the app adds its own file to `suite`,
+/// the bootstrap's set of trusted file names (a local of `_grader_main`):
+/// from then on every rule that tells code under test by file name trusts
+/// the app. It swaps the later tests' code. (`sys.meta_path` itself is
+/// only compared at test boundaries, and held the same finders.)
+///
+/// Measured (bubblewrap, runner and cold; landlock cold): honest broken
+/// 0/3, hack 2/3, no error.
+#[tokio::test]
+async fn rev40_app_code_run_by_the_hook_while_it_is_busy() {
+    let hack = r#"import sys
+
+_done = [False]
+
+
+class _Path(list):
+    def __iter__(self):
+        if not _done[0]:
+            _done[0] = True
+            # First iterated by the audit hook's "import" check, which runs
+            # with its busy flag set: nothing raised here is judged.
+            f = sys._getframe(0)
+            while f is not None and 'write_verdict' not in f.f_locals:
+                f = f.f_back
+            if f is not None:
+                # The set of trusted file names: the app's own is one now.
+                f.f_locals['suite'].add(__file__)
+        return list.__iter__(self)
+
+
+_n = [0]
+
+
+def add(a, b):
+    _n[0] += 1
+    if _n[0] == 1:
+        sys.meta_path = _Path(sys.meta_path)
+        import colorsys
+        for m in list(sys.modules.values()):
+            for fn in (getattr(m, 'test_add_neg', None), getattr(getattr(m, 'TestMul', None), 'test_mul', None)):
+                if fn is not None:
+                    ns = {}
+                    exec(compile('def t(*a, _secaudit_strict_=None, **k):\n    pass\n', m.__file__, 'exec'), ns)
+                    fn.__code__ = ns['t'].__code__
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Q4 guard: what a run can leave that the existing runner tests do not
 /// try, and what the next run in the same runner inherits. The hostile
 /// run leaves processes holding an abstract unix socket, a `flock` on a
