@@ -220,20 +220,36 @@ def _grader_main():
         return None
 
     import hashlib
+    from itertools import repeat
+    from operator import is_
 
-    def chain(key, _sha=hashlib.sha256, _gf=getframe, _clean=frames_clean, _die=die):
+    # The code that may have a line written (filled as each is defined: the
+    # start-up, `phase`, the seal). A C callable of code under test leaves
+    # no frame for `_clean` to see (review rev40: `map(write_verdict, ...)`
+    # run by the bootstrap's own `plain` wrote every phase as passed), so
+    # the writer's caller is also checked by its code.
+    verdict_writers = [sys._getframe(0).f_code]
+
+    def chain(key, _sha=hashlib.sha256, _gf=getframe, _clean=frames_clean, _die=die,
+              _writers=verdict_writers, _any=any, _map=map, _is=is_, _rep=repeat):
         """Keyed hash chain over the verdict lines. The key is a local of
         this suspended generator: reachable only through its frame, which
         the audit hook refuses to code under test."""
         prev = b""
         line = yield None
         while True:
-            bad = _clean(_gf(1))
+            f = _gf(1)
+            bad = _clean(f)
             if bad is not None:
                 _die("verdict chain driven with code under test on the stack: " + bad)
+            up = f.f_back if f is not None else None
+            if up is None or not _any(_map(_is, _rep(up.f_code), _writers)):
+                _die("verdict line written for a caller that is not the grader's")
             prev = _sha(key + prev + b" " + line).hexdigest().encode()
             line = yield prev
 
+
+    chain_code = chain.__code__
 
     # ---- the pristine suite, compiled with strict comparisons -----------
     #
@@ -995,6 +1011,10 @@ def _grader_main():
     # The functions of the watched namespaces (filled with the baseline,
     # below): whose defaults the hook keeps.
     lib_fns = set()
+    # The bootstrap's own code that asks `_getframe` for a frame of the
+    # bootstrap during the run (filled as each is defined): the verdict
+    # chain, the phase checkpoint and the final check of `_grader_main`.
+    getframe_sites = [chain_code]
     # The classes of the watched namespaces: what a library object may be
     # re-classed to during the run.
     lib_types = []
@@ -1054,7 +1074,8 @@ def _grader_main():
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
              _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
-             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code):
+             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
+             _gsites=getframe_sites, _list=list):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1081,6 +1102,12 @@ def _grader_main():
                 if fn is not None and (_type(fn) is not _str or fn.endswith(_extsfx)) \
                         and name not in _safe_ext:
                     _die("extension module " + name + " loaded during the run")
+                # Iterated here, while this hook judges nothing: only a
+                # plain list (review rev40: an app list subclass as
+                # `sys.meta_path` ran its `__iter__` in here, unjudged).
+                for seq in (args[3], args[4]):
+                    if seq is not None and _type(seq) is not _list:
+                        _die("sys.meta_path or sys.path_hooks is not a list")
                 for m in args[3] or ():
                     if not any(m is x for x in _meta0):
                         _die("import hook added to sys.meta_path: " + _safe(_type(m).__name__))
@@ -1116,8 +1143,17 @@ def _grader_main():
                 # (heapq driving `map(sys._getframe, ...)`, a finalizer).
                 # The bootstrap's own questions are for the caller's frame
                 # or its parent, never further up.
+                # Asked from a frame of the bootstrap itself, only its own
+                # call sites of `_getframe` may have one (review rev40: a
+                # C callable of code under test run by `plain`, a
+                # property's getter, has no frame of its own, so "the
+                # caller" was `plain`, whose frame it was then handed;
+                # `f_back` and `f_locals` raise no event, and the hook's
+                # state was in reach).
                 if (_state[1] and fr is not None and fr.f_code.co_filename == _boot
-                        and (caller is None or (fr is not caller and fr is not caller.f_back))):
+                        and (caller is None or (fr is not caller and fr is not caller.f_back)
+                             or (cfn == _boot and not _any(_map(_is, _rep(caller.f_code),
+                                                                _gsites))))):
                     _die("a frame of the grader handed out via " + cfn)
                 return
             if ev == "object.__getattr__":
@@ -3257,6 +3293,8 @@ def _grader_main():
         if bad is not None:
             _die("%s: %s" % (where, bad))
 
+    getframe_sites.append(checkpoint.__code__)
+
     def key_of(item, _mangle=mangle_test_address):
         names = _mangle(item.nodeid)
         return (".".join(names[:-1]) + "::" + names[-1]).encode("utf-8").hex()
@@ -3278,6 +3316,8 @@ def _grader_main():
         _cp(item, when + " end")
         _wv("P %s passed %s" % (when, _key(item)))
         return res
+
+    verdict_writers.append(phase.__code__)
 
     class GraderVerdicts:
         @pytest.hookimpl(trylast=True)
@@ -3320,26 +3360,41 @@ def _grader_main():
             return _orig(args, plugins)
 
         pconf.get_config = get_config_once
-    try:
-        rc = pytest.main(args, plugins=main_plugins)
-    except SystemExit as e:
-        rc = e.code if type(e.code) is int else 2
-    except BaseException as e:
-        sys.stderr.write("grader bootstrap: pytest.main raised %s\n" % type(e).__name__)
-        rc = 3
-    pconf.get_config = get_config0
-    rc = int(rc)
-    for stream in (sys.stdout, sys.stderr):
+    # pytest runs from `run`, not from this function: every frame of the
+    # run's stack is reachable from any frame (`f_back` and `f_locals`
+    # raise no audit event), and this one's locals are every piece of the
+    # bootstrap's state (review rev40: from a trusted frame handed out by
+    # heapq, app code walked up here and set the hook's busy flag, added
+    # its own file to `suite`, took `write_verdict`). `run` holds only
+    # what the end needs.
+    def end(rc, _fc=frames_clean, _gf=getframe, _sc=state_clean, _cc=containers_clean,
+            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys):
+        for stream in (_sys.stdout, _sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        bad = _fc(_gf(0)) or _sc() or _cc() or _tc(2)
+        if bad is not None:
+            _die("after the run: " + bad)
+        _wv("END %d" % rc)
+        # No atexit handler, no finalizer of code under test runs after the seal.
+        _exit(rc)
+
+    def run(_args=tuple(args), _plugins=main_plugins, _main=pytest.main, _pconf=pconf,
+            _gc0=get_config0, _sys=sys, _type=type, _int=int, _list=list, _end=end):
         try:
-            stream.flush()
-        except BaseException:
-            pass
-    bad = frames_clean(getframe(0)) or state_clean() or containers_clean() or tables_clean(2)
-    if bad is not None:
-        die("after the run: " + bad)
-    write_verdict("END %d" % rc)
-    # No atexit handler, no finalizer of code under test runs after the seal.
-    _exit(rc)
+            rc = _main(_list(_args), plugins=_plugins)
+        except SystemExit as e:
+            rc = e.code if _type(e.code) is _int else 2
+        except BaseException as e:
+            _sys.stderr.write("grader bootstrap: pytest.main raised %s\n" % _type(e).__name__)
+            rc = 3
+        _pconf.get_config = _gc0
+        _end(_int(rc))
 
+    getframe_sites.append(end.__code__)
+    verdict_writers.append(end.__code__)
+    return run
 
-_grader_main()
+_grader_main()()
