@@ -542,6 +542,53 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Guard for the fixes proposed with this review: an honest app scores
+/// full, runner and cold, while it imports standard modules lazily inside
+/// a test, runs `asyncio.run`, makes a dataclass and uses `json`; and an
+/// honest broken one keeps its partial score (its failures' tracebacks,
+/// formatted by pytest, pass through the bootstrap's `phase`).
+#[tokio::test]
+async fn rev40_honest_runs_keep_their_scores() {
+    let Some(g) = grader(30) else {
+        return;
+    };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    let honest = r#"import asyncio, json
+from dataclasses import dataclass
+
+
+@dataclass
+class P:
+    x: int
+
+
+async def _twice(v):
+    return v
+
+
+def add(a, b):
+    import colorsys, fractions
+    colorsys.rgb_to_hsv(0.1, 0.2, 0.3)
+    assert json.loads(json.dumps({'a': P(1).x})) == {'a': 1}
+    return asyncio.run(_twice(a + b))
+
+
+def mul(a, b):
+    return a * b
+"#;
+    let half = "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a + b + 100\n";
+    for (app, want) in [(honest, 3), (half, 2)] {
+        write(&ws, "app.py", app);
+        for g in [&g, &cold] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            assert_eq!((s.passed, s.total), (want, 3), "{s:?}");
+            assert!(s.error.is_none(), "{s:?}");
+        }
+    }
+}
+
 /// Q4 guard: what a run can leave that the existing runner tests do not
 /// try, and what the next run in the same runner inherits. The hostile
 /// run leaves processes holding an abstract unix socket, a `flock` on a
