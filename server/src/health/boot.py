@@ -1075,7 +1075,11 @@ def _grader_main():
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
              _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
              _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
-             _gsites=getframe_sites, _list=list):
+             _gsites=getframe_sites, _list=list, _suite_exec=SuiteLoader.exec_module.__code__,
+             _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
+             _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
+             _astparse=ast.parse.__code__,
+             _symtab=__import__("symtable").symtable.__code__):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1267,8 +1271,24 @@ def _grader_main():
                     fn = args[1]
                     if _type(fn) is _bytes:
                         fn = fn.decode("utf-8", "replace")
-                    if _type(fn) is _str and _t(fn) and _clean(caller) is not None:
-                        _die("compile under a trusted file name (" + fn + ") for code under test")
+                    # Whoever asks (review rev40: C callables of code under
+                    # test, run by the bootstrap's `plain`, compiled the
+                    # app's source as os.py with no frame of theirs on the
+                    # stack): during the run, code gets a trusted name only
+                    # from this bootstrap compiling the suite, or from
+                    # importlib compiling a library file it read itself
+                    # (`source_to_code` through `_call_with_frames_removed`,
+                    # a loader with no code under test, a library path).
+                    # (`ast.parse` and `symtable.symtable` make a tree or a
+                    # table, never code.)
+                    if (_type(fn) is _str and _t(fn) and caller.f_code is not _suite_exec
+                            and caller.f_code is not _astparse and caller.f_code is not _symtab):
+                        up = caller.f_back
+                        slf = up.f_locals.get("self") if up is not None else None
+                        if (caller.f_code is not _cwfr or up.f_code is not _s2c
+                                or _foreign(_type(slf)) or not _rp(fn).startswith(_prefixes)):
+                            _die("compile under a trusted file name (" + fn + ") during the run"
+                                 + " via " + cfn)
                 # A code object copied under a library file's name
                 # (`code.replace(co_filename=...)` driven from a library
                 # frame: review rev39) is trusted by every check that goes
@@ -1276,7 +1296,7 @@ def _grader_main():
                 # own code with other flags.
                 if (ev == "code.__new__" and _state[1] and _len(args) > 1
                         and _type(args[1]) is _str and _t(args[1])
-                        and caller.f_code is not _coro and _clean(caller) is not None):
+                        and caller.f_code is not _coro):
                     _die("code made under a trusted file name (" + args[1]
                          + ") for code under test via " + cfn)
                 return
@@ -1308,8 +1328,10 @@ def _grader_main():
                                     _die("bytecode loaded from " + p)
                                 return
                     f = f.f_back
-                if _state[1] and _clean(caller) is not None:
-                    _die(ev + " for code under test via " + cfn)
+                # Whoever asks (`_imp.get_frozen_object(name, data)` driven by
+                # C callables unmarshals any code, any file name: rev40).
+                if _state[1]:
+                    _die(ev + " outside importlib's loaders during the run via " + cfn)
                 return
         finally:
             _state[0] = False
