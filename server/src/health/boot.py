@@ -767,7 +767,16 @@ def _grader_main():
 
         visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _param
 
-    def pin(v, origin, depth=0, _type=type, _ft=FT, _td=tdict_of):
+    # The suite's functions given STRICT (`pin`) and their keyword-default
+    # dicts: the hook refuses their code and defaults set, and every check
+    # requires each dict to still hold STRICT (review rev40: C callables
+    # of code under test, with no frame for `_clean` to see, read a test's
+    # `__kwdefaults__` and put a comparison that always agrees there).
+    pinned_fns = set()
+    pinned_kds = []
+
+    def pin(v, origin, depth=0, _type=type, _ft=FT, _td=tdict_of, _pf=pinned_fns,
+            _pk=pinned_kds):
         """Sets STRICT as the keyword default of every function the module
         defined, whatever the module-level name held when the def ran."""
         if depth > 4:
@@ -780,6 +789,8 @@ def _grader_main():
                 kd = v.__kwdefaults__
                 if kd is not None and STRICT_NAME in kd:
                     kd[STRICT_NAME] = STRICT
+                    _pf.add(v)
+                    _pk.append(kd)
             w = getattr(v, "__pytest_wrapped__", None)
             if w is not None:
                 pin(getattr(w, "obj", None), origin, depth + 1)
@@ -1079,7 +1090,7 @@ def _grader_main():
              _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
              _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
              _astparse=ast.parse.__code__,
-             _symtab=__import__("symtable").symtable.__code__):
+             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1229,6 +1240,9 @@ def _grader_main():
                 # test).
                 if _state[1] and len(args) > 2 and _type(args[1]) is _str:
                     name, obj, v = args[1], args[0], args[2]
+                    if (_type(obj) is _ft and obj in _pinned
+                            and name in ("__code__", "__defaults__", "__kwdefaults__")):
+                        _die(ev + " " + name + " of a suite function via " + cfn)
                     if name == "__code__":
                         if _type(v) is _codetype and not _t(v.co_filename):
                             _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
@@ -3119,9 +3133,15 @@ def _grader_main():
                 return what + " changed during the run"
         return None
 
+    def pinned_clean(_pk=pinned_kds, _name=STRICT_NAME, _st=STRICT, _get=dict.get):
+        for kd in _pk:
+            if _get(kd, _name) is not _st:
+                return "a suite function's strict comparisons were replaced"
+        return None
+
     def tables_clean(level=0, _mc=modules_clean, _cc=caches_clean, _b64=b64_clean,
-                     _ctx=contexts_clean, _hc=held_clean):
-        return _mc() or _cc() or _b64() or _ctx(level) or _hc()
+                     _ctx=contexts_clean, _hc=held_clean, _pc=pinned_clean):
+        return _mc() or _cc() or _b64() or _ctx(level) or _hc() or _pc()
 
     def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()
