@@ -227,7 +227,11 @@ def dump():
     for root in [&ws, &pristine] {
         write(root, "tests/test_c.py", test);
     }
-    write(&ws, "app.py", &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"));
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
+    );
     let exp = manifest(&g, &ws, &pristine).await;
     assert_eq!(exp.total, 4, "{exp:?}");
     let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
@@ -669,18 +673,15 @@ if SEEN:
     );
     write(&ws, "app.py", &observer);
     let s = grade(&g, &ws, &pristine, &exp).await;
-    eprintln!("rev40 observer: {s:?} (runner runs {} -> {})", served, g.runner_runs());
-    assert_eq!(g.runner_runs(), served + 1, "the runner served the next run");
+    eprintln!(
+        "rev40 observer: {s:?} (runner runs {} -> {})",
+        served,
+        g.runner_runs()
+    );
+    assert_eq!(
+        g.runner_runs(),
+        served + 1,
+        "the runner served the next run"
+    );
     assert_eq!(s.score, 1.0, "{s:?}");
-}
-
-/// Debug probe (temporary).
-#[tokio::test]
-async fn rev40_zz_probe() {
-    let probe = std::env::var("REV40_PROBE").unwrap_or_default();
-    if probe.is_empty() {
-        return;
-    }
-    let body = std::fs::read_to_string(&probe).unwrap();
-    let _ = scores(&body).await;
 }
