@@ -546,6 +546,90 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+/// Frames of the bootstrap *below* code under test expose their default
+/// arguments (the bootstrap's state) as `f_locals`, whatever the frame
+/// rules: `f_back` raises no audit event. While the suite's first module
+/// imports the app, `SuiteLoader.exec_module` is below it; its `_watch`
+/// (the list holding the function that puts each suite module under
+/// watch) is set to `len`, so the suite modules imported later are never
+/// watched, and the app rebinds `test_c.json` to a fake whose `loads`
+/// answers what the test wants. Without the `_watch` step the same
+/// rebinding is refused ("test_c.json rebound"). Not closed by the fixes
+/// proposed with this review: every bootstrap function that calls into
+/// code under test (`SuiteLoader.exec_module` importing it, `plain` running
+/// an app class's `__dict__` descriptor, `native_key` reading an app spec's
+/// `name`, `pin`'s `isinstance` reading an app object's `__class__`) holds
+/// mutable state in its defaults, and so in its frame's locals.
+///
+/// Measured with the fixes proposed with this review (bubblewrap, runner
+/// and cold; landlock cold): honest broken 0/4, hack 1/4, no error; the
+/// same against main's bootstrap (unconfined harness).
+#[tokio::test]
+async fn rev40_suite_watch_switched_off_from_the_loader_frame() {
+    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
+    let hack = r#"import heapq
+import sys
+import types
+
+# At import (from the suite's first module), the bootstrap's SuiteLoader
+# is below: its frame's locals hold `_watch`, the hook that puts each
+# suite module's namespace under watch.
+_f = heapq.nsmallest(1, map(sys._getframe, [2]))[0]
+while _f is not None and '_watch' not in _f.f_locals:
+    _f = _f.f_back
+if _f is not None:
+    _f.f_locals['_watch'][0] = len
+del _f
+
+_fake = types.SimpleNamespace(loads=lambda s: {'a': 1}, dumps=lambda o: '')
+
+
+def add(a, b):
+    m = sys.modules.get('test_c')
+    if m is not None:
+        m.json = _fake
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+
+
+def dump():
+    return '{}'
+"#;
+    let Some(g) = grader(30) else {
+        return;
+    };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
+    let mut gained = Vec::new();
+    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            if what == "honest broken" {
+                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
+            } else if s.score != 0.0 && s.passed > 0 {
+                gained.push(format!("{kind}: {s:?}"));
+            }
+        }
+    }
+    assert!(gained.is_empty(), "{}", gained.join("\n"));
+}
+
 /// Guard for the fixes proposed with this review: an honest app scores
 /// full, runner and cold, while it imports standard modules lazily inside
 /// a test, runs `asyncio.run`, makes a dataclass and uses `json`; and an
