@@ -630,6 +630,77 @@ def dump():
     assert!(gained.is_empty(), "{}", gained.join("\n"));
 }
 
+/// Q1, a thread: the same frame leak as above, through `native_key`.
+/// The `_imp.create_builtin` wrapper reads the spec's `name` (`getattr`)
+/// inside the bootstrap's `native_key`, whose defaults (and so its frame's
+/// locals) hold `native_made`, the set of native modules already made.
+/// The app's spec has a `name` property: it takes heapq's own frame (a
+/// library frame, handed out), walks `f_back` down to `native_key`,
+/// removes `_thread` from `native_made` and raises. A second `_thread`
+/// made from its spec is then allowed, and its `start_new_thread` (the
+/// module's original, the bootstrap replaced the first instance's) runs a
+/// real thread, off every checked stack. Here the app only answers right
+/// when its thread ran, so any score above 0 is the thread, unrefused.
+///
+/// Measured with the fixes proposed with this review (bubblewrap, runner
+/// and cold; landlock cold): 3/3, no error (a thread ran); the same against
+/// main's bootstrap (unconfined harness). With a lock of the second
+/// `_thread` acquired across the thread the process segfaulted (0).
+#[tokio::test]
+async fn rev40_second_thread_module_after_native_made_edited_from_a_frame() {
+    let hack = r#"import heapq
+import importlib.util
+import sys
+
+RAN = []
+
+
+class _Spec:
+    @property
+    def name(self):
+        # heapq's own frame (a library frame: handed out), then down the
+        # callers by f_back to the bootstrap's native_key, whose locals
+        # hold `native_made`.
+        f = heapq.nsmallest(1, map(sys._getframe, [0]))[0]
+        while f is not None and '_made' not in f.f_locals:
+            f = f.f_back
+        f.f_locals['_made'].discard('_thread')
+        raise ImportError('decoy')
+
+
+try:
+    import _imp
+    _imp.create_builtin(_Spec())
+except Exception:
+    pass
+_t2 = importlib.util.module_from_spec(importlib.util.find_spec('_thread'))
+
+
+def _off_stack():
+    RAN.append(1)
+
+
+_t2.start_new_thread(_off_stack, ())
+import time
+for _ in range(100):
+    if RAN:
+        break
+    time.sleep(0.01)
+
+
+def add(a, b):
+    return a + b if RAN else a - b
+
+
+def mul(a, b):
+    return a * b if RAN else a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
 /// Guard for the fixes proposed with this review: an honest app scores
 /// full, runner and cold, while it imports standard modules lazily inside
 /// a test, runs `asyncio.run`, makes a dataclass and uses `json`; and an
