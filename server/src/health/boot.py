@@ -449,8 +449,28 @@ def _grader_main():
         (set, set.copy), (frozenset, frozenset.copy),
     )
 
+    # What `object.__getattribute__(x, name)` would run for a data
+    # attribute: only the type's own slot or instance-dict descriptors are
+    # read. Anything else (an app class's `__dict__` property, a property
+    # shadowing a slot) would run code under test with this bootstrap's
+    # frames, and their locals, below it (review rev40: `plain`'s
+    # `_matchers` grown from such a property).
+    gsd_type = types.GetSetDescriptorType
+    mbd_type = types.MemberDescriptorType
+
+    def plain_descr(mro, name, _td=tdict_of, _type=type, _gsd=gsd_type, _mbd=mbd_type):
+        """True when reading `name` of an instance runs no code of its
+        class: the first class in `mro` defining it holds a C getset
+        (`__dict__`) or member (slot) descriptor, or none does."""
+        for c in mro:
+            dd = _td(c)
+            if name in dd:
+                k = _type(dd[name])
+                return k is _gsd or k is _mbd
+        return True
+
     def by_reduce(x, t, d, _type=type, _td=tdict_of, _mro=mro_of, _dict=dict, _str=str,
-                  _tuple=tuple, _len=len, _ga=obj_getattr, _list=list):
+                  _tuple=tuple, _len=len, _ga=obj_getattr, _list=list, _pd=plain_descr):
         """An object of a trusted type as its value: what pickle would
         record of it (its type's own `__reduce_ex__`, trusted code), each
         part normalised in turn. A trusted type can still hold, or compare
@@ -458,6 +478,8 @@ def _grader_main():
         items) or compare with anything (`mock.ANY`): its methods never
         decide. An instance that shadows a dunder in its own dict is not
         reduced (pickle would call that one)."""
+        if not _pd(_mro(t), "__dict__"):
+            return Ident(x)
         try:
             inst = _ga(x, "__dict__")
         except BaseException:
@@ -495,7 +517,7 @@ def _grader_main():
     def plain(x, depth=0, _type=type, _one=one_of, _sc=SCALARS, _tt=type_trusted,
               _mro=mro_of, _td=tdict_of, _bc=BASE_COPY, _fl=flags_of, _heap=HEAP,
               _ga=obj_getattr, _matchers=matchers, _leaves=LEAVES,
-              _str=str, _sorted=sorted, _tuple=tuple, _dict=dict):
+              _str=str, _sorted=sorted, _tuple=tuple, _dict=dict, _pd=plain_descr):
         t = _type(x)
         if _one(t, _sc):
             return x
@@ -531,6 +553,8 @@ def _grader_main():
             return by_reduce(x, t, d)
         if eq_owner is object:
             return Ident(x)
+        if not _pd(mro, "__dict__"):
+            return Ident(x)
         fields = []
         try:
             inst = _ga(x, "__dict__")
@@ -546,6 +570,8 @@ def _grader_main():
                 slots = (slots,)
             for k in slots if _one(_type(slots), (tuple, list)) else ():
                 if _type(k) is _str and k not in ("__dict__", "__weakref__"):
+                    if not _pd(mro, k):
+                        return Ident(x)
                     try:
                         fields.append((k, plain(_ga(x, k), d)))
                     except AttributeError:
