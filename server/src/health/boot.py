@@ -220,20 +220,36 @@ def _grader_main():
         return None
 
     import hashlib
+    from itertools import repeat
+    from operator import is_
 
-    def chain(key, _sha=hashlib.sha256, _gf=getframe, _clean=frames_clean, _die=die):
+    # The code that may have a line written (filled as each is defined: the
+    # start-up, `phase`, the seal). A C callable of code under test leaves
+    # no frame for `_clean` to see (review rev40: `map(write_verdict, ...)`
+    # run by the bootstrap's own `plain` wrote every phase as passed), so
+    # the writer's caller is also checked by its code.
+    verdict_writers = [sys._getframe(0).f_code]
+
+    def chain(key, _sha=hashlib.sha256, _gf=getframe, _clean=frames_clean, _die=die,
+              _writers=verdict_writers, _any=any, _map=map, _is=is_, _rep=repeat):
         """Keyed hash chain over the verdict lines. The key is a local of
         this suspended generator: reachable only through its frame, which
         the audit hook refuses to code under test."""
         prev = b""
         line = yield None
         while True:
-            bad = _clean(_gf(1))
+            f = _gf(1)
+            bad = _clean(f)
             if bad is not None:
                 _die("verdict chain driven with code under test on the stack: " + bad)
+            up = f.f_back if f is not None else None
+            if up is None or not _any(_map(_is, _rep(up.f_code), _writers)):
+                _die("verdict line written for a caller that is not the grader's")
             prev = _sha(key + prev + b" " + line).hexdigest().encode()
             line = yield prev
 
+
+    chain_code = chain.__code__
 
     # ---- the pristine suite, compiled with strict comparisons -----------
     #
@@ -433,8 +449,28 @@ def _grader_main():
         (set, set.copy), (frozenset, frozenset.copy),
     )
 
+    # What `object.__getattribute__(x, name)` would run for a data
+    # attribute: only the type's own slot or instance-dict descriptors are
+    # read. Anything else (an app class's `__dict__` property, a property
+    # shadowing a slot) would run code under test with this bootstrap's
+    # frames, and their locals, below it (review rev40: `plain`'s
+    # `_matchers` grown from such a property).
+    gsd_type = types.GetSetDescriptorType
+    mbd_type = types.MemberDescriptorType
+
+    def plain_descr(mro, name, _td=tdict_of, _type=type, _gsd=gsd_type, _mbd=mbd_type):
+        """True when reading `name` of an instance runs no code of its
+        class: the first class in `mro` defining it holds a C getset
+        (`__dict__`) or member (slot) descriptor, or none does."""
+        for c in mro:
+            dd = _td(c)
+            if name in dd:
+                k = _type(dd[name])
+                return k is _gsd or k is _mbd
+        return True
+
     def by_reduce(x, t, d, _type=type, _td=tdict_of, _mro=mro_of, _dict=dict, _str=str,
-                  _tuple=tuple, _len=len, _ga=obj_getattr, _list=list):
+                  _tuple=tuple, _len=len, _ga=obj_getattr, _list=list, _pd=plain_descr):
         """An object of a trusted type as its value: what pickle would
         record of it (its type's own `__reduce_ex__`, trusted code), each
         part normalised in turn. A trusted type can still hold, or compare
@@ -442,6 +478,8 @@ def _grader_main():
         items) or compare with anything (`mock.ANY`): its methods never
         decide. An instance that shadows a dunder in its own dict is not
         reduced (pickle would call that one)."""
+        if not _pd(_mro(t), "__dict__"):
+            return Ident(x)
         try:
             inst = _ga(x, "__dict__")
         except BaseException:
@@ -479,7 +517,7 @@ def _grader_main():
     def plain(x, depth=0, _type=type, _one=one_of, _sc=SCALARS, _tt=type_trusted,
               _mro=mro_of, _td=tdict_of, _bc=BASE_COPY, _fl=flags_of, _heap=HEAP,
               _ga=obj_getattr, _matchers=matchers, _leaves=LEAVES,
-              _str=str, _sorted=sorted, _tuple=tuple, _dict=dict):
+              _str=str, _sorted=sorted, _tuple=tuple, _dict=dict, _pd=plain_descr):
         t = _type(x)
         if _one(t, _sc):
             return x
@@ -515,6 +553,8 @@ def _grader_main():
             return by_reduce(x, t, d)
         if eq_owner is object:
             return Ident(x)
+        if not _pd(mro, "__dict__"):
+            return Ident(x)
         fields = []
         try:
             inst = _ga(x, "__dict__")
@@ -530,6 +570,8 @@ def _grader_main():
                 slots = (slots,)
             for k in slots if _one(_type(slots), (tuple, list)) else ():
                 if _type(k) is _str and k not in ("__dict__", "__weakref__"):
+                    if not _pd(mro, k):
+                        return Ident(x)
                     try:
                         fields.append((k, plain(_ga(x, k), d)))
                     except AttributeError:
@@ -751,7 +793,16 @@ def _grader_main():
 
         visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _param
 
-    def pin(v, origin, depth=0, _type=type, _ft=FT, _td=tdict_of):
+    # The suite's functions given STRICT (`pin`) and their keyword-default
+    # dicts: the hook refuses their code and defaults set, and every check
+    # requires each dict to still hold STRICT (review rev40: C callables
+    # of code under test, with no frame for `_clean` to see, read a test's
+    # `__kwdefaults__` and put a comparison that always agrees there).
+    pinned_fns = set()
+    pinned_kds = []
+
+    def pin(v, origin, depth=0, _type=type, _ft=FT, _td=tdict_of, _pf=pinned_fns,
+            _pk=pinned_kds):
         """Sets STRICT as the keyword default of every function the module
         defined, whatever the module-level name held when the def ran."""
         if depth > 4:
@@ -764,6 +815,8 @@ def _grader_main():
                 kd = v.__kwdefaults__
                 if kd is not None and STRICT_NAME in kd:
                     kd[STRICT_NAME] = STRICT
+                    _pf.add(v)
+                    _pk.append(kd)
             w = getattr(v, "__pytest_wrapped__", None)
             if w is not None:
                 pin(getattr(w, "obj", None), origin, depth + 1)
@@ -773,7 +826,7 @@ def _grader_main():
         elif k is property:
             for f in (v.fget, v.fset, v.fdel):
                 pin(f, origin, depth + 1)
-        elif isinstance(v, type):
+        elif issubclass(k, type):
             for x in list(_td(v).values()):
                 pin(x, origin, depth + 1)
 
@@ -995,6 +1048,10 @@ def _grader_main():
     # The functions of the watched namespaces (filled with the baseline,
     # below): whose defaults the hook keeps.
     lib_fns = set()
+    # The bootstrap's own code that asks `_getframe` for a frame of the
+    # bootstrap during the run (filled as each is defined): the verdict
+    # chain, the phase checkpoint and the final check of `_grader_main`.
+    getframe_sites = [chain_code]
     # The classes of the watched namespaces: what a library object may be
     # re-classed to during the run.
     lib_types = []
@@ -1054,7 +1111,12 @@ def _grader_main():
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
              _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
-             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code):
+             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
+             _gsites=getframe_sites, _list=list, _suite_exec=SuiteLoader.exec_module.__code__,
+             _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
+             _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
+             _astparse=ast.parse.__code__,
+             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns):
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1081,6 +1143,12 @@ def _grader_main():
                 if fn is not None and (_type(fn) is not _str or fn.endswith(_extsfx)) \
                         and name not in _safe_ext:
                     _die("extension module " + name + " loaded during the run")
+                # Iterated here, while this hook judges nothing: only a
+                # plain list (review rev40: an app list subclass as
+                # `sys.meta_path` ran its `__iter__` in here, unjudged).
+                for seq in (args[3], args[4]):
+                    if seq is not None and _type(seq) is not _list:
+                        _die("sys.meta_path or sys.path_hooks is not a list")
                 for m in args[3] or ():
                     if not any(m is x for x in _meta0):
                         _die("import hook added to sys.meta_path: " + _safe(_type(m).__name__))
@@ -1116,8 +1184,17 @@ def _grader_main():
                 # (heapq driving `map(sys._getframe, ...)`, a finalizer).
                 # The bootstrap's own questions are for the caller's frame
                 # or its parent, never further up.
+                # Asked from a frame of the bootstrap itself, only its own
+                # call sites of `_getframe` may have one (review rev40: a
+                # C callable of code under test run by `plain`, a
+                # property's getter, has no frame of its own, so "the
+                # caller" was `plain`, whose frame it was then handed;
+                # `f_back` and `f_locals` raise no event, and the hook's
+                # state was in reach).
                 if (_state[1] and fr is not None and fr.f_code.co_filename == _boot
-                        and (caller is None or (fr is not caller and fr is not caller.f_back))):
+                        and (caller is None or (fr is not caller and fr is not caller.f_back)
+                             or (cfn == _boot and not _any(_map(_is, _rep(caller.f_code),
+                                                                _gsites))))):
                     _die("a frame of the grader handed out via " + cfn)
                 return
             if ev == "object.__getattr__":
@@ -1189,6 +1266,9 @@ def _grader_main():
                 # test).
                 if _state[1] and len(args) > 2 and _type(args[1]) is _str:
                     name, obj, v = args[1], args[0], args[2]
+                    if (_type(obj) is _ft and obj in _pinned
+                            and name in ("__code__", "__defaults__", "__kwdefaults__")):
+                        _die(ev + " " + name + " of a suite function via " + cfn)
                     if name == "__code__":
                         if _type(v) is _codetype and not _t(v.co_filename):
                             _die(ev + " __code__ to code under test (" + _safe(v.co_filename)
@@ -1231,8 +1311,24 @@ def _grader_main():
                     fn = args[1]
                     if _type(fn) is _bytes:
                         fn = fn.decode("utf-8", "replace")
-                    if _type(fn) is _str and _t(fn) and _clean(caller) is not None:
-                        _die("compile under a trusted file name (" + fn + ") for code under test")
+                    # Whoever asks (review rev40: C callables of code under
+                    # test, run by the bootstrap's `plain`, compiled the
+                    # app's source as os.py with no frame of theirs on the
+                    # stack): during the run, code gets a trusted name only
+                    # from this bootstrap compiling the suite, or from
+                    # importlib compiling a library file it read itself
+                    # (`source_to_code` through `_call_with_frames_removed`,
+                    # a loader with no code under test, a library path).
+                    # (`ast.parse` and `symtable.symtable` make a tree or a
+                    # table, never code.)
+                    if (_type(fn) is _str and _t(fn) and caller.f_code is not _suite_exec
+                            and caller.f_code is not _astparse and caller.f_code is not _symtab):
+                        up = caller.f_back
+                        slf = up.f_locals.get("self") if up is not None else None
+                        if (caller.f_code is not _cwfr or up.f_code is not _s2c
+                                or _foreign(_type(slf)) or not _rp(fn).startswith(_prefixes)):
+                            _die("compile under a trusted file name (" + fn + ") during the run"
+                                 + " via " + cfn)
                 # A code object copied under a library file's name
                 # (`code.replace(co_filename=...)` driven from a library
                 # frame: review rev39) is trusted by every check that goes
@@ -1240,7 +1336,7 @@ def _grader_main():
                 # own code with other flags.
                 if (ev == "code.__new__" and _state[1] and _len(args) > 1
                         and _type(args[1]) is _str and _t(args[1])
-                        and caller.f_code is not _coro and _clean(caller) is not None):
+                        and caller.f_code is not _coro):
                     _die("code made under a trusted file name (" + args[1]
                          + ") for code under test via " + cfn)
                 return
@@ -1272,8 +1368,10 @@ def _grader_main():
                                     _die("bytecode loaded from " + p)
                                 return
                     f = f.f_back
-                if _state[1] and _clean(caller) is not None:
-                    _die(ev + " for code under test via " + cfn)
+                # Whoever asks (`_imp.get_frozen_object(name, data)` driven by
+                # C callables unmarshals any code, any file name: rev40).
+                if _state[1]:
+                    _die(ev + " outside importlib's loaders during the run via " + cfn)
                 return
         finally:
             _state[0] = False
@@ -1389,6 +1487,13 @@ def _grader_main():
     def native_key(spec, dynamic, _made=native_made, _state=state, _die=die, _t=trusted,
                    _safe_ext=safe_ext, _native=native_prefixes, _type=type, _str=str,
                    _rp=os.path.realpath, _ga=getattr, _spec=machinery.ModuleSpec):
+        # Only importlib's own spec type is read: an attribute of another
+        # runs code under test with this frame, whose locals are this
+        # function's defaults (`native_made`), below it (review rev40:
+        # `_thread` removed from `native_made` by a spec's `name`
+        # property, then a second `_thread` started a thread).
+        if _type(spec) is not _spec:
+            _die("native module made from a spec that is not a ModuleSpec")
         name = _ga(spec, "name", None)
         if _type(name) is not _str:
             _die("native module made from a spec without a str name")
@@ -2204,6 +2309,11 @@ def _grader_main():
         _w(_h, name, ns, True)
 
     watch_ref[0] = watch_suite
+    # The loader's frame is below the app while a suite module imports it,
+    # and its locals are its defaults (review rev40: `_watch[0] = len`
+    # from that frame left later suite modules unwatched): a tuple.
+    SuiteLoader.exec_module.__defaults__ = SuiteLoader.exec_module.__defaults__[:-1] + (
+        (watch_suite,),)
 
     PLAIN_DATA = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset,
                   list, dict, set, bytearray)
@@ -3061,9 +3171,15 @@ def _grader_main():
                 return what + " changed during the run"
         return None
 
+    def pinned_clean(_pk=pinned_kds, _name=STRICT_NAME, _st=STRICT, _get=dict.get):
+        for kd in _pk:
+            if _get(kd, _name) is not _st:
+                return "a suite function's strict comparisons were replaced"
+        return None
+
     def tables_clean(level=0, _mc=modules_clean, _cc=caches_clean, _b64=b64_clean,
-                     _ctx=contexts_clean, _hc=held_clean):
-        return _mc() or _cc() or _b64() or _ctx(level) or _hc()
+                     _ctx=contexts_clean, _hc=held_clean, _pc=pinned_clean):
+        return _mc() or _cc() or _b64() or _ctx(level) or _hc() or _pc()
 
     def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()
@@ -3257,6 +3373,8 @@ def _grader_main():
         if bad is not None:
             _die("%s: %s" % (where, bad))
 
+    getframe_sites.append(checkpoint.__code__)
+
     def key_of(item, _mangle=mangle_test_address):
         names = _mangle(item.nodeid)
         return (".".join(names[:-1]) + "::" + names[-1]).encode("utf-8").hex()
@@ -3278,6 +3396,8 @@ def _grader_main():
         _cp(item, when + " end")
         _wv("P %s passed %s" % (when, _key(item)))
         return res
+
+    verdict_writers.append(phase.__code__)
 
     class GraderVerdicts:
         @pytest.hookimpl(trylast=True)
@@ -3320,26 +3440,41 @@ def _grader_main():
             return _orig(args, plugins)
 
         pconf.get_config = get_config_once
-    try:
-        rc = pytest.main(args, plugins=main_plugins)
-    except SystemExit as e:
-        rc = e.code if type(e.code) is int else 2
-    except BaseException as e:
-        sys.stderr.write("grader bootstrap: pytest.main raised %s\n" % type(e).__name__)
-        rc = 3
-    pconf.get_config = get_config0
-    rc = int(rc)
-    for stream in (sys.stdout, sys.stderr):
+    # pytest runs from `run`, not from this function: every frame of the
+    # run's stack is reachable from any frame (`f_back` and `f_locals`
+    # raise no audit event), and this one's locals are every piece of the
+    # bootstrap's state (review rev40: from a trusted frame handed out by
+    # heapq, app code walked up here and set the hook's busy flag, added
+    # its own file to `suite`, took `write_verdict`). `run` holds only
+    # what the end needs.
+    def end(rc, _fc=frames_clean, _gf=getframe, _sc=state_clean, _cc=containers_clean,
+            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys):
+        for stream in (_sys.stdout, _sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        bad = _fc(_gf(0)) or _sc() or _cc() or _tc(2)
+        if bad is not None:
+            _die("after the run: " + bad)
+        _wv("END %d" % rc)
+        # No atexit handler, no finalizer of code under test runs after the seal.
+        _exit(rc)
+
+    def run(_args=tuple(args), _plugins=main_plugins, _main=pytest.main, _pconf=pconf,
+            _gc0=get_config0, _sys=sys, _type=type, _int=int, _list=list, _end=end):
         try:
-            stream.flush()
-        except BaseException:
-            pass
-    bad = frames_clean(getframe(0)) or state_clean() or containers_clean() or tables_clean(2)
-    if bad is not None:
-        die("after the run: " + bad)
-    write_verdict("END %d" % rc)
-    # No atexit handler, no finalizer of code under test runs after the seal.
-    _exit(rc)
+            rc = _main(_list(_args), plugins=_plugins)
+        except SystemExit as e:
+            rc = e.code if _type(e.code) is _int else 2
+        except BaseException as e:
+            _sys.stderr.write("grader bootstrap: pytest.main raised %s\n" % _type(e).__name__)
+            rc = 3
+        _pconf.get_config = _gc0
+        _end(_int(rc))
 
+    getframe_sites.append(end.__code__)
+    verdict_writers.append(end.__code__)
+    return run
 
-_grader_main()
+_grader_main()()
