@@ -2214,6 +2214,18 @@ def _grader_main():
     for fns, tys in base_fts:
         lib_fns.update(fns)
         lib_types.extend(tys)
+    # The library functions' keyword-default dicts, held exactly from here
+    # on (`kwdefaults_clean`, at every check): a function's `__kwdefaults__`
+    # is its live dict (`object_hook` of `json.loads`), changed in place
+    # without an event, and reading it cannot be refused by who asks — a C
+    # pipeline that the collector runs from a weak reference's callback
+    # has no frame (review rev40), and honest introspection (mock's
+    # autospec, `inspect.getmembers`) reads every attribute.
+    held_kwd = []
+    for f in lib_fns:
+        kd = f.__kwdefaults__
+        if kd:
+            held_kwd.append((kd, tuple(kd), tuple(kd.values())))
 
     # The namespaces swept at every check of the suite (the full sweep runs
     # at phase boundaries): builtins, the modules the suite imports and
@@ -3177,9 +3189,16 @@ def _grader_main():
                 return "a suite function's strict comparisons were replaced"
         return None
 
+    def kwdefaults_clean(_held=held_kwd, _same=unchanged):
+        for kd, keys, vals in _held:
+            if not _same(kd, keys, vals):
+                return "a library function's keyword defaults were changed"
+        return None
+
     def tables_clean(level=0, _mc=modules_clean, _cc=caches_clean, _b64=b64_clean,
-                     _ctx=contexts_clean, _hc=held_clean, _pc=pinned_clean):
-        return _mc() or _cc() or _b64() or _ctx(level) or _hc() or _pc()
+                     _ctx=contexts_clean, _hc=held_clean, _pc=pinned_clean,
+                     _kc=kwdefaults_clean):
+        return _mc() or _cc() or _b64() or _ctx(level) or _hc() or _pc() or _kc()
 
     def hot_clean(_h=hot, _sweep=state_clean, _mc=tables_clean):
         return _sweep(_h) or _mc()

@@ -251,12 +251,147 @@ def dump():
     assert!(gained.is_empty(), "{}", gained.join("\n"));
 }
 
-// Open, kept on branch `rev40` (its test
-// `rev40_library_keyword_defaults_changed_by_a_weakref_callback`, 1/4
-// against honest 0/4): the same in-place change of a library function's
-// `__kwdefaults__`, run by a weak reference's callback that the
-// collector calls inside trusted code (C callables have no frame, so the
-// read rule's stack check sees nothing). README, "Still open".
+/// The test above with another trigger (found open with every fix
+/// proposed here; closed by the lead in stop 35: reads cannot be judged
+/// by who asks, since C callables have no frame, so every library
+/// function's keyword-default dict is held exactly from the baseline and
+/// compared at every check).
+/// The last thing the app does at import is leave a reference cycle whose weak reference's callback is
+/// `functools.partial(next, map(...))`; the collector frees it at some
+/// later allocation in pytest's or the bootstrap's code, where the
+/// pipeline rewrites `json.loads`'s `object_hook` default in place.
+///
+/// Measured with the proposed fixes, before the lead's: honest broken
+/// 0/4; hack 1/4, no error, in the runner (3 of 3 runs) and landlock (2 of 2); cold bwrap
+/// 1/4 in 1 of 3 runs, 0/4 in the others (when the collector runs is
+/// allocation timing: there it ran after `test_dump`'s comparison).
+#[tokio::test]
+async fn rev40_library_keyword_defaults_changed_by_a_weakref_callback() {
+    let hack = r#"import json
+import weakref
+from collections import deque
+from functools import partial
+from operator import attrgetter, setitem
+
+_run = map(deque, [map(setitem, map(attrgetter('__kwdefaults__'), [json.loads]),
+                       ['object_hook'], [partial(dict, a=1)])], [0])
+
+
+class _Cycle:
+    pass
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+
+
+def dump():
+    return '{}'
+
+
+# Last thing at import: a reference cycle whose weak reference's callback
+# is a C callable; the collector frees it later, inside whatever trusted
+# frame allocates then, with no frame of code under test on the stack.
+_c = _Cycle()
+_c.me = _c
+_wr = weakref.ref(_c, partial(next, _run))
+del _c
+"#;
+    weakref_kwdefaults_case(hack).await;
+}
+
+/// The same finalizer route through `unittest.mock._copy_func_details`
+/// (a library reader of `__kwdefaults__` that hands the dict on): driven
+/// by the collector, it copies `json.loads`' live dict onto a function of
+/// the app, which then changes it in place while the suite's call runs.
+/// The held dict's change is seen at the comparison's check (stop 35).
+/// A guard, not a demonstrated finding: with the held check switched off
+/// it scored 0/4 too in the lead's run (the collector had not run the
+/// copy before `test_dump`), while the test above scored 1/4 against 0/4
+/// then in both runner and cold bwrap runs.
+#[tokio::test]
+async fn rev40_library_keyword_defaults_copied_to_the_app_by_mock() {
+    let hack = r#"import json
+import weakref
+from collections import deque
+from functools import partial
+from unittest import mock
+
+
+def _f(*, object_hook=None):
+    return object_hook
+
+
+_own = _f.__kwdefaults__
+_run = map(deque, [map(mock._copy_func_details, [json.loads], [_f])], [0])
+
+
+class _Cycle:
+    pass
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+
+
+def dump():
+    kd = _f.__kwdefaults__
+    if kd is not _own and kd is not None and 'object_hook' in kd:
+        kd['object_hook'] = partial(dict, a=1)
+    return '{}'
+
+
+_c = _Cycle()
+_c.me = _c
+_wr = weakref.ref(_c, partial(next, _run))
+del _c
+"#;
+    weakref_kwdefaults_case(hack).await;
+}
+
+/// Grades `hack` against the honest broken app on a suite whose one extra
+/// test compares `json.loads(dump())`; the hack must gain nothing.
+async fn weakref_kwdefaults_case(hack: &str) {
+    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
+    let Some(g) = grader(30) else {
+        return;
+    };
+    let cold = grader(30).unwrap().without_staging();
+    let (_d, ws, pristine) = fixture();
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_c.py", test);
+    }
+    write(
+        &ws,
+        "app.py",
+        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
+    );
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
+    let mut gained = Vec::new();
+    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            if what == "honest broken" {
+                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
+            } else if s.score != 0.0 && s.passed > 0 {
+                gained.push(format!("{kind}: {s:?}"));
+            }
+        }
+    }
+    assert!(gained.is_empty(), "{}", gained.join("\n"));
+}
 
 /// Q1/Q2, the worst of the C-callable route: the audit hook switched off.
 /// The hook hands a frame of the bootstrap to "the caller's frame or its
