@@ -29,6 +29,7 @@ mod devdefault;
 mod encoded_placeholder;
 mod fake_name;
 mod fixture;
+mod folded;
 mod gpg;
 mod history;
 mod identifier;
@@ -457,18 +458,39 @@ impl Scanner {
         if depth > 0 || !is_code_file(path) {
             return c;
         }
-        let Some((view, runs)) = joined::view(text) else {
-            return c;
-        };
-        let seen: Vec<(usize, usize)> = c.iter().map(|x| (x.start, x.end)).collect();
-        for mut x in self.candidates_in(path, &view, depth, decode_budget) {
-            if public::overlaps(&seen, x.start, x.end) {
+        let mut seen: Vec<(usize, usize)> = c.iter().map(|x| (x.start, x.end)).collect();
+        if let Some((view, runs)) = joined::view(text) {
+            for mut x in self.candidates_in(path, &view, depth, decode_budget) {
+                if public::overlaps(&seen, x.start, x.end) {
+                    continue;
+                }
+                if let Some(&(_, end)) = runs.iter().find(|&&(s, e)| s <= x.start && x.start < e) {
+                    x.end = x.end.max(end - 1);
+                }
+                c.push(x);
+            }
+            seen = c.iter().map(|x| (x.start, x.end)).collect();
+        }
+        // Values assembled from the file's own constants ([`folded`]):
+        // each judged as a line of its own, reported on its expression.
+        for (es, ee, line) in folded::find(text) {
+            if public::overlaps(&seen, es, ee) {
                 continue;
             }
-            if let Some(&(_, end)) = runs.iter().find(|&&(s, e)| s <= x.start && x.start < e) {
-                x.end = x.end.max(end - 1);
+            let head = line
+                .rfind('"')
+                .and_then(|q| line[..q].rfind('"'))
+                .unwrap_or(0);
+            if let Some(mut x) = self
+                .candidates_in(path, &line, depth, decode_budget)
+                .into_iter()
+                .find(|x| x.start >= head)
+            {
+                x.start = es;
+                x.end = ee;
+                seen.push((es, ee));
+                c.push(x);
             }
-            c.push(x);
         }
         c.sort_by_key(|x| (x.start, x.end));
         c
