@@ -28,7 +28,7 @@ const MAX_EXPRS: usize = 64;
 /// type annotation after the name), alone on its line.
 static CONSTANT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?m)^[ \t]*(?:export[ \t]+)?(?:(?:const|let|var|final|static|val|private|public|readonly)[ \t]+)*([A-Za-z_$][\w$]*)[ \t]*(?::[ \t]*[\w.<>\[\]]+[ \t]*)?=[ \t]*(?:"([^"\\\n]{1,512})"|'([^'\\\n]{1,512})')[ \t]*;?[ \t]*$"#,
+        r#"(?m)^[ \t]*(?:export[ \t]+)?(?:(?:const|let|var|final|static|val|private|public|readonly)[ \t]+)*([A-Za-z_$][A-Za-z0-9_$]*)[ \t]*(?::[ \t]*[A-Za-z0-9_.<>\[\]]+[ \t]*)?=[ \t]*(?:"([^"\\\n]{1,512})"|'([^'\\\n]{1,512})')[ \t]*;?[ \t]*$"#,
     )
     .expect("constant regex")
 });
@@ -36,7 +36,7 @@ static CONSTANT: LazyLock<Regex> = LazyLock::new(|| {
 /// A `+` chain of names and literals, or a template literal with
 /// interpolations.
 static EXPR: LazyLock<Regex> = LazyLock::new(|| {
-    let part = r#"(?:[A-Za-z_$][\w$]*|"[^"\\\n]*"|'[^'\\\n]*')"#;
+    let part = r#"(?:[A-Za-z_$][A-Za-z0-9_$]*|"[^"\\\n]*"|'[^'\\\n]*')"#;
     Regex::new(&format!(
         r#"{part}(?:[ \t]*\+[ \t]*{part})+|`[^`\\\n]*\$\{{[^`\n]*`"#
     ))
@@ -44,8 +44,9 @@ static EXPR: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Template interpolation of a plain name.
-static INTERP: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{\s*([A-Za-z_$][\w$]*)\s*\}").expect("interpolation regex"));
+static INTERP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\{[ \t]*([A-Za-z_$][A-Za-z0-9_$]*)[ \t]*\}").expect("interpolation regex")
+});
 
 /// The file's string constants bound exactly once.
 fn constants(text: &str) -> HashMap<&str, &str> {

@@ -68,19 +68,28 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
     let b = text.as_bytes();
     let mut out: Option<Vec<u8>> = None;
     let mut runs = Vec::new();
-    let mut i = 0;
-    while let Some(q) = memchr::memchr2(b'"', b'\'', &b[i..]) {
-        i += q;
+    // Past the last run or lone piece judged: quotes inside are skipped.
+    let mut next_from = 0;
+    for i in memchr::memchr2_iter(b'"', b'\'', b) {
+        if i < next_from {
+            continue;
+        }
         let Some(first_end) = piece_end(b, i) else {
-            i += 1;
+            continue;
+        };
+        // Most literals stand alone: nothing to gather.
+        let Some(second) = next_piece(b, first_end) else {
+            next_from = first_end + 1;
             continue;
         };
         let mut pieces = vec![(i + 1, first_end)];
         let mut end = first_end;
-        while let Some(next) = next_piece(b, end) {
-            let Some(e) = piece_end(b, next) else { break };
-            pieces.push((next + 1, e));
+        let mut next = Some(second);
+        while let Some(n) = next {
+            let Some(e) = piece_end(b, n) else { break };
+            pieces.push((n + 1, e));
             end = e;
+            next = next_piece(b, e);
         }
         let joined_len: usize = pieces.iter().map(|&(s, e)| e - s).sum();
         if pieces.len() >= 2 && joined_len >= MIN_JOINED {
@@ -107,7 +116,7 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
                 w += 1;
             }
         }
-        i = end + 1;
+        next_from = end + 1;
     }
     // Whole pieces and ASCII separators: still UTF-8.
     let joined = String::from_utf8(out?).ok()?;
