@@ -138,6 +138,46 @@ pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &st
         || env_key_before(text, start)
         || in_issuer_format(text, start, end)
         || key_material(text, lower, start, end)
+        || writing_search_client_key(lower, start)
+}
+
+/// A search client built with an application id and a key literal
+/// (`algoliasearch('APPID', '<key>')`), looked for in the token's line
+/// (lowercase) before it.
+static SEARCH_CLIENT_KEY_ARG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"\balgoliasearch\s*\(\s*['"`][a-z0-9]{6,20}['"`]\s*,\s*['"`]$"#)
+        .expect("search client key regex")
+});
+
+/// Index operations only a key with write rights may call (Algolia's
+/// `addObject`/`deleteObject`/`editSettings` ACLs: admin and write keys).
+const INDEX_WRITES: &[&str] = &[
+    "saveobject",
+    "replaceallobjects",
+    "partialupdateobject",
+    "deleteobject",
+    "deleteby(",
+    "clearobjects",
+    "setsettings",
+    "savesynonym",
+    "saverule",
+    "replaceallsynonyms",
+    "replaceallrules",
+];
+
+/// Whether the token at `start` is the key argument of a search client
+/// (`algoliasearch(appId, '<key>')`) in a file that writes to the index
+/// with it (issue 18, generator-11 `algolia-admin-key-indexer`). The
+/// key's format says nothing of its rights: a search-only key, public by
+/// design and shipped to every browser (`algoliasearch/lite` in a
+/// component), looks exactly like the admin key. The file's own calls
+/// tell them apart: `saveObjects`, `replaceAllObjects`, `setSettings`
+/// need a key with write rights, which is a secret; a file that only
+/// searches is judged as before (unnamed: not reported).
+fn writing_search_client_key(lower: &str, start: usize) -> bool {
+    let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
+    SEARCH_CLIENT_KEY_ARG.is_match(&lower[line..start])
+        && INDEX_WRITES.iter().any(|w| lower.contains(w))
 }
 
 /// The span `start..end` of `b` widened over letters, digits and `extra`
@@ -422,7 +462,32 @@ fn qualified_key(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{in_issuer_format, key_material, names_a_secret};
+    use super::{in_issuer_format, key_material, names_a_secret, writing_search_client_key};
+
+    /// Issue 18, generator-11: a search client's key literal is a secret
+    /// where the file writes to the index with it (admin or write key),
+    /// not where it only searches (a search-only key, public by design).
+    #[test]
+    fn search_client_keys_by_the_files_use() {
+        let judge = |text: &str| {
+            let l = text.to_ascii_lowercase();
+            writing_search_client_key(&l, l.find("77585d18").unwrap())
+        };
+        let client =
+            "const client = algoliasearch('SX08RVBPMM', '77585d18cd8d87d4e336c9115036a6b2')\n";
+        let index = "const index = client.initIndex('posts')\n";
+        assert!(judge(&format!(
+            "{client}{index}await index.replaceAllObjects(posts)\n"
+        )));
+        assert!(judge(&format!("{client}{index}index.saveObjects(rows)\n")));
+        // Search only, or the key not the client's argument.
+        assert!(!judge(&format!(
+            "{client}<InstantSearch searchClient={{client}} />\n"
+        )));
+        assert!(!judge(
+            "const id = lookup('SX08RVBPMM', '77585d18cd8d87d4e336c9115036a6b2')\nindex.saveObjects(rows)\n"
+        ));
+    }
 
     /// Issue 18, generator-10: a `login` subcommand's argument is a named
     /// secret; a token after `login` in prose or another subcommand is not.
