@@ -588,9 +588,12 @@ impl Scanner {
         }
         let mut spans = Vec::new();
         assign::find(text, &lower, is_code_file(path), &mut spans);
-        // Typed passwords in test code are the suite's fakes (`fixture`).
+        // Typed passwords in test code, and values a test labels fixtures
+        // (`test-secret-…`), are the suite's fakes (`fixture`).
         if !spans.is_empty() && fixture::is_test_path(path) {
-            spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
+            spans.retain(|&(s, e)| {
+                !(fixture::is_typed(&text[s..e]) || fixture::is_labelled_fixture(&text[s..e]))
+            });
         }
         // UI text of a translation catalog, in any language (`prose`).
         if !spans.is_empty() && prose::is_translation_catalog(path) {
