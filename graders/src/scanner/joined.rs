@@ -20,9 +20,9 @@
 //! Also joined (issue 18, generator-11): arrays of such pieces joined with
 //! an empty separator (`['SG.x', 'y'].join('')`, through the name the array
 //! is bound to, or Python's `''.join([...])`), and `String.fromCharCode`
-//! of literal char codes, decoded. A key assembled from several named
-//! constants in a template literal (`sk_${mode}_${p1}${p2}` between
-//! backticks) needs data flow and is not joined.
+//! of literal char codes, decoded. A key assembled from named constants
+//! (a template literal, a `+` chain of names) is not a run of adjacent
+//! pieces: [`super::folded`] reads those.
 
 /// Shortest joined value worth a view: below it no detector reports.
 const MIN_JOINED: usize = 16;

@@ -29,6 +29,7 @@ mod devdefault;
 mod encoded_placeholder;
 mod fake_name;
 mod fixture;
+mod folded;
 mod gpg;
 mod history;
 mod identifier;
@@ -445,7 +446,9 @@ impl Scanner {
 
     /// All detectors over `text`, de-duplicated by priority; in source
     /// code also over its view with split literals joined ([`joined`]),
-    /// keeping what only the view shows, spread over the whole run.
+    /// keeping what only the view shows, spread over the whole run, and
+    /// over each expression assembling named string constants, folded
+    /// ([`folded`]).
     fn candidates(
         &self,
         path: &str,
@@ -457,7 +460,28 @@ impl Scanner {
         if depth > 0 || !is_code_file(path) {
             return c;
         }
+        // String constants folded into the expressions that assemble
+        // them, each judged on its own line ([`folded`]).
+        for f in folded::find(text) {
+            let (line, at) = f.line(text);
+            let seen: Vec<(usize, usize)> = c.iter().map(|x| (x.start, x.end)).collect();
+            if public::overlaps(&seen, f.start, f.end) {
+                continue;
+            }
+            // The strongest finding on the value, spread over the
+            // expression.
+            let best = self
+                .candidates_in(path, &line, depth, decode_budget)
+                .into_iter()
+                .filter(|x| x.end > at && x.start < at + f.value.len())
+                .min_by_key(|x| x.prio);
+            if let Some(mut x) = best {
+                (x.start, x.end) = (f.start, f.end);
+                c.push(x);
+            }
+        }
         let Some((view, runs)) = joined::view(text) else {
+            c.sort_by_key(|x| (x.start, x.end));
             return c;
         };
         let seen: Vec<(usize, usize)> = c.iter().map(|x| (x.start, x.end)).collect();
