@@ -124,6 +124,7 @@ const PY_EMPTY_JOINS: [&str; 2] = ["''.join(", "\"\".join("];
 /// whitespace, all of one quote character; a list of words joined by
 /// spaces or commas is not a value in pieces.
 fn array_runs(text: &str, b: &[u8], out: &mut Vec<Run>) {
+    let joined = std::cell::OnceCell::new();
     let mut i = 0;
     while let Some(k) = memchr::memchr(b'[', &b[i..]) {
         let open = i + k;
@@ -149,7 +150,14 @@ fn array_runs(text: &str, b: &[u8], out: &mut Vec<Run>) {
             }
         };
         let Some(close) = close else { continue };
-        if pieces.len() < 2 || !joined_empty(text, open, close) {
+        if pieces.len() < 2
+            || !joined_empty(
+                text,
+                open,
+                close,
+                joined.get_or_init(|| empty_joined_names(text)),
+            )
+        {
             continue;
         }
         // The run: first piece's opening quote to the last's closing one.
@@ -162,10 +170,53 @@ fn array_runs(text: &str, b: &[u8], out: &mut Vec<Run>) {
     }
 }
 
+/// Whether `c` may be part of an identifier.
+fn ident_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+}
+
+/// Names joined with an empty separator somewhere in `text`:
+/// `name.join('')` (not a property, `a.name.join('')`) and Python's
+/// `''.join(name)`. Found once per text, so an array's lookup is a set's.
+fn empty_joined_names(text: &str) -> std::collections::HashSet<&str> {
+    let b = text.as_bytes();
+    let mut out = std::collections::HashSet::new();
+    for j in EMPTY_JOINS {
+        for (at, _) in text.match_indices(j) {
+            let mut a = at;
+            while a > 0 && ident_char(b[a - 1]) {
+                a -= 1;
+            }
+            if a < at && (a == 0 || b[a - 1] != b'.') {
+                out.insert(&text[a..at]);
+            }
+        }
+    }
+    for j in PY_EMPTY_JOINS {
+        for (at, _) in text.match_indices(j) {
+            let from = at + j.len();
+            let mut z = from;
+            while z < b.len() && ident_char(b[z]) {
+                z += 1;
+            }
+            if z > from && b.get(z) == Some(&b')') {
+                out.insert(&text[from..z]);
+            }
+        }
+    }
+    out
+}
+
 /// Whether the array `text[open..=close]` is joined with an empty
 /// separator: right after it, by Python's `''.join(` right before it, or
-/// through the name it is bound to (`name = [` … `name.join('')`).
-fn joined_empty(text: &str, open: usize, close: usize) -> bool {
+/// through the name it is bound to (`name = [` … `name.join('')`, a name
+/// of `joined`: [`empty_joined_names`]).
+fn joined_empty(
+    text: &str,
+    open: usize,
+    close: usize,
+    joined: &std::collections::HashSet<&str>,
+) -> bool {
     let after = &text[close + 1..];
     if EMPTY_JOINS.iter().any(|j| after.starts_with(j)) {
         return true;
@@ -179,26 +230,12 @@ fn joined_empty(text: &str, open: usize, close: usize) -> bool {
     };
     let lhs = lhs.trim_end();
     let name_start = lhs
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-        .map_or(0, |p| p + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !c.is_ascii() || !ident_char(c as u8))
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let name = &lhs[name_start..];
-    if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
-        return false;
-    }
-    let joined_by_name = |pat: String| {
-        text.match_indices(&pat).any(|(at, _)| {
-            !text[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
-        })
-    };
-    EMPTY_JOINS
-        .iter()
-        .any(|j| joined_by_name(format!("{name}{j}")))
-        || PY_EMPTY_JOINS
-            .iter()
-            .any(|j| text.contains(&format!("{j}{name})")))
+    !name.is_empty() && !name.as_bytes()[0].is_ascii_digit() && joined.contains(name)
 }
 
 /// Longest char-code list decoded.
@@ -386,6 +423,9 @@ mod tests {
         );
         let py_name = "P = ['ghp_0ieJn7Bem', 'Z7z1Mc0xmgKiCy9H4El']\nk = ''.join(P)\n";
         assert!(view(py_name).is_some());
+        // A name after a non-ASCII character.
+        let uni = "é=['ghp_0ieJn7Bem', 'Z7z1Mc0xmgKiCy9H4El']\nk = é.join('')\n";
+        assert!(view(uni).is_none());
         // Joined with a separator, never joined, another name joined,
         // an element that is not a literal.
         for t in [
