@@ -185,6 +185,23 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // precision on unseen code. The Bundler rule also found gitleaks'
     // eight `sidekiq-secret` cases it had missed (recall 0.989 → 0.991).
     ("generator-10", 0.999, 0.99),
+    // Written blind after generator-10's round (the JavaScript/TypeScript
+    // application ecosystem: serverless functions, SDK clients, bundles,
+    // obfuscated code, tests), measured before any fix on it: 0.929 /
+    // 0.848 (6 false positives, 14 misses) — its blind figure. Its classes
+    // were then fixed against it (2026-12-05, prec24): Discord webhook
+    // URLs, LaunchDarkly server-side SDK keys and Apollo GraphOS keys as
+    // provider formats; a search client's key named a secret by the
+    // file's writes to the index (Algolia admin vs search-only keys);
+    // arrays of pieces joined with `''` and `String.fromCharCode` codes in
+    // the joined view; string constants folded into template literals and
+    // `+` chains (`scanner::folded`); SOPS master-key ids (age
+    // recipients, PGP fingerprints) in its metadata; a browser analytics
+    // SDK's `writeKey`; test values labelled fixtures with a short salt
+    // (`test-secret-<8>`). 1.000 / 1.000 after, so it is a development
+    // set now, no longer evidence of precision on unseen code. Nothing of
+    // it is left.
+    ("generator-11", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

@@ -138,6 +138,46 @@ pub(super) fn named(text: &str, lower: &str, start: usize, end: usize, path: &st
         || env_key_before(text, start)
         || in_issuer_format(text, start, end)
         || key_material(text, lower, start, end)
+        || writing_search_client_key(lower, start)
+}
+
+/// A search client built with an application id and a key literal
+/// (`algoliasearch('APPID', '<key>')`), looked for in the token's line
+/// (lowercase) before it.
+static SEARCH_CLIENT_KEY_ARG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"\balgoliasearch\s*\(\s*['"`][a-z0-9]{6,20}['"`]\s*,\s*['"`]$"#)
+        .expect("search client key regex")
+});
+
+/// Index operations only a key with write rights may call (Algolia's
+/// `addObject`/`deleteObject`/`editSettings` ACLs: admin and write keys).
+const INDEX_WRITES: &[&str] = &[
+    "saveobject",
+    "replaceallobjects",
+    "partialupdateobject",
+    "deleteobject",
+    "deleteby(",
+    "clearobjects",
+    "setsettings",
+    "savesynonym",
+    "saverule",
+    "replaceallsynonyms",
+    "replaceallrules",
+];
+
+/// Whether the token at `start` is the key argument of a search client
+/// (`algoliasearch(appId, '<key>')`) in a file that writes to the index
+/// with it (issue 18, generator-11 `algolia-admin-key-indexer`). The
+/// key's format says nothing of its rights: a search-only key, public by
+/// design and shipped to every browser (`algoliasearch/lite` in a
+/// component), looks exactly like the admin key. The file's own calls
+/// tell them apart: `saveObjects`, `replaceAllObjects`, `setSettings`
+/// need a key with write rights, which is a secret; a file that only
+/// searches is judged as before (unnamed: not reported).
+fn writing_search_client_key(lower: &str, start: usize) -> bool {
+    let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
+    SEARCH_CLIENT_KEY_ARG.is_match(&lower[line..start])
+        && INDEX_WRITES.iter().any(|w| lower.contains(w))
 }
 
 /// The span `start..end` of `b` widened over letters, digits and `extra`
@@ -276,9 +316,12 @@ fn in_issuer_format(text: &str, start: usize, end: usize) -> bool {
 fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     let line = lower[..start].rfind('\n').map_or(0, |p| p + 1);
     // The nearest key before the token, or an open assignment above it.
-    let before = super::words::without_derived_words(&without_public_names(
+    let mut before = super::words::without_derived_words(&without_public_names(
         &super::naming::phrase(lower, line, start),
     ));
+    if loads_browser_analytics(lower) {
+        before = without_write_keys(&before);
+    }
     let before = before.as_str();
     // Only a credential store's name names its values ([`super::store_name`]).
     let name = if super::store_name::may_name_contents(path) {
@@ -377,6 +420,36 @@ fn bare_key_of_a_keyed_parent(lower: &str, line: usize, start: usize) -> bool {
         .is_some_and(|p| PARENT_QUALIFIERS.iter().any(|q| p.contains(q)))
 }
 
+/// Browser analytics SDKs whose `writeKey` is an ingestion key made to be
+/// shipped to every visitor's browser (Segment's analytics.js and
+/// `AnalyticsBrowser`, RudderStack's JavaScript SDK): it can only send
+/// events, and the vendors document it as public.
+const BROWSER_ANALYTICS: &[&str] = &[
+    "analyticsbrowser.load(",
+    "@segment/analytics-next",
+    "analytics.load(",
+    "rudderanalytics.load(",
+    "@rudderstack/analytics-js",
+];
+
+/// Whether the file (lowercase) loads a browser analytics SDK
+/// ([`BROWSER_ANALYTICS`]).
+fn loads_browser_analytics(lower: &str) -> bool {
+    BROWSER_ANALYTICS.iter().any(|w| lower.contains(w))
+}
+
+/// `s` with the analytics SDKs' write-key names blanked (issue 18,
+/// generator-11 `segment-browser-write-key`): in a file that loads a
+/// browser analytics SDK, `writeKey` names its public ingestion key, not
+/// a key with write rights ([`KEY_QUALIFIERS`]' `write`).
+fn without_write_keys(s: &str) -> String {
+    let mut out = s.to_string();
+    for name in ["writekey", "write_key", "write-key"] {
+        out = out.replace(name, &" ".repeat(name.len()));
+    }
+    out
+}
+
 /// `s` with every name that declares its value public blanked
 /// ([`super::words::names_public`]: `publicToken`, `csrf-token`,
 /// `authenticity_token`, `NEXT_PUBLIC_API_KEY`): such a name calls
@@ -422,7 +495,62 @@ fn qualified_key(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{in_issuer_format, key_material, names_a_secret};
+    use super::{in_issuer_format, key_material, names_a_secret, writing_search_client_key};
+
+    /// Issue 18, generator-11: a browser analytics SDK's `writeKey` is its
+    /// public ingestion key; elsewhere a write key is still a secret.
+    #[test]
+    fn browser_analytics_write_keys() {
+        let named = |text: &str, tok: &str| {
+            names_a_secret(
+                &text.to_ascii_lowercase(),
+                text.find(tok).unwrap(),
+                "src/a.ts",
+            )
+        };
+        let tok = "FGW7waptkFxqggyMKCL08ysUfL4lP6lq";
+        let browser = format!(
+            "import {{ AnalyticsBrowser }} from '@segment/analytics-next'\nexport const analytics = AnalyticsBrowser.load({{ writeKey: '{tok}' }})\n"
+        );
+        assert!(!named(&browser, tok));
+        let snippet = format!("analytics.load('x');\nconst cfg = {{ writeKey: '{tok}' }}\n");
+        assert!(!named(&snippet, tok));
+        // No browser SDK: a write key (Algolia's, a storage write key) is
+        // a secret; and a browser SDK file's other secrets still are.
+        assert!(named(
+            &format!("const cfg = {{ writeKey: '{tok}' }}\n"),
+            tok
+        ));
+        assert!(named(
+            &format!("analytics.load('x')\nconst cfg = {{ apiSecret: '{tok}' }}\n"),
+            tok
+        ));
+    }
+
+    /// Issue 18, generator-11: a search client's key literal is a secret
+    /// where the file writes to the index with it (admin or write key),
+    /// not where it only searches (a search-only key, public by design).
+    #[test]
+    fn search_client_keys_by_the_files_use() {
+        let judge = |text: &str| {
+            let l = text.to_ascii_lowercase();
+            writing_search_client_key(&l, l.find("77585d18").unwrap())
+        };
+        let client =
+            "const client = algoliasearch('SX08RVBPMM', '77585d18cd8d87d4e336c9115036a6b2')\n";
+        let index = "const index = client.initIndex('posts')\n";
+        assert!(judge(&format!(
+            "{client}{index}await index.replaceAllObjects(posts)\n"
+        )));
+        assert!(judge(&format!("{client}{index}index.saveObjects(rows)\n")));
+        // Search only, or the key not the client's argument.
+        assert!(!judge(&format!(
+            "{client}<InstantSearch searchClient={{client}} />\n"
+        )));
+        assert!(!judge(
+            "const id = lookup('SX08RVBPMM', '77585d18cd8d87d4e336c9115036a6b2')\nindex.saveObjects(rows)\n"
+        ));
+    }
 
     /// Issue 18, generator-10: a `login` subcommand's argument is a named
     /// secret; a token after `login` in prose or another subcommand is not.

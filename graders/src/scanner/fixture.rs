@@ -112,9 +112,73 @@ pub(crate) fn is_typed(v: &str) -> bool {
     words::is_word_like(&format!("{unleet}{tail}"), true)
 }
 
+/// Words by which a test names its value a fixture.
+const FIXTURE_WORDS: &[&str] = &[
+    "test", "testing", "fake", "dummy", "mock", "fixture", "example", "sample", "stub",
+];
+
+/// Longest suffix after the labelling words: a test's own uniqueness
+/// salt (`test-secret-sckhnzsi`, `fake-token-a1b2c3`), not a key's body.
+const MAX_SALT: usize = 8;
+
+/// True for a value a test labels a fixture in its own words (issue 18,
+/// generator-11 `hmac-sha256-test-vector`): words joined by `-`, `_` or
+/// `.`, one of them a fixture word ([`FIXTURE_WORDS`]: `test-secret-…`,
+/// `fake_api_key_…`), and at most a short random suffix of lowercase
+/// letters and digits ([`MAX_SALT`]). A real key pasted after such words
+/// (`test-secret-` and 32 random characters) is longer and stays a
+/// finding, as does a provider key of a test mode (`sk_test_…`), which
+/// provider rules judge anyway.
+pub(crate) fn is_labelled_fixture(v: &str) -> bool {
+    let parts: Vec<&str> = v.split(['-', '_', '.']).collect();
+    let Some((last, head)) = parts.split_last() else {
+        return false;
+    };
+    if head.is_empty()
+        || head
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_alphabetic()))
+        || !head
+            .iter()
+            .any(|p| FIXTURE_WORDS.contains(&p.to_ascii_lowercase().as_str()))
+        || !words::is_word_like(&head.join("-"), false)
+    {
+        return false;
+    }
+    last.is_empty()
+        || (last.len() <= MAX_SALT
+            && last
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        || words::is_word_like(last, true)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{is_test_path, is_typed};
+    use super::{is_labelled_fixture, is_test_path, is_typed};
+
+    #[test]
+    fn fixture_labelled_values() {
+        for v in [
+            "test-secret-sckhnzsi",
+            "test-secret-zzzitblm",
+            "fake_api_key_a1b2c3",
+            "dummy-token-x9k2",
+            "mock.signing.secret",
+        ] {
+            assert!(is_labelled_fixture(v), "{v}");
+        }
+        for v in [
+            "test-secret-Xk29fLq8ZmN3vR7pW1yT5bQ4",
+            "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+            "prod-secret-sckhnzsi",
+            "sckhnzsi",
+            "test-Zq8Kx2Lm4Np6Rt8V",
+            "x9Kq2-test-mLpR7",
+        ] {
+            assert!(!is_labelled_fixture(v), "{v}");
+        }
+    }
 
     #[test]
     fn test_paths() {

@@ -88,6 +88,18 @@ static SOPS_DATA_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
     .expect("sops data key regex")
 });
 
+/// The master keys a SOPS file's data key is encrypted to, named in its
+/// `sops` metadata: an age recipient (`recipient: age1…`, a public key)
+/// or a PGP fingerprint (`fp: …`). Public by design: anyone may encrypt
+/// to them. Looked for only in a file holding SOPS values (issue 18,
+/// generator-11 `sops-encrypted-secrets-yaml`).
+static SOPS_MASTER_KEY_ID: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r#"(?m)^[ \t]*(?:-[ \t]*)?["']?(?:recipient|fp)["']?[ \t]*:[ \t]*["']?([A-Za-z0-9]{16,})"#,
+    )
+    .expect("sops master key id regex")
+});
+
 /// Pulumi stack config and Travis CI encrypted values: the value of a YAML
 /// key named exactly `secure`.
 static SECURE_VALUE: LazyLock<regex::Regex> = LazyLock::new(|| {
@@ -312,6 +324,7 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
             out.extend(
                 SOPS_DATA_KEY
                     .captures_iter(text)
+                    .chain(SOPS_MASTER_KEY_ID.captures_iter(text))
                     .filter_map(|c| c.get(1))
                     .map(|m| (m.start(), m.end())),
             );
@@ -633,6 +646,21 @@ mod tests {
             &format!("{{\"sops\": {{\"enc\": \"{key}\"}}}}"),
             key
         ));
+    }
+
+    /// Issue 18, generator-11: the age recipients and PGP fingerprints a
+    /// SOPS file names in its metadata are public; the same fields outside
+    /// a SOPS file are judged.
+    #[test]
+    fn sops_master_key_ids() {
+        let age = "age1y6kn2cf5uvqo6rrqftx6vbg83omw7lnkk2it6zm01wodd40at1jrynp89i";
+        let fp = "85D77543B3D624B63CEA9E6DBC17301B491B3F21";
+        let sops = format!(
+            "api_key: ENC[AES256_GCM,data:RmKy6Cogz7Gi/fNAgVT1JXke2Us=,iv:06osj6egrJ5o17XRwwnKJOf+QE/SuJZtmgALZODAnHM=,tag:ml8h8Z3MAzIu0ziTm6XESg==,type:str]\nsops:\n    age:\n        - recipient: {age}\n    pgp:\n        - fp: {fp}\n"
+        );
+        assert!(covered(&sops, age));
+        assert!(covered(&sops, fp));
+        assert!(!covered(&format!("recipient: {age}\n"), age));
     }
 
     #[test]

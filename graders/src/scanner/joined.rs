@@ -16,6 +16,13 @@
 //! arguments far more often than one value) or a line continuation. Only
 //! pieces without whitespace are joined: secrets have none, while split
 //! messages do, and joining those would only cost time.
+//!
+//! Also joined (issue 18, generator-11): arrays of such pieces joined with
+//! an empty separator (`['SG.x', 'y'].join('')`, through the name the array
+//! is bound to, or Python's `''.join([...])`), and `String.fromCharCode`
+//! of literal char codes, decoded. A key assembled from named constants
+//! (a template literal, a `+` chain of names) is not a run of adjacent
+//! pieces: [`super::folded`] reads those.
 
 /// Shortest joined value worth a view: below it no detector reports.
 const MIN_JOINED: usize = 16;
@@ -61,13 +68,16 @@ fn next_piece(b: &[u8], close: usize) -> Option<usize> {
     None
 }
 
-/// The text with every run of adjacent literal pieces joined in place
-/// (module doc) and the runs' spans (first opening quote to last closing
-/// quote, exclusive), or `None` when it has no run worth joining.
-pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
-    let b = text.as_bytes();
-    let mut out: Option<Vec<u8>> = None;
-    let mut runs = Vec::new();
+/// A run found in the text: the span it takes (`start..end`, exclusive)
+/// and the value it stands for.
+struct Run {
+    start: usize,
+    end: usize,
+    value: Vec<u8>,
+}
+
+/// Runs of adjacent literal pieces (`"a" "b"` over lines, `'a' + 'b'`).
+fn adjacent_runs(b: &[u8], out: &mut Vec<Run>) {
     // Past the last run or lone piece judged: quotes inside are skipped.
     let mut next_from = 0;
     for i in memchr::memchr2_iter(b'"', b'\'', b) {
@@ -77,7 +87,7 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
         let Some(first_end) = piece_end(b, i) else {
             continue;
         };
-        // Most literals stand alone: nothing to gather.
+        // Most literals stand alone: nothing to gather, nothing allocated.
         let Some(second) = next_piece(b, first_end) else {
             next_from = first_end + 1;
             continue;
@@ -91,34 +101,276 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
             end = e;
             next = next_piece(b, e);
         }
-        let joined_len: usize = pieces.iter().map(|&(s, e)| e - s).sum();
-        if pieces.len() >= 2 && joined_len >= MIN_JOINED {
-            let o = out.get_or_insert_with(|| b.to_vec());
-            runs.push((i, end + 1));
-            let region = &b[i..=end];
-            let mut w = i;
-            o[w] = b[i];
-            w += 1;
-            for &(s, e) in &pieces {
-                o[w..w + (e - s)].copy_from_slice(&b[s..e]);
-                w += e - s;
-            }
-            o[w] = b[i];
-            w += 1;
-            // The rest of the region: its newlines, then spaces.
-            let newlines = region.iter().filter(|&&c| c == b'\n').count();
-            for _ in 0..newlines {
-                o[w] = b'\n';
-                w += 1;
-            }
-            while w <= end {
-                o[w] = b' ';
-                w += 1;
-            }
+        if pieces.len() >= 2 {
+            out.push(Run {
+                start: i,
+                end: end + 1,
+                value: pieces.iter().flat_map(|&(s, e)| b[s..e].to_vec()).collect(),
+            });
         }
         next_from = end + 1;
     }
-    // Whole pieces and ASCII separators: still UTF-8.
+}
+
+/// Whitespace (newlines included) from `j`: the index after it.
+fn skip_ws(b: &[u8], mut j: usize) -> usize {
+    while j < b.len() && b[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    j
+}
+
+/// Empty separators of a join: `join('')`, `join("")` (JavaScript,
+/// Ruby), and Python's `''.join(` / `"".join(` before the array.
+const EMPTY_JOINS: [&str; 2] = [".join('')", ".join(\"\")"];
+const PY_EMPTY_JOINS: [&str; 2] = ["''.join(", "\"\".join("];
+
+/// Arrays of literal pieces joined with an empty separator (issue 18,
+/// generator-11 `array-join-split-token`): `['SG.x', 'y', 'z'].join('')`,
+/// or the array bound to a name that is joined so elsewhere in the text
+/// (`const parts = [...]` then `parts.join('')`), or Python's
+/// `''.join([...])`. Only arrays whose every element is a literal without
+/// whitespace, all of one quote character; a list of words joined by
+/// spaces or commas is not a value in pieces.
+fn array_runs(text: &str, b: &[u8], out: &mut Vec<Run>) {
+    let joined = std::cell::OnceCell::new();
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'[', &b[i..]) {
+        let open = i + k;
+        i = open + 1;
+        let first = skip_ws(b, open + 1);
+        if first >= b.len() || !matches!(b[first], b'"' | b'\'') {
+            continue;
+        }
+        let q = b[first];
+        let (mut pieces, mut j) = (Vec::new(), first);
+        let close = loop {
+            if j >= b.len() || b[j] != q {
+                break None;
+            }
+            let Some(e) = piece_end(b, j) else { break None };
+            pieces.push((j + 1, e));
+            j = skip_ws(b, e + 1);
+            if b.get(j) == Some(&b',') {
+                j = skip_ws(b, j + 1);
+            }
+            if b.get(j) == Some(&b']') {
+                break Some(j);
+            }
+        };
+        let Some(close) = close else { continue };
+        if pieces.len() < 2
+            || !joined_empty(
+                text,
+                open,
+                close,
+                joined.get_or_init(|| empty_joined_names(text)),
+            )
+        {
+            continue;
+        }
+        // The run: first piece's opening quote to the last's closing one.
+        out.push(Run {
+            start: first,
+            end: pieces.last().map_or(first, |&(_, e)| e + 1),
+            value: pieces.iter().flat_map(|&(s, e)| b[s..e].to_vec()).collect(),
+        });
+        i = close + 1;
+    }
+}
+
+/// Whether `c` may be part of an identifier.
+fn ident_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+}
+
+/// Names joined with an empty separator somewhere in `text`:
+/// `name.join('')` (not a property, `a.name.join('')`) and Python's
+/// `''.join(name)`. Found once per text, so an array's lookup is a set's.
+fn empty_joined_names(text: &str) -> std::collections::HashSet<&str> {
+    let b = text.as_bytes();
+    let mut out = std::collections::HashSet::new();
+    for j in EMPTY_JOINS {
+        for (at, _) in text.match_indices(j) {
+            let mut a = at;
+            while a > 0 && ident_char(b[a - 1]) {
+                a -= 1;
+            }
+            if a < at && (a == 0 || b[a - 1] != b'.') {
+                out.insert(&text[a..at]);
+            }
+        }
+    }
+    for j in PY_EMPTY_JOINS {
+        for (at, _) in text.match_indices(j) {
+            let from = at + j.len();
+            let mut z = from;
+            while z < b.len() && ident_char(b[z]) {
+                z += 1;
+            }
+            if z > from && b.get(z) == Some(&b')') {
+                out.insert(&text[from..z]);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the array `text[open..=close]` is joined with an empty
+/// separator: right after it, by Python's `''.join(` right before it, or
+/// through the name it is bound to (`name = [` … `name.join('')`, a name
+/// of `joined`: [`empty_joined_names`]).
+fn joined_empty(
+    text: &str,
+    open: usize,
+    close: usize,
+    joined: &std::collections::HashSet<&str>,
+) -> bool {
+    let after = &text[close + 1..];
+    if EMPTY_JOINS.iter().any(|j| after.starts_with(j)) {
+        return true;
+    }
+    let before = text[..open].trim_end();
+    if PY_EMPTY_JOINS.iter().any(|j| before.ends_with(j)) {
+        return true;
+    }
+    let Some(lhs) = before.strip_suffix('=') else {
+        return false;
+    };
+    let lhs = lhs.trim_end();
+    let name_start = lhs
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !c.is_ascii() || !ident_char(c as u8))
+        .map_or(0, |(p, c)| p + c.len_utf8());
+    let name = &lhs[name_start..];
+    !name.is_empty() && !name.as_bytes()[0].is_ascii_digit() && joined.contains(name)
+}
+
+/// Longest char-code list decoded.
+const MAX_CHAR_CODES: usize = 512;
+
+/// `String.fromCharCode(…)` of literal char codes (issue 18, generator-11
+/// `fromcharcode-array-token`: obfuscators write a string as its codes),
+/// spread (`...[110, 112]`) or as arguments (`110, 112`), decimal or
+/// `0x` hex: the string they spell. Only printable ASCII is decoded; a
+/// list with another code is left alone.
+fn char_code_runs(text: &str, b: &[u8], out: &mut Vec<Run>) {
+    const CALL: &str = "String.fromCharCode(";
+    for (at, _) in text.match_indices(CALL) {
+        let mut j = skip_ws(b, at + CALL.len());
+        let spread = b[j..].starts_with(b"...[");
+        if spread {
+            j = skip_ws(b, j + 4);
+        }
+        let mut value = Vec::new();
+        let close = loop {
+            let (n, len) = match char_code(&b[j..]) {
+                Some(x) => x,
+                None => break None,
+            };
+            if !(0x20..0x7f).contains(&n) || value.len() >= MAX_CHAR_CODES {
+                break None;
+            }
+            value.push(n as u8);
+            j = skip_ws(b, j + len);
+            if b.get(j) == Some(&b',') {
+                j = skip_ws(b, j + 1);
+            }
+            if spread && b.get(j) == Some(&b']') {
+                j = skip_ws(b, j + 1);
+                if b.get(j) == Some(&b')') {
+                    break Some(j);
+                }
+                break None;
+            }
+            if !spread && b.get(j) == Some(&b')') {
+                break Some(j);
+            }
+        };
+        if let Some(close) = close {
+            out.push(Run {
+                start: at,
+                end: close + 1,
+                value,
+            });
+        }
+    }
+}
+
+/// A decimal or `0x` hex integer at the start of `b`: its value and length.
+fn char_code(b: &[u8]) -> Option<(u32, usize)> {
+    let (radix, skip) = if b.starts_with(b"0x") || b.starts_with(b"0X") {
+        (16, 2)
+    } else {
+        (10, 0)
+    };
+    let len = b[skip..]
+        .iter()
+        .take_while(|c| (*c).is_ascii_digit() || (radix == 16 && c.is_ascii_hexdigit()))
+        .count();
+    if len == 0 || len > 6 {
+        return None;
+    }
+    let s = std::str::from_utf8(&b[skip..skip + len]).ok()?;
+    Some((u32::from_str_radix(s, radix).ok()?, skip + len))
+}
+
+/// The text with every run of literal pieces joined in place (module
+/// doc) and the runs' spans (first opening quote to last closing quote,
+/// exclusive), or `None` when it has no run worth joining. Runs are
+/// adjacent literals, arrays of literals joined with an empty separator
+/// ([`array_runs`]) and `String.fromCharCode` of char codes
+/// ([`char_code_runs`]); each is written as one quoted literal where it
+/// starts, its span's newlines kept and the rest blanked.
+pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    adjacent_runs(b, &mut found);
+    if text.contains(".join(") {
+        array_runs(text, b, &mut found);
+    }
+    if text.contains("fromCharCode") {
+        char_code_runs(text, b, &mut found);
+    }
+    found.retain(|r| {
+        let newlines = b[r.start..r.end].iter().filter(|&&c| c == b'\n').count();
+        r.value.len() >= MIN_JOINED && r.value.len() + 2 + newlines <= r.end - r.start
+    });
+    found.sort_by_key(|r| r.start);
+    let mut out: Option<Vec<u8>> = None;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in found {
+        if runs.last().is_some_and(|&(_, e)| r.start < e) {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| b.to_vec());
+        runs.push((r.start, r.end));
+        // The quote the run opens with, or `'` for a call's codes.
+        let q = if matches!(b[r.start], b'"' | b'\'') {
+            b[r.start]
+        } else {
+            b'\''
+        };
+        let mut w = r.start;
+        o[w] = q;
+        w += 1;
+        o[w..w + r.value.len()].copy_from_slice(&r.value);
+        w += r.value.len();
+        o[w] = q;
+        w += 1;
+        // The rest of the span: its newlines, then spaces.
+        let newlines = b[r.start..r.end].iter().filter(|&&c| c == b'\n').count();
+        for _ in 0..newlines {
+            o[w] = b'\n';
+            w += 1;
+        }
+        while w < r.end {
+            o[w] = b' ';
+            w += 1;
+        }
+    }
+    // Whole pieces, printable ASCII and ASCII separators: still UTF-8.
     let joined = String::from_utf8(out?).ok()?;
     Some((joined, runs))
 }
@@ -149,6 +401,80 @@ mod tests {
         );
         let cont = "T = \"abcdefghij\" \\\n    \"klmnopqrst\"\n";
         assert!(view(cont).unwrap().0.contains("\"abcdefghijklmnopqrst\""));
+    }
+
+    /// Issue 18, generator-11: arrays of pieces joined with an empty
+    /// separator, directly, through their name or by Python's `''.join`.
+    #[test]
+    fn arrays_joined_empty_are_one_literal() {
+        let t = "const parts = ['SG.bQRZctY7d-Ovd-p', 'i8Bt6NB.2U4A1lgGS_',\n  '4syYcneFXp5WZmPqwX', 'YlwV9aArGNpSPwP'];\nconst API_KEY = parts.join('');\n";
+        let (v, runs) = view(t).expect("a run");
+        assert_eq!(v.len(), t.len());
+        assert_eq!(v.matches('\n').count(), t.matches('\n').count());
+        assert!(
+            v.contains("'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'"),
+            "{v}"
+        );
+        assert_eq!(&t[runs[0].0..runs[0].0 + 3], "'SG");
+        let direct = "k = [\"xoxb-493117825\", \"3866-407497494\"].join(\"\")\n";
+        assert!(
+            view(direct)
+                .unwrap()
+                .0
+                .contains("\"xoxb-4931178253866-407497494\"")
+        );
+        let py = "k = ''.join(['ghp_0ieJn7Bem', 'Z7z1Mc0xmgKiCy9H4El'])\n";
+        assert!(
+            view(py)
+                .unwrap()
+                .0
+                .contains("'ghp_0ieJn7BemZ7z1Mc0xmgKiCy9H4El'")
+        );
+        let py_name = "P = ['ghp_0ieJn7Bem', 'Z7z1Mc0xmgKiCy9H4El']\nk = ''.join(P)\n";
+        assert!(view(py_name).is_some());
+        // A name after a non-ASCII character.
+        let uni = "é=['ghp_0ieJn7Bem', 'Z7z1Mc0xmgKiCy9H4El']\nk = é.join('')\n";
+        assert!(view(uni).is_none());
+        // Joined with a separator, never joined, another name joined,
+        // an element that is not a literal.
+        for t in [
+            "const parts = ['abcdefghij', 'klmnopqrst'];\nconst s = parts.join(', ');\n",
+            "const parts = ['abcdefghij', 'klmnopqrst'];\nuse(parts);\n",
+            "const parts = ['abcdefghij', 'klmnopqrst'];\nconst s = myparts.join('');\n",
+            "const parts = ['abcdefghij', x, 'klmnopqrst'];\nconst s = parts.join('');\n",
+        ] {
+            assert!(view(t).is_none(), "{t}");
+        }
+    }
+
+    /// Issue 18, generator-11: `String.fromCharCode` of literal codes is
+    /// the string they spell; codes outside printable ASCII are left.
+    #[test]
+    fn char_codes_are_decoded() {
+        let codes: Vec<String> = "sk_live_6cWLD0lnl1BmN9dCy59Begbj"
+            .bytes()
+            .map(|c| c.to_string())
+            .collect();
+        let t = format!(
+            "function getKey() {{\n  return String.fromCharCode(...[{}]);\n}}\n",
+            codes.join(", ")
+        );
+        let (v, runs) = view(&t).expect("a run");
+        assert_eq!(v.len(), t.len());
+        assert!(
+            v.contains("return 'sk_live_6cWLD0lnl1BmN9dCy59Begbj'"),
+            "{v}"
+        );
+        assert_eq!(&t[runs[0].0..runs[0].0 + 6], "String");
+        let args = "s = String.fromCharCode(0x67, 0x68, 0x70, 0x5f, 104, 101, 108, 108, 111, 119, 111, 114, 108, 100, 120, 121)\n";
+        assert!(view(args).unwrap().0.contains("'ghp_helloworldxy'"));
+        for t in [
+            "s = String.fromCharCode(10, 104, 101, 108, 108, 111, 119, 111, 114, 108, 100, 120, 121, 122, 97, 98)\n",
+            "s = String.fromCharCode(code)\n",
+            "s = String.fromCharCode(104, 105)\n",
+        ] {
+            assert!(view(t).is_none(), "{t}");
+        }
     }
 
     #[test]

@@ -37,8 +37,10 @@
 //! - the SaaS prefix rules of `rules/saas.rs` (Brevo, Linear, Postman,
 //!   Pulumi, Terraform Cloud, Airtable, Atlassian, Databricks,
 //!   DigitalOcean, New Relic, Prefect, Supabase; added 2026-12-05 for
-//!   generator-6's seeded SQL keys): exact issuer formats, not yet
-//!   measured on external cases;
+//!   generator-6's seeded SQL keys), and `discord-webhook`,
+//!   `launchdarkly-sdk-key`, `apollo-api-key` (added 2026-12-05 for
+//!   generator-11): exact issuer formats, not yet measured on external
+//!   cases;
 //! - custom `.gitleaks.toml` rules: their precision is unknown.
 //!
 //! All rules still report in `run_scanner` and the CLI; the list only

@@ -446,7 +446,9 @@ impl Scanner {
 
     /// All detectors over `text`, de-duplicated by priority; in source
     /// code also over its view with split literals joined ([`joined`]),
-    /// keeping what only the view shows, spread over the whole run.
+    /// keeping what only the view shows, spread over the whole run, and
+    /// over each expression assembling named string constants, folded
+    /// ([`folded`]).
     fn candidates(
         &self,
         path: &str,
@@ -610,9 +612,12 @@ impl Scanner {
         }
         let mut spans = Vec::new();
         assign::find(text, &lower, is_code_file(path), &mut spans);
-        // Typed passwords in test code are the suite's fakes (`fixture`).
+        // Typed passwords in test code, and values a test labels fixtures
+        // (`test-secret-…`), are the suite's fakes (`fixture`).
         if !spans.is_empty() && fixture::is_test_path(path) {
-            spans.retain(|&(s, e)| !fixture::is_typed(&text[s..e]));
+            spans.retain(|&(s, e)| {
+                !(fixture::is_typed(&text[s..e]) || fixture::is_labelled_fixture(&text[s..e]))
+            });
         }
         // UI text of a translation catalog, in any language (`prose`).
         if !spans.is_empty() && prose::is_translation_catalog(path) {

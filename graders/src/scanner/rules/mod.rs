@@ -28,6 +28,7 @@ mod split_body;
 mod sql;
 mod stripe;
 mod twilio;
+mod webhook;
 
 pub(crate) use jwt::declares_public_role;
 
@@ -95,13 +96,14 @@ impl Rule {
 /// without compiling anything: reports list rules before a scan needs
 /// their regexes.
 pub(crate) fn defs() -> impl Iterator<Item = &'static RuleDef> {
-    let tables: [&'static [RuleDef]; 20] = [
+    let tables: [&'static [RuleDef]; 21] = [
         ai::RULES,
         aws::RULES,
         azure::RULES,
         github::RULES,
         gitlab::RULES,
         slack::RULES,
+        webhook::RULES,
         stripe::RULES,
         service::RULES,
         google::RULES,

@@ -12,7 +12,11 @@
 //! - Databricks: `dapi` and 32 hex; DigitalOcean: `dop_v1_`/`doo_v1_`/
 //!   `dor_v1_` and 64 hex;
 //! - New Relic user keys: `NRAK-` and 27; Prefect: `pnu_` and 36;
-//!   Supabase personal access tokens: `sbp_` and 40 hex.
+//!   Supabase personal access tokens: `sbp_` and 40 hex;
+//! - LaunchDarkly server-side SDK keys: `sdk-` and a UUID (the mobile key
+//!   `mob-` and the client-side id ship in apps and are not matched);
+//! - Apollo GraphOS API keys: `service:<graph id>:` or `user:<id>:` and a
+//!   22-character URL-safe token.
 //!
 //! Each body is anchored at both ends, so a near miss (a truncated or
 //! padded fixture) is not reported by these.
@@ -124,6 +128,20 @@ pub(super) const RULES: &[RuleDef] = &[
         &["sbp_"],
         r"\b(sbp_[a-f0-9]{40})\b",
     ),
+    rule(
+        "launchdarkly-sdk-key",
+        "launchdarkly_sdk_key",
+        "LaunchDarkly server-side SDK key (sdk- + UUID)",
+        &["sdk-"],
+        r"\b(sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+    ),
+    rule(
+        "apollo-api-key",
+        "apollo_api_key",
+        "Apollo GraphOS API key (service:<graph>: or user:<id>: + 22)",
+        &["service:", "user:"],
+        r"(?:^|[^A-Za-z0-9_.:-])((?:service|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63}:[A-Za-z0-9_-]{22})(?:[^A-Za-z0-9_:-]|$)",
+    ),
 ];
 
 #[cfg(test)]
@@ -179,6 +197,15 @@ mod tests {
                 "supabase_token",
                 "sbp_5e5ca0b90658837791b5365300a99ff7b7013b40",
             ),
+            (
+                "launchdarkly_sdk_key",
+                "sdk-7b556633-1fa0-4229-b67a-61e1a52de437",
+            ),
+            (
+                "apollo_api_key",
+                "service:tandem-graph:hrVaB3O6AHFO-_gugYvqEx",
+            ),
+            ("apollo_api_key", "user:gh.octocat:wDvh06-eG1OqN5wziHOcON"),
         ];
         for (ty, tok) in cases {
             // Bare in an SQL seed, where no name calls it a secret.
@@ -213,5 +240,21 @@ mod tests {
                 ),
             ],
         );
+        // A UUID under another prefix, a service reference with a word,
+        // a masked Apollo key.
+        for fp in [
+            "id = \"api-7b556633-1fa0-4229-b67a-61e1a52de437\"",
+            "depends_on: service:postgres:latest",
+            "APOLLO_KEY=service:my-graph:xxxxxxxxxxxxxxxxxxxxxx",
+            "image: service:registry:5000",
+        ] {
+            let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
+            let f = s.scan_bytes("config/app.env", fp.as_bytes());
+            assert!(
+                !f.iter()
+                    .any(|f| f.rule == "launchdarkly-sdk-key" || f.rule == "apollo-api-key"),
+                "{fp}"
+            );
+        }
     }
 }
