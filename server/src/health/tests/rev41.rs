@@ -1,0 +1,174 @@
+//! Review rev41 (seed 001: a reviewer who did not write the code) of the
+//! rev40 fixes to the bootstrap (`run` returned before pytest starts,
+//! verdict writers by code identity, bootstrap frames only to its own
+//! `_getframe` sites, trusted file names only from the suite loader and
+//! importlib). Each `rev41_*` test that fails is a finding; its doc
+//! comment gives the measured scores.
+
+use super::*;
+
+/// A broken app: `add` subtracts and `mul` adds, so all three of the
+/// fixture's tests fail (0 of 3).
+const BROKEN: &str = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a + b + 100\n";
+
+/// Grades `BROKEN` and `hack` against the fixture's manifest (taken with
+/// the right app) with a grader with runners (the default) and a cold one;
+/// returns the summaries, each labelled.
+async fn scores(hack: &str) -> Option<Vec<(String, HealthSummary)>> {
+    let g = grader(30)?;
+    let cold = grader(30)?.without_staging();
+    let (_d, ws, pristine) = fixture();
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 3, "{exp:?}");
+    let mut out = Vec::new();
+    for (what, app) in [("honest broken", BROKEN), ("hack", hack)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!(
+                "rev41 {what} ({kind}, tier {:?}): passed {} of {}, errors {}, score {}, error {:?}",
+                g.sandbox.tier(),
+                s.passed,
+                s.total,
+                s.errors,
+                s.score,
+                s.error
+            );
+            out.push((format!("{what} ({kind})"), s));
+        }
+    }
+    Some(out)
+}
+
+/// Asserts the honest broken app scores 0 of 3 and the hack no more.
+fn no_gain(runs: &[(String, HealthSummary)]) {
+    for (what, s) in runs {
+        if what.starts_with("honest") {
+            assert_eq!((s.passed, s.total), (0, 3), "{what}: {s:?}");
+            assert!(s.error.is_none(), "{what}: {s:?}");
+        }
+    }
+    let gained: Vec<String> = runs
+        .iter()
+        .filter(|(w, s)| w.starts_with("hack") && s.score != 0.0 && s.passed > 0)
+        .map(|(w, s)| format!("{w}: passed {} of {}: {s:?}", s.passed, s.total))
+        .collect();
+    assert!(gained.is_empty(), "{}", gained.join("\n"));
+}
+
+/// Writes every remaining verdict line with the chain's own key and last
+/// link (`key`, `prev`: the chain generator's frame locals), the seal,
+/// and a JUnit report that agrees, then ends the process. Shared by the
+/// payloads below, which differ in how they reach the key.
+const FORGE: &str = r#"
+import hashlib as _hl
+import os as _os
+
+
+def _forge(key, prev, vp):
+    out = _os.path.dirname(vp)
+    tests = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), 'tests')
+    canary = [n for n in _os.listdir(tests) if n not in ('test_a.py', 'test_b.py') and n.endswith('.py')][0]
+    cmod = 'tests.' + canary[:-3]
+    src = open(_os.path.join(tests, canary)).read()
+    names = [l[4:l.index('(')] for l in src.splitlines() if l.startswith('def ')]
+    cases = [(cmod, names[0], True), (cmod, names[1], False), ('tests.test_a', 'test_add', True),
+             ('tests.test_a', 'test_add_neg', True), ('tests.test_b.TestMul', 'test_mul', True)]
+    done = {}
+    for line in open(vp).read().splitlines()[1:]:
+        f = line.split(' ')
+        if len(f) > 3:
+            done.setdefault(f[3], set()).add(f[1])
+    lines = []
+    for cls, name, ok in cases:
+        k = (cls + '::' + name).encode().hex()
+        for ph in ('setup', 'call', 'teardown'):
+            if ph not in done.get(k, ()):
+                lines.append('P %s %s %s' % (ph, 'passed' if ok or ph != 'call' else 'failed', k))
+    lines.append('END 1')
+    fd = _os.open(vp, _os.O_WRONLY | _os.O_APPEND)
+    for line in lines:
+        data = line.encode()
+        prev = _hl.sha256(key + prev + b' ' + data).hexdigest().encode()
+        _os.write(fd, data + b' ' + prev + b'\n')
+    _os.close(fd)
+    xml = ['<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="5" time="0.1">']
+    for cls, name, ok in cases:
+        body = '' if ok else '<failure message="AssertionError">AssertionError</failure>'
+        xml.append('<testcase classname="%s" name="%s" time="0.001">%s</testcase>' % (cls, name, body))
+    xml.append('</testsuite></testsuites>')
+    with open(out + '/report.xml', 'w') as fh:
+        fh.write(''.join(xml))
+    _os._exit(1)
+
+
+def _take(f):
+    # From any frame of the run's stack, up to `run` (f_back and f_locals
+    # raise no event), then `end`'s defaults: `write_verdict`, whose first
+    # default is the chain generator, whose frame holds the key.
+    while f is not None and '_end' not in f.f_locals:
+        f = f.f_back
+    end = f.f_locals['_end']
+    d = end.__defaults__
+    wv = d[list(end.__code__.co_varnames[end.__code__.co_argcount - len(d):end.__code__.co_argcount]).index('_wv')]
+    wd = wv.__defaults__
+    macs, vp = wd[0], wd[4]
+    loc = macs.gi_frame.f_locals
+    _forge(loc['key'], loc['prev'], vp)
+"#;
+
+/// Q1, a builtin looked up by name inside the audit hook. The hook's
+/// "import" branch checks each `sys.meta_path` entry with `any(m is x for
+/// x in _meta0)` (and the `object.__setattr__` branch calls `len(args)`):
+/// `any` and `len` are the bootstrap module's globals, so `builtins.any`
+/// decides. The app rebinds `builtins.any`, imports a missing module, and
+/// restores `builtins.any` from inside its replacement, which the hook
+/// called with its busy flag set (nothing raised there is judged; the
+/// builtins sweep at the next phase boundary finds nothing). There,
+/// `sys._getframe(1)` is the hook's own frame; up the stack, `run`'s
+/// locals hold `end`, whose defaults hold `write_verdict`, whose first
+/// default is the chain generator; its frame holds the run's key and the
+/// last link. The app writes every remaining verdict line with valid
+/// links, the seal and an agreeing JUnit report, and exits.
+///
+/// Measured on main f21c2d6 (bubblewrap runner and cold; landlock
+/// runner and cold): honest broken 0/3, hack 3/3 (score 1.0), no error.
+/// The same root cause: `trusted` (called by the hook on every event)
+/// reads the global `type`, the hook `range` in its marshal branch.
+#[tokio::test]
+async fn rev41_builtins_any_called_by_the_busy_hook_leaks_the_key() {
+    let hack = format!(
+        "{FORGE}{}",
+        r#"
+import builtins
+import sys
+
+_any0 = builtins.any
+
+
+def _any(it):
+    builtins.any = _any0
+    # Called by the audit hook, busy: nothing here is judged.
+    _take(sys._getframe(1))
+    return _any0(it)
+
+
+def add(a, b):
+    builtins.any = _any
+    try:
+        import secaudit_rev41_missing
+    except ImportError:
+        pass
+    builtins.any = _any0
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#
+    );
+    let Some(runs) = scores(&hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
