@@ -104,8 +104,8 @@ def _grader_main():
     suite = set()
     suite_src = {}
 
-    def trusted(fn, _p=prefixes, _s=suite, _str=str):
-        if type(fn) is not _str:
+    def trusted(fn, _p=prefixes, _s=suite, _str=str, _type=type):
+        if _type(fn) is not _str:
             return False
         return fn.startswith(_p) or fn in _s or fn.startswith("<frozen ")
 
@@ -361,11 +361,12 @@ def _grader_main():
                 return True
         return False
 
-    def impl_trusted(f, _t=trusted, _ft=FT, _native=NATIVE, _one=one_of):
-        k = type(f)
-        if k is staticmethod or k is classmethod:
+    def impl_trusted(f, _t=trusted, _ft=FT, _native=NATIVE, _one=one_of, _type=type,
+                     _sm=staticmethod, _cm=classmethod):
+        k = _type(f)
+        if k is _sm or k is _cm:
             f = f.__func__
-            k = type(f)
+            k = _type(f)
         if f is None or _one(k, _native):
             return True
         if k is _ft:
@@ -1116,7 +1117,13 @@ def _grader_main():
              _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
              _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
              _astparse=ast.parse.__code__,
-             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns):
+             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns,
+             _range=range, _tt=type):
+        # Every builtin this hook (and what it calls) uses is a default:
+        # a global name is read from `builtins` at call time, and the app
+        # can rebind it there, so the hook would call code under test
+        # with its busy flag set, unjudged (review rev41: `builtins.any`,
+        # then this frame's and `run`'s locals, the verdict chain's key).
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1150,10 +1157,10 @@ def _grader_main():
                     if seq is not None and _type(seq) is not _list:
                         _die("sys.meta_path or sys.path_hooks is not a list")
                 for m in args[3] or ():
-                    if not any(m is x for x in _meta0):
+                    if not _any(_map(_is, _rep(m), _meta0)):
                         _die("import hook added to sys.meta_path: " + _safe(_type(m).__name__))
                 for h in args[4] or ():
-                    if not any(h is x for x in _hooks0):
+                    if not _any(_map(_is, _rep(h), _hooks0)):
                         _die("import hook added to sys.path_hooks")
                 return
             if ev.startswith("ctypes."):
@@ -1264,7 +1271,7 @@ def _grader_main():
                 # function's defaults (`cls=` of `json.loads`), a library
                 # object's class (its methods then come from code under
                 # test).
-                if _state[1] and len(args) > 2 and _type(args[1]) is _str:
+                if _state[1] and _len(args) > 2 and _type(args[1]) is _str:
                     name, obj, v = args[1], args[0], args[2]
                     if (_type(obj) is _ft and obj in _pinned
                             and name in ("__code__", "__defaults__", "__kwdefaults__")):
@@ -1299,7 +1306,7 @@ def _grader_main():
                         # run, whatever its methods are (a
                         # `functools.partial` over a builtin is no function
                         # yet behaves as code under test chose).
-                        if (_issub(_type(v), type) and not _foreign(_type(obj))
+                        if (_issub(_type(v), _tt) and not _foreign(_type(obj))
                                 and (_foreign(v) or not _any(_map(_is, _rep(v), _libtypes)))):
                             _die(ev + " __class__ of a library object to a class made"
                                  + " during the run via " + cfn)
@@ -1344,7 +1351,7 @@ def _grader_main():
                 if app or cfn.startswith("<frozen zipimport"):
                     _die(ev + " from " + cfn)
                 f = caller
-                for _ in range(4):
+                for _ in _range(4):
                     if f is None:
                         break
                     co = f.f_code
