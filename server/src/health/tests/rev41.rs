@@ -172,3 +172,54 @@ def mul(a, b):
     };
     no_gain(&runs);
 }
+
+/// Q1, the same class as the test above through library code the hook
+/// calls: for every `open` during the run the hook runs `proc_open`, whose
+/// `os.fsdecode` and `os.path.realpath` are library Python functions that
+/// read `os.fspath` (and `os.lstat`, `posixpath.join`, ...) from their
+/// module at call time. The app rebinds `os.fspath`, opens its own file,
+/// and restores `os.fspath` from inside its replacement, which the hook's
+/// `proc_open` called with the busy flag set: the same walk to `run`,
+/// `end`, `write_verdict`, the chain's key, a forged chain. (Defaults
+/// for the hook's own builtins, the fix proposed with the test above, do
+/// not reach the library functions it calls.)
+///
+/// Measured with that first proposed fix applied (c6617b2; main's hook
+/// takes the same path): bubblewrap runner and cold, landlock runner and
+/// cold: honest broken 0/3, hack 3/3 (score 1.0), no error.
+#[tokio::test]
+async fn rev41_os_fspath_called_by_the_busy_hook_leaks_the_key() {
+    let hack = format!(
+        "{FORGE}{}",
+        r#"
+import os
+import sys
+
+_fspath0 = os.fspath
+
+
+def _fspath(p):
+    os.fspath = _fspath0
+    # Called by the audit hook's proc_open (os.fsdecode), busy.
+    _take(sys._getframe(1))
+    return _fspath0(p)
+
+
+def add(a, b):
+    os.fspath = _fspath
+    try:
+        open(__file__).close()
+    finally:
+        os.fspath = _fspath0
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#
+    );
+    let Some(runs) = scores(&hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
