@@ -109,6 +109,56 @@ def _grader_main():
             return False
         return fn.startswith(_p) or fn in _s or fn.startswith("<frozen ")
 
+    import _stat
+
+    def real_path(path, _lstat=os.lstat, _readlink=os.readlink, _getcwd=os.getcwd,
+                  _islnk=_stat.S_ISLNK, _oserror=OSError, _str=str, _type=type,
+                  _split=str.split, _join=str.join, _sw=str.startswith, _add=str.__add__,
+                  _list=list):
+        """`os.path.realpath` of a str path with C functions only.
+        `posixpath.realpath` and what it calls read `os.lstat`, `os.fspath`,
+        `posixpath.join`... from their modules at call time, which code
+        under test can rebind: the audit hook called them with its busy
+        flag set, so the replacement ran unjudged (review rev41). Symlinks
+        are followed (40 at most); missing components are kept, like the
+        non-strict `realpath`."""
+        if _type(path) is not _str:
+            path = _add("", path)  # an exact copy, no method of a subclass runs
+        if not _sw(path, "/"):
+            path = _add(_add(_getcwd(), "/"), path)
+        todo = _split(path, "/")
+        todo.reverse()
+        out = []
+        hops = 0
+        while todo:
+            c = todo.pop()
+            if c == "" or c == ".":
+                continue
+            if c == "..":
+                if out:
+                    out.pop()
+                continue
+            cand = _add("/", _join("/", out + [c]))
+            try:
+                link = hops < 40 and _islnk(_lstat(cand).st_mode)
+            except _oserror:
+                link = False
+            if not link:
+                out.append(c)
+                continue
+            hops += 1
+            try:
+                target = _readlink(cand)
+            except _oserror:
+                out.append(c)
+                continue
+            if _sw(target, "/"):
+                out = []
+            more = _split(target, "/")
+            more.reverse()
+            todo.extend(more)
+        return _add("/", _join("/", out))
+
     getframe = sys._getframe
     _exit = os._exit
     o_open, o_write, o_close, o_read = os.open, os.write, os.close, os.read
@@ -924,7 +974,7 @@ def _grader_main():
                    machinery.SourcelessFileLoader: LibSourcelessLoader,
                    machinery.NamespaceLoader: LibNamespaceLoader}
 
-    def lib_file(o, _rp=os.path.realpath, _t=trusted, _ws=ws_root, _type=type, _str=str):
+    def lib_file(o, _rp=real_path, _t=trusted, _ws=ws_root, _type=type, _str=str):
         """A file of the library trees (not of the workspace, even when a
         library tree lies under it)."""
         if _type(o) is not _str:
@@ -954,7 +1004,7 @@ def _grader_main():
 
         @staticmethod
         def find_spec(name, path=None, target=None, _src=suite_src,
-                      _rp=os.path.realpath, _pf=machinery.PathFinder, _loader=SuiteLoader,
+                      _rp=real_path, _pf=machinery.PathFinder, _loader=SuiteLoader,
                       _type=type, _str=str, _libl=lib_loaders, _lib=lib_file, _new=object.__new__,
                       _bi=machinery.BuiltinImporter, _fi=machinery.FrozenImporter,
                       _lbi=LibBuiltinImporter, _lfi=LibFrozenImporter, _all=all, _list=list,
@@ -1065,8 +1115,19 @@ def _grader_main():
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
 
-    def proc_open(path, flags, _type=type, _int=int, _fsdecode=os.fsdecode,
-                  _fspath=os.fspath, _rp=os.path.realpath, _isdir=os.path.isdir,
+    def is_dir(p, _st=os.stat, _isd=_stat.S_ISDIR, _oserror=OSError):
+        try:
+            return _isd(_st(p).st_mode)
+        except _oserror:
+            return False
+
+    def fs_decode(p, _type=type, _bytes=bytes, _dec=bytes.decode, _issub=issubclass,
+                  _enc=sys.getfilesystemencoding()):
+        # `os.fsdecode` reads `fspath` from `os` at call time (review rev41).
+        return _dec(p, _enc, "surrogateescape") if _issub(_type(p), _bytes) else p
+
+    def proc_open(path, flags, _type=type, _int=int, _fsdecode=fs_decode,
+                  _fspath=os.fspath, _rp=real_path, _isdir=is_dir, _exc=Exception,
                   _w=os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC):
         """Why an open during the run reaches the process's own memory
         (`/proc/<pid>/mem`, read: the verdict's key is in it; written: any
@@ -1078,7 +1139,7 @@ def _grader_main():
             return None
         try:
             p = _rp(_fsdecode(_fspath(path)))
-        except Exception:
+        except _exc:
             return "open of a path that cannot be resolved"
         if not (p == "/proc" or p.startswith("/proc/")):
             return None
@@ -1112,7 +1173,7 @@ def _grader_main():
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
              _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
-             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
+             _rp=real_path, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
              _gsites=getframe_sites, _list=list, _suite_exec=SuiteLoader.exec_module.__code__,
              _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
              _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
@@ -1493,7 +1554,7 @@ def _grader_main():
     # check and the load).
     def native_key(spec, dynamic, _made=native_made, _state=state, _die=die, _t=trusted,
                    _safe_ext=safe_ext, _native=native_prefixes, _type=type, _str=str,
-                   _rp=os.path.realpath, _ga=getattr, _spec=machinery.ModuleSpec):
+                   _rp=real_path, _ga=getattr, _spec=machinery.ModuleSpec):
         # Only importlib's own spec type is read: an attribute of another
         # runs code under test with this frame, whose locals are this
         # function's defaults (`native_made`), below it (review rev40:
@@ -1572,7 +1633,7 @@ def _grader_main():
 
     def fix_co_filename(code, path, _orig=_imp._fix_co_filename, _gf=getframe, _state=state,
                         _die=die, _callers=fix_callers, _foreign=foreign_code, _type=type,
-                        _t=trusted, _rp=os.path.realpath, _str=str):
+                        _t=trusted, _rp=real_path, _str=str):
         if _state[1]:
             f = _gf(1)
             g = f.f_back if f is not None else None
