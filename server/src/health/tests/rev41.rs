@@ -223,3 +223,71 @@ def mul(a, b):
     };
     no_gain(&runs);
 }
+
+/// Q1, no bootstrap frame or state needed: a plugin registered during the
+/// run whose hook implementation is a library function. From the suite's
+/// test frame (handed out by `heapq.nsmallest(1, map(sys._getframe,
+/// [2]))`, a trusted frame that is not the bootstrap's), `f_back` reaches
+/// pytest's `pytest_pyfunc_call` frame and its `pyfuncitem`; the app
+/// registers with `config.pluginmanager` a module object whose
+/// `pytest_pyfunc_call` is the bound `pop` of a `collections.UserList`
+/// (library code, no required parameter: pops the last) filled with one answer per later test:
+/// a str for the suite's, None for the canary's (so pytest's own
+/// implementation runs those, and the canary reports as it must). `pytest_pyfunc_call` is
+/// `firstresult` and pytest's own implementation is `trylast`, so every
+/// later test's body never runs and its call phase passes. The checks of
+/// hook implementations ask only that each be of a trusted file
+/// (`impls_clean`: `queue.Queue.get_nowait` and `platform.system` work
+/// the same; a `SimpleNamespace` plugin is unhashable to pytest, so a
+/// module object holds it).
+///
+/// Measured on 5bda376 (main f21c2d6 with the two fixes proposed here,
+/// which this does not touch): bubblewrap runner and cold, landlock
+/// runner and cold: honest broken 0/3, hack 2/3 (0.667; test_add, which
+/// registered it, fails), no error, canary as it must be. With
+/// `platform.system` (no canary answer) the runner run scored 2/3 and the
+/// cold run tripped the canary: which depends on the canary's random file
+/// name sorting before or after test_a.py.
+#[tokio::test]
+async fn rev41_plugin_registered_with_a_library_function_as_pyfunc_call() {
+    let hack = r#"import collections
+import heapq
+import sys
+import types
+
+_done = []
+
+
+def _register():
+    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
+    while f is not None and 'pyfuncitem' not in f.f_locals:
+        f = f.f_back
+    item = f.f_locals['pyfuncitem']
+    items = item.session.items
+    # One answer per later test, in order: a str (body skipped, passed) for
+    # the suite's, None (pytest's own implementation runs) for the canary's.
+    q = collections.UserList()
+    for it in items[items.index(item) + 1:]:
+        suite = str(it.path).endswith(('/test_a.py', '/test_b.py'))
+        q.insert(0, 'passed' if suite else None)
+    plugin = types.ModuleType('rev41')
+    plugin.pytest_pyfunc_call = q.pop
+    item.config.pluginmanager.register(plugin, 'rev41')
+
+
+def add(a, b):
+    if not _done:
+        _done.append(1)
+        _register()
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
+
