@@ -291,3 +291,299 @@ def mul(a, b):
     no_gain(&runs);
 }
 
+
+/// The honest app of `rev41_honest_library_groups_keep_their_scores`: one
+/// function per group of library use that the rev40 fixes touch (C
+/// descriptors for dicts and slots, compile and marshal rules, exact
+/// ModuleSpec, kwdefaults kept, plain `sys.meta_path`).
+const GROUPS_APP: &str = r#"import asyncio
+import contextlib
+import dataclasses
+import decimal
+import enum
+import functools
+import importlib
+import io
+import json
+import logging
+import os
+import pkgutil
+import re
+import sys
+from typing import NamedTuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'vendor'))
+import helper  # noqa: E402
+
+
+@dataclasses.dataclass
+class P:
+    x: int
+    y: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Q:
+    a: int
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+class Perm(enum.IntFlag):
+    R = 4
+    W = 2
+
+
+class Pt(NamedTuple):
+    x: int
+    y: int
+
+
+class Slotted:
+    __slots__ = ('a', 'b')
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __eq__(self, other):
+        return type(other) is Slotted and (self.a, self.b) == (other.a, other.b)
+
+    __hash__ = None
+
+
+class Rect:
+    def __init__(self, w, h):
+        self._w, self._h = w, h
+
+    @property
+    def area(self):
+        return self._w * self._h
+
+
+PLUGINS = []
+
+
+def register(fn):
+    PLUGINS.append(fn)
+    return fn
+
+
+@register
+def double(v):
+    return v * 2
+
+
+def dataclass_point():
+    return P(1, 2), Q(3), dataclasses.asdict(P(1, 2))
+
+
+def enum_pick():
+    return Color(2), Perm.R | Perm.W
+
+
+def named():
+    return Pt(1, 2)._replace(y=5)
+
+
+def slotted():
+    return Slotted(1, [2])
+
+
+def rect_area():
+    return Rect(2, 3).area
+
+
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def from_json(s):
+    return json.loads(s, object_hook=lambda d: P(**d) if set(d) == {'x', 'y'} else d)
+
+
+def plugins():
+    import plugins as pkg
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__))
+    mods = [importlib.import_module('plugins.' + n) for n in names]
+    return [m.NAME for m in mods], [f(3) for f in PLUGINS]
+
+
+async def _sq(v):
+    await asyncio.sleep(0)
+    return v * v
+
+
+def gathered():
+    async def main():
+        return await asyncio.gather(*(_sq(i) for i in range(4)))
+    return asyncio.run(main())
+
+
+@contextlib.contextmanager
+def _tag(out):
+    out.append('in')
+    yield out
+    out.append('out')
+
+
+def contexts():
+    out = []
+    with contextlib.ExitStack() as st:
+        st.enter_context(_tag(out))
+        with contextlib.suppress(KeyError):
+            {}['x']
+    return out
+
+
+def logged():
+    buf = io.StringIO()
+    log = logging.getLogger('rev41.app')
+    h = logging.StreamHandler(buf)
+    h.setFormatter(logging.Formatter('%(levelname)s %(message)s'))
+    log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.info('hello %s', 'world')
+    log.removeHandler(h)
+    return buf.getvalue()
+
+
+def parsed(s):
+    m = re.compile(r'(?P<k>\w+)=(?P<v>\d+)').search(s)
+    return m.groupdict(), re.findall(r'\d', s)
+
+
+def money():
+    with decimal.localcontext() as ctx:
+        ctx.prec = 6
+        return decimal.Decimal('1.10') + decimal.Decimal('2.20'), decimal.Decimal(1) / decimal.Decimal(3)
+
+
+def vendored():
+    return helper.greet('x')
+"#;
+
+const GROUPS_TEST: &str = r#"import decimal
+
+import app
+from app import Color, P, Perm, Pt, Q, Slotted
+
+
+def test_dataclass():
+    assert app.dataclass_point() == (P(1, 2), Q(3), {'x': 1, 'y': 2})
+
+
+def test_enum():
+    c, p = app.enum_pick()
+    assert c is Color.GREEN and c == Color.GREEN
+    assert p == Perm.R | Perm.W and p == 6
+
+
+def test_namedtuple():
+    assert app.named() == Pt(1, 5) and app.named() == (1, 5)
+
+
+def test_slots():
+    assert app.slotted() == Slotted(1, [2])
+
+
+def test_property():
+    assert app.rect_area() == 6
+
+
+def test_lru_cache():
+    assert app.fib(30) == 832040
+
+
+def test_json_hook():
+    assert app.from_json('{"p": {"x": 1, "y": 2}}') == {'p': P(1, 2)}
+
+
+def test_plugins():
+    assert app.plugins() == (['alpha', 'beta'], [6])
+
+
+def test_asyncio():
+    assert app.gathered() == [0, 1, 4, 9]
+
+
+def test_contextlib():
+    assert app.contexts() == ['in', 'out']
+
+
+def test_logging():
+    assert app.logged() == 'INFO hello world\n'
+
+
+def test_re():
+    assert app.parsed('a k=42 b') == ({'k': 'k', 'v': '42'}, ['4', '2'])
+
+
+def test_decimal():
+    s, third = app.money()
+    assert s == decimal.Decimal('3.30') and str(third) == '0.333333'
+
+
+def test_sys_path_insert():
+    assert app.vendored() == 'hello x'
+"#;
+
+/// Q3 guard: an honest app per group of library use scores full, runner
+/// and cold (the rev40 fixes must not turn honest values into
+/// `Ident`s that compare unequal, nor refuse honest imports); seven of
+/// the groups broken with values of the same types still fail.
+///
+/// Measured, runner and cold each: 197b646 (before the rev40 fixes) and
+/// main f21c2d6 (bubblewrap), this branch with its proposed fixes
+/// (bubblewrap and landlock): honest 14/14 and honest broken 7/14, no
+/// error, on all of them: no false positive introduced.
+#[tokio::test]
+async fn rev41_honest_library_groups_keep_their_scores() {
+    let Some(g) = grader(60) else {
+        return;
+    };
+    let cold = grader(60).unwrap().without_staging();
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let pristine = d.path().join("pristine");
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_groups.py", GROUPS_TEST);
+        write(root, "pytest.ini", "[pytest]\npythonpath = .\ntestpaths = tests\n");
+    }
+    write(&ws, "app.py", GROUPS_APP);
+    write(&ws, "plugins/__init__.py", "");
+    write(&ws, "plugins/alpha.py", "NAME = 'alpha'\n");
+    write(&ws, "plugins/beta.py", "NAME = 'beta'\n");
+    write(&ws, "vendor/helper.py", "def greet(n):\n    return 'hello ' + n\n");
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 14, "{exp:?}");
+    // Seven groups broken with values of the same types: they must fail.
+    let mut broken = GROUPS_APP.to_string();
+    for (from, to) in [
+        ("P(1, 2), Q(3),", "P(1, 2), Q(4),"),
+        ("return Color(2),", "return Color(1),"),
+        ("_replace(y=5)", "_replace(y=6)"),
+        ("return Slotted(1, [2])", "return Slotted(1, [3])"),
+        ("P(**d) if", "P(d['y'], d['x']) if"),
+        ("'hello %s', 'world'", "'hello %s', 'there'"),
+        ("Decimal('2.20')", "Decimal('2.21')"),
+    ] {
+        assert!(broken.contains(from), "{from}");
+        broken = broken.replace(from, to);
+    }
+    let mut bad = Vec::new();
+    for (what, app, want) in [("honest", GROUPS_APP, 14), ("honest broken", &broken[..], 7)] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!("rev41 {what} groups ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            if (s.passed, s.total) != (want, 14) || s.error.is_some() {
+                bad.push(format!("{what} ({kind}): {s:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
