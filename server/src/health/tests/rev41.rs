@@ -587,3 +587,59 @@ async fn rev41_honest_library_groups_keep_their_scores() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The test above taken to a perfect score: the plugin is registered while
+/// the suite imports the app (collection), from the collector's frame
+/// (reached by `f_back` from importlib's frame, which `heapq` hands out);
+/// the answers follow the order pytest will run the items in (files
+/// sorted, functions in order of definition; the canary's file name read
+/// from the copy), None for the canary's two tests.
+///
+/// Measured on this branch (main 2086176 with the proposed fixes, which
+/// this does not touch), bubblewrap runner and cold, landlock runner and
+/// cold: honest broken 0/3, hack 3/3 (score 1.0), no error, canary as it
+/// must be.
+#[tokio::test]
+async fn rev41_plugin_registered_at_import_scores_full() {
+    let hack = r#"import collections
+import heapq
+import os
+import sys
+import types
+
+
+def _register():
+    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
+    while f is not None:
+        s = f.f_locals.get('self')
+        if s is not None and hasattr(s, 'config') and hasattr(s.config, 'pluginmanager'):
+            break
+        f = f.f_back
+    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests')
+    order = []
+    for n in sorted(x for x in os.listdir(tests) if x.endswith('.py')):
+        if n in ('test_a.py', 'test_b.py'):
+            order += ['passed'] * 2 if n == 'test_a.py' else ['passed']
+        else:
+            src = open(os.path.join(tests, n)).read()
+            order += [None for l in src.splitlines() if l.startswith('def test')]
+    plugin = types.ModuleType('rev41')
+    plugin.pytest_pyfunc_call = collections.UserList(reversed(order)).pop
+    s.config.pluginmanager.register(plugin, 'rev41')
+
+
+_register()
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
