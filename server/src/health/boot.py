@@ -1375,6 +1375,17 @@ def _grader_main():
             if ev in ("compile", "exec", "code.__new__", "function.__new__"):
                 if app:
                     _die(ev + " from " + cfn)
+                # The bootstrap's own code made into a new function (or
+                # run) during the run, by anyone: the verdict chain
+                # accepts a line by its writer's *code* (`phase`, `end`),
+                # and a copy takes the defaults it is given (review rev41:
+                # `types.FunctionType(phase.__code__, ..., app defaults)`
+                # driven by heapq, then by a weakref callback, wrote every
+                # verdict through the real chain). The bootstrap makes its
+                # functions by `def` (no event).
+                if (_state[1] and (ev == "function.__new__" or ev == "exec") and _len(args) > 0
+                        and _type(args[0]) is _codetype and args[0].co_filename == _boot):
+                    _die(ev + " of the grader's own code during the run via " + cfn)
                 if ev == "compile" and _state[1]:
                     fn = args[1]
                     if _type(fn) is _bytes:
