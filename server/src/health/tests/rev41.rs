@@ -291,7 +291,6 @@ def mul(a, b):
     no_gain(&runs);
 }
 
-
 /// The honest app of `rev41_honest_library_groups_keep_their_scores`: one
 /// function per group of library use that the rev40 fixes touch (C
 /// descriptors for dicts and slots, compile and marshal rules, exact
@@ -551,13 +550,21 @@ async fn rev41_honest_library_groups_keep_their_scores() {
     let pristine = d.path().join("pristine");
     for root in [&ws, &pristine] {
         write(root, "tests/test_groups.py", GROUPS_TEST);
-        write(root, "pytest.ini", "[pytest]\npythonpath = .\ntestpaths = tests\n");
+        write(
+            root,
+            "pytest.ini",
+            "[pytest]\npythonpath = .\ntestpaths = tests\n",
+        );
     }
     write(&ws, "app.py", GROUPS_APP);
     write(&ws, "plugins/__init__.py", "");
     write(&ws, "plugins/alpha.py", "NAME = 'alpha'\n");
     write(&ws, "plugins/beta.py", "NAME = 'beta'\n");
-    write(&ws, "vendor/helper.py", "def greet(n):\n    return 'hello ' + n\n");
+    write(
+        &ws,
+        "vendor/helper.py",
+        "def greet(n):\n    return 'hello ' + n\n",
+    );
     let exp = manifest(&g, &ws, &pristine).await;
     assert_eq!(exp.total, 14, "{exp:?}");
     // Seven groups broken with values of the same types: they must fail.
@@ -575,11 +582,17 @@ async fn rev41_honest_library_groups_keep_their_scores() {
         broken = broken.replace(from, to);
     }
     let mut bad = Vec::new();
-    for (what, app, want) in [("honest", GROUPS_APP, 14), ("honest broken", &broken[..], 7)] {
+    for (what, app, want) in [
+        ("honest", GROUPS_APP, 14),
+        ("honest broken", &broken[..], 7),
+    ] {
         write(&ws, "app.py", app);
         for (kind, g) in [("runner", &g), ("cold", &cold)] {
             let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!("rev41 {what} groups ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            eprintln!(
+                "rev41 {what} groups ({kind}, tier {:?}): {s:?}",
+                g.sandbox.tier()
+            );
             if (s.passed, s.total) != (want, 14) || s.error.is_some() {
                 bad.push(format!("{what} ({kind}): {s:?}"));
             }
