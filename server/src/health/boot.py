@@ -3479,8 +3479,27 @@ def _grader_main():
 
     import _pytest.assertion.util as assert_util
 
+    import pluggy._callers as pluggy_callers
+
+    # The code that may drive `phase`: the plugin's three wrappers (filled
+    # below), each run by pluggy's `_multicall` for the item it was called
+    # with. `phase` is reachable from a frame (`_p` of a suspended
+    # wrapper), and a generator of it driven by C callables from a clean
+    # stack wrote any verdict for a forged item (review rev41).
+    phase_callers = []
+
+    def phase_driven(item, _gf=getframe, _pc=phase_callers, _any=any, _map=map, _is=is_,
+                     _rep=repeat, _mc=pluggy_callers._multicall.__code__, _die=die):
+        f = _gf(1)  # this phase generator's frame
+        w = f.f_back if f is not None else None
+        m = w.f_back if w is not None else None
+        if (m is None or not _any(_map(_is, _rep(w.f_code), _pc)) or m.f_code is not _mc
+                or m.f_locals.get("caller_kwargs", {}).get("item") is not item):
+            _die("a test phase run outside pytest's hook call for its item")
+
     def phase(item, when, _cp=checkpoint, _wv=write_verdict, _key=key_of,
-              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util):
+              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util, _pd=phase_driven):
+        _pd(item)
         # Set per test by the assertion plugin and read only by rewritten
         # asserts (off here): a module-global path to the config otherwise.
         _au._config = None
@@ -3488,12 +3507,16 @@ def _grader_main():
         try:
             res = yield
         except BaseException as e:
+            _pd(item)
             _cp(item, when + " end")
             _wv("P %s %s %s" % (when, "skipped" if _skip in _mro(_type(e)) else "failed", _key(item)))
             raise
+        _pd(item)
         _cp(item, when + " end")
         _wv("P %s passed %s" % (when, _key(item)))
         return res
+
+    getframe_sites.append(phase_driven.__code__)
 
     verdict_writers.append(phase.__code__)
 
@@ -3516,6 +3539,10 @@ def _grader_main():
         @pytest.hookimpl(wrapper=True, tryfirst=True)
         def pytest_runtest_teardown(self, item, _p=phase):
             return (yield from _p(item, "teardown"))
+
+    phase_callers.extend(f.__code__ for f in (GraderVerdicts.pytest_runtest_setup,
+                                              GraderVerdicts.pytest_runtest_call,
+                                              GraderVerdicts.pytest_runtest_teardown))
 
     for v in GraderVerdicts.__dict__.values():
         sig_ok.append(getattr(v, "__func__", v))
@@ -3545,8 +3572,16 @@ def _grader_main():
     # heapq, app code walked up here and set the hook's busy flag, added
     # its own file to `suite`, took `write_verdict`). `run` holds only
     # what the end needs.
+    run_code = []
+
     def end(rc, _fc=frames_clean, _gf=getframe, _sc=state_clean, _cc=containers_clean,
-            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys):
+            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys,
+            _runs=run_code):
+        # Only `run` ends the run (review rev41: `end`, from `run`'s frame,
+        # called by a weakref callback sealed a forged chain).
+        up = _gf(1)
+        if up is None or up.f_code is not _runs[0]:
+            _die("the run ended by a caller that is not the grader's")
         for stream in (_sys.stdout, _sys.stderr):
             try:
                 stream.flush()
@@ -3571,6 +3606,7 @@ def _grader_main():
         _pconf.get_config = _gc0
         _end(_int(rc))
 
+    run_code.append(run.__code__)
     getframe_sites.append(end.__code__)
     verdict_writers.append(end.__code__)
     return run
