@@ -940,3 +940,99 @@ def mul(a, b):
     };
     no_gain(&runs);
 }
+
+const KINDS_TEST: &str = r#"import pytest
+
+from app import f
+
+
+@pytest.fixture
+def val():
+    yield f(1)
+
+
+def test_fixture(val):
+    assert val == 2
+
+
+@pytest.mark.parametrize('x,y', [(1, 2), (2, 4)])
+def test_param(x, y):
+    assert f(x) == y
+
+
+def test_tmp(tmp_path):
+    (tmp_path / 'a').write_text('1')
+    assert f(0) == 0
+"#;
+
+/// Guard for the proposed `phase` check (each phase driven by pluggy's
+/// `_multicall` for its item): a yield fixture, parametrize and `tmp_path`
+/// (the manifest run needs every pristine test to pass), graded with the
+/// right app (4/4) and a broken one (3/4), runner and cold.
+#[tokio::test]
+async fn rev41_phase_check_keeps_pytest_outcome_kinds() {
+    let Some(g) = grader(60) else {
+        return;
+    };
+    let cold = grader(60).unwrap().without_staging();
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let pristine = d.path().join("pristine");
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_kinds.py", KINDS_TEST);
+        write(
+            root,
+            "pytest.ini",
+            "[pytest]\npythonpath = .\ntestpaths = tests\n",
+        );
+    }
+    write(&ws, "app.py", "def f(x):\n    return 2 * x\n");
+    let exp = manifest(&g, &ws, &pristine).await;
+    assert_eq!(exp.total, 4, "{exp:?}");
+    for (app, want) in [
+        ("def f(x):\n    return 2 * x\n", 4),
+        ("def f(x):\n    return 2 * x + (x > 1)\n", 3),
+    ] {
+        write(&ws, "app.py", app);
+        for (kind, g) in [("runner", &g), ("cold", &cold)] {
+            let s = grade(g, &ws, &pristine, &exp).await;
+            eprintln!("rev41 kinds ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
+            assert!(s.error.is_none(), "{kind}: {s:?}");
+            assert_eq!((s.passed, s.total), (want, 4), "{kind}: {s:?}");
+        }
+    }
+}
+
+/// Q3, an honest false positive found while writing the guard above
+/// (not introduced by rev40: see the commit): a pristine suite holding a
+/// `unittest.TestCase` cannot even be run for its manifest. pytest's
+/// unittest plugin sets an attribute on the suite's class during setup;
+/// the bootstrap's strict watch of suite modules calls that tampering
+/// ("name tearDown_exceptions added to test_kinds.TestU").
+#[tokio::test]
+async fn rev41_unittest_case_in_the_suite_is_graded() {
+    let Some(g) = grader(60) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let pristine = d.path().join("pristine");
+    let test = "import unittest\n\nfrom app import f\n\n\nclass TestU(unittest.TestCase):\n    def test_u(self):\n        self.assertEqual(f(2), 4)\n";
+    for root in [&ws, &pristine] {
+        write(root, "tests/test_u.py", test);
+        write(
+            root,
+            "pytest.ini",
+            "[pytest]\npythonpath = .\ntestpaths = tests\n",
+        );
+    }
+    write(&ws, "app.py", "def f(x):\n    return 2 * x\n");
+    let exp = g.expected_tests(&ws, &pristine).await;
+    let exp = match exp {
+        Ok(e) => e,
+        Err(e) => panic!("manifest refused for an honest unittest suite: {e:#}"),
+    };
+    let s = grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (1, 1), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
