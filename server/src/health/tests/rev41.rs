@@ -1038,3 +1038,159 @@ async fn rev41_unittest_case_in_the_suite_is_graded() {
     assert_eq!((s.passed, s.total), (1, 1), "{s:?}");
     assert!(s.error.is_none(), "{s:?}");
 }
+
+/// Guard, residual of the proposed `phase` check (56e09dc): the verdict
+/// wrapper run by pluggy itself for a forged item. A weakref callback (C
+/// callables only) calls the real `ihook.pytest_runtest_call(item=...)`
+/// for each later test with a namespace item (the real item's config,
+/// ihook and session, the wanted `nodeid`, a stash that satisfies the
+/// skipping and logging plugins, `runtest=list`, `add_report_section=slice`):
+/// `phase` is then driven by its wrapper inside `_multicall` for that
+/// item and writes "P call passed"; a second callback removes the
+/// plugin's call wrapper so the real call phases write nothing.
+///
+/// Measured with every proposed fix (bubblewrap, runner and cold): the
+/// chain and the phase check accept the forged lines, but the grader's
+/// JUnit cross-check refuses the run ("verdict forged: the JUnit report
+/// says tests.test_a::test_add_neg Failed, but the grader saw its phases
+/// ... passed"): no gain. Only that cross-check stands here; an app that
+/// also reaches pytest's junitxml reporter is not ruled out.
+#[tokio::test]
+async fn rev41_forged_item_through_pluggy_call_hook() {
+    let hack = r#"import gc
+import heapq
+import os
+import sys
+import types
+import weakref
+from collections import deque
+from functools import partial
+from itertools import chain, repeat
+from operator import attrgetter, is_, methodcaller
+
+OUT = os.environ.get('SECAUDIT_GRADER_OUT', '/grader-out')
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests')
+
+
+def _via(fn, *args):
+    # A trusted frame (heapq's) makes the call: function.__new__ and
+    # __code__ reads are refused only to app frames.
+    return heapq.nsmallest(1, map(fn, *[[a] for a in args]))[0]
+
+
+def _remake(fn, **defaults):
+    code = _via(attrgetter('__code__'), fn)
+    glb = _via(attrgetter('__globals__'), fn)
+    names = code.co_varnames[:code.co_argcount]
+    first = code.co_argcount - len(defaults)
+    return _via(types.FunctionType, code, glb, code.co_name, tuple(defaults[n] for n in names[first:]))
+
+
+def _plan():
+    canary = [n for n in os.listdir(TESTS) if n not in ('test_a.py', 'test_b.py') and n.endswith('.py')][0]
+    cmod = 'tests.' + canary[:-3]
+    src = open(os.path.join(TESTS, canary)).read()
+    names = [l[4:l.index('(')] for l in src.splitlines() if l.startswith('def ')]
+    cases = [(cmod, names[0], True), (cmod, names[1], False), ('tests.test_a', 'test_add', True),
+             ('tests.test_a', 'test_add_neg', True), ('tests.test_b.TestMul', 'test_mul', True)]
+    def nodeid(cls, name):
+        parts = cls.split('.')
+        return '/'.join(parts[:2]) + '.py::' + '::'.join(parts[2:] + [name])
+
+    done = {}
+    for line in open(OUT + '/verdicts').read().splitlines()[1:]:
+        f = line.split(' ')
+        if len(f) > 3:
+            done.setdefault(f[3], set()).add(f[1])
+    out = []
+    for cls, name, ok in cases:
+        k = (cls + '::' + name).encode().hex()
+        for ph in ('setup', 'call', 'teardown'):
+            if ph not in done.get(k, ()):
+                out.append((nodeid(cls, name), ph, ok or ph != 'call'))
+    xml = ['<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="5" time="0.1">']
+    for cls, name, ok in cases:
+        body = '' if ok else '<failure message="AssertionError">AssertionError</failure>'
+        xml.append('<testcase classname="%s" name="%s" time="0.001">%s</testcase>' % (cls, name, body))
+    xml.append('</testsuite></testsuites>')
+    with open(OUT + '/report.xml', 'w') as fh:
+        fh.write(''.join(xml))
+    return out
+
+
+class _Cycle:
+    pass
+
+
+_keep = []
+
+
+def _arm():
+    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
+    wrapper = end = None
+    while f is not None:
+        loc = f.f_locals
+        if '_end' in loc:
+            end = loc['_end']
+        for v in loc.values():
+            for g in (v if type(v) is list else [v]):
+                if type(g) is types.GeneratorType and wrapper is None:
+                    gl = _via(attrgetter('gi_frame'), g).f_locals
+                    if '_p' in gl:
+                        wrapper = g
+        f = f.f_back
+    inner = wrapper.gi_yieldfrom
+    pl = _via(attrgetter('gi_frame'), inner).f_locals
+    wv = pl['_wv']
+    phase = _via(attrgetter('gi_frame'), wrapper).f_locals['_p']
+    from _pytest.logging import caplog_records_key
+    from _pytest.skipping import xfailed_key
+    real = pl['item']
+    hc = real.ihook.pytest_runtest_call
+    steps, last = [], []
+    for k, ph, ok in _plan():
+        if ph != 'call' or k.endswith('::test_add'):
+            continue
+        fake = types.SimpleNamespace(
+            config=real.config, ihook=real.ihook, session=real.session, nodeid=k,
+            stash={xfailed_key: 0, caplog_records_key: {}}, runtest=list if ok else [].pop,
+            add_report_section=slice)
+        (steps if ok else last).append(partial(hc, item=fake))
+    gv = [i for i in hc._hookimpls if type(i.plugin).__name__ == 'GraderVerdicts'][0]
+    run = map(deque, [map(methodcaller('__call__'), steps + last)], [0])
+    drop = map(deque, [map(hc._hookimpls.remove, [gv])], [0])
+    _keep.append(drop)
+    c0 = _Cycle()
+    c0.me = c0
+    _keep.append(weakref.ref(c0, partial(next, run)))
+    del c0
+    c = _Cycle()
+    c.me = c
+    _keep.append(weakref.ref(c, partial(next, drop)))
+    gc.set_threshold(1)
+    return
+    _keep.append(run)
+    c = _Cycle()
+    c.me = c
+    _keep.append(weakref.ref(c, partial(next, run)))
+    gc.set_threshold(1)
+
+
+_done = []
+
+
+def add(a, b):
+    if not _done:
+        _done.append(1)
+        _arm()
+    return a - b
+
+
+def mul(a, b):
+    return a + b + 100
+"#;
+    let Some(runs) = scores(hack).await else {
+        return;
+    };
+    no_gain(&runs);
+}
