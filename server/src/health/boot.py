@@ -104,10 +104,60 @@ def _grader_main():
     suite = set()
     suite_src = {}
 
-    def trusted(fn, _p=prefixes, _s=suite, _str=str):
-        if type(fn) is not _str:
+    def trusted(fn, _p=prefixes, _s=suite, _str=str, _type=type):
+        if _type(fn) is not _str:
             return False
         return fn.startswith(_p) or fn in _s or fn.startswith("<frozen ")
+
+    import _stat
+
+    def real_path(path, _lstat=os.lstat, _readlink=os.readlink, _getcwd=os.getcwd,
+                  _islnk=_stat.S_ISLNK, _oserror=OSError, _str=str, _type=type,
+                  _split=str.split, _join=str.join, _sw=str.startswith, _add=str.__add__,
+                  _list=list):
+        """`os.path.realpath` of a str path with C functions only.
+        `posixpath.realpath` and what it calls read `os.lstat`, `os.fspath`,
+        `posixpath.join`... from their modules at call time, which code
+        under test can rebind: the audit hook called them with its busy
+        flag set, so the replacement ran unjudged (review rev41). Symlinks
+        are followed (40 at most); missing components are kept, like the
+        non-strict `realpath`."""
+        if _type(path) is not _str:
+            path = _add("", path)  # an exact copy, no method of a subclass runs
+        if not _sw(path, "/"):
+            path = _add(_add(_getcwd(), "/"), path)
+        todo = _split(path, "/")
+        todo.reverse()
+        out = []
+        hops = 0
+        while todo:
+            c = todo.pop()
+            if c == "" or c == ".":
+                continue
+            if c == "..":
+                if out:
+                    out.pop()
+                continue
+            cand = _add("/", _join("/", out + [c]))
+            try:
+                link = hops < 40 and _islnk(_lstat(cand).st_mode)
+            except _oserror:
+                link = False
+            if not link:
+                out.append(c)
+                continue
+            hops += 1
+            try:
+                target = _readlink(cand)
+            except _oserror:
+                out.append(c)
+                continue
+            if _sw(target, "/"):
+                out = []
+            more = _split(target, "/")
+            more.reverse()
+            todo.extend(more)
+        return _add("/", _join("/", out))
 
     getframe = sys._getframe
     _exit = os._exit
@@ -361,11 +411,12 @@ def _grader_main():
                 return True
         return False
 
-    def impl_trusted(f, _t=trusted, _ft=FT, _native=NATIVE, _one=one_of):
-        k = type(f)
-        if k is staticmethod or k is classmethod:
+    def impl_trusted(f, _t=trusted, _ft=FT, _native=NATIVE, _one=one_of, _type=type,
+                     _sm=staticmethod, _cm=classmethod):
+        k = _type(f)
+        if k is _sm or k is _cm:
             f = f.__func__
-            k = type(f)
+            k = _type(f)
         if f is None or _one(k, _native):
             return True
         if k is _ft:
@@ -923,7 +974,7 @@ def _grader_main():
                    machinery.SourcelessFileLoader: LibSourcelessLoader,
                    machinery.NamespaceLoader: LibNamespaceLoader}
 
-    def lib_file(o, _rp=os.path.realpath, _t=trusted, _ws=ws_root, _type=type, _str=str):
+    def lib_file(o, _rp=real_path, _t=trusted, _ws=ws_root, _type=type, _str=str):
         """A file of the library trees (not of the workspace, even when a
         library tree lies under it)."""
         if _type(o) is not _str:
@@ -953,7 +1004,7 @@ def _grader_main():
 
         @staticmethod
         def find_spec(name, path=None, target=None, _src=suite_src,
-                      _rp=os.path.realpath, _pf=machinery.PathFinder, _loader=SuiteLoader,
+                      _rp=real_path, _pf=machinery.PathFinder, _loader=SuiteLoader,
                       _type=type, _str=str, _libl=lib_loaders, _lib=lib_file, _new=object.__new__,
                       _bi=machinery.BuiltinImporter, _fi=machinery.FrozenImporter,
                       _lbi=LibBuiltinImporter, _lfi=LibFrozenImporter, _all=all, _list=list,
@@ -1064,8 +1115,19 @@ def _grader_main():
     def safe(x, _type=type, _str=str):
         return x if _type(x) is _str else "<%s>" % _type(x).__name__
 
-    def proc_open(path, flags, _type=type, _int=int, _fsdecode=os.fsdecode,
-                  _fspath=os.fspath, _rp=os.path.realpath, _isdir=os.path.isdir,
+    def is_dir(p, _st=os.stat, _isd=_stat.S_ISDIR, _oserror=OSError):
+        try:
+            return _isd(_st(p).st_mode)
+        except _oserror:
+            return False
+
+    def fs_decode(p, _type=type, _bytes=bytes, _dec=bytes.decode, _issub=issubclass,
+                  _enc=sys.getfilesystemencoding()):
+        # `os.fsdecode` reads `fspath` from `os` at call time (review rev41).
+        return _dec(p, _enc, "surrogateescape") if _issub(_type(p), _bytes) else p
+
+    def proc_open(path, flags, _type=type, _int=int, _fsdecode=fs_decode,
+                  _fspath=os.fspath, _rp=real_path, _isdir=is_dir, _exc=Exception,
                   _w=os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC):
         """Why an open during the run reaches the process's own memory
         (`/proc/<pid>/mem`, read: the verdict's key is in it; written: any
@@ -1077,7 +1139,7 @@ def _grader_main():
             return None
         try:
             p = _rp(_fsdecode(_fspath(path)))
-        except Exception:
+        except _exc:
             return "open of a path that cannot be resolved"
         if not (p == "/proc" or p.startswith("/proc/")):
             return None
@@ -1111,12 +1173,18 @@ def _grader_main():
              _libtypes=lib_types, _any=any, _map=map, _is=is_h, _rep=repeat_h,
              _sigok=sig_ok, _safe_ext=safe_ext, _native=native_prefixes,
              _extsfx=ext_suffixes, _proc_open=proc_open, _cw=code_writes, _len=len,
-             _rp=os.path.realpath, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
+             _rp=real_path, _gcodes=get_codes, _cbc=compile_bc, _coro=coroutine_code,
              _gsites=getframe_sites, _list=list, _suite_exec=SuiteLoader.exec_module.__code__,
              _cwfr=bext_h.__dict__["_bootstrap"]._call_with_frames_removed.__code__,
              _s2c=bext_h.SourceLoader.source_to_code.__code__, _prefixes=prefixes,
              _astparse=ast.parse.__code__,
-             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns):
+             _symtab=__import__("symtable").symtable.__code__, _pinned=pinned_fns,
+             _range=range, _tt=type):
+        # Every builtin this hook (and what it calls) uses is a default:
+        # a global name is read from `builtins` at call time, and the app
+        # can rebind it there, so the hook would call code under test
+        # with its busy flag set, unjudged (review rev41: `builtins.any`,
+        # then this frame's and `run`'s locals, the verdict chain's key).
         # Before anything else (the busy flag included): counted for any
         # event that could be a `__code__` write, whoever raised it (a
         # forged `sys.audit` only costs the next check a full walk).
@@ -1150,10 +1218,10 @@ def _grader_main():
                     if seq is not None and _type(seq) is not _list:
                         _die("sys.meta_path or sys.path_hooks is not a list")
                 for m in args[3] or ():
-                    if not any(m is x for x in _meta0):
+                    if not _any(_map(_is, _rep(m), _meta0)):
                         _die("import hook added to sys.meta_path: " + _safe(_type(m).__name__))
                 for h in args[4] or ():
-                    if not any(h is x for x in _hooks0):
+                    if not _any(_map(_is, _rep(h), _hooks0)):
                         _die("import hook added to sys.path_hooks")
                 return
             if ev.startswith("ctypes."):
@@ -1264,7 +1332,7 @@ def _grader_main():
                 # function's defaults (`cls=` of `json.loads`), a library
                 # object's class (its methods then come from code under
                 # test).
-                if _state[1] and len(args) > 2 and _type(args[1]) is _str:
+                if _state[1] and _len(args) > 2 and _type(args[1]) is _str:
                     name, obj, v = args[1], args[0], args[2]
                     if (_type(obj) is _ft and obj in _pinned
                             and name in ("__code__", "__defaults__", "__kwdefaults__")):
@@ -1299,7 +1367,7 @@ def _grader_main():
                         # run, whatever its methods are (a
                         # `functools.partial` over a builtin is no function
                         # yet behaves as code under test chose).
-                        if (_issub(_type(v), type) and not _foreign(_type(obj))
+                        if (_issub(_type(v), _tt) and not _foreign(_type(obj))
                                 and (_foreign(v) or not _any(_map(_is, _rep(v), _libtypes)))):
                             _die(ev + " __class__ of a library object to a class made"
                                  + " during the run via " + cfn)
@@ -1307,6 +1375,17 @@ def _grader_main():
             if ev in ("compile", "exec", "code.__new__", "function.__new__"):
                 if app:
                     _die(ev + " from " + cfn)
+                # The bootstrap's own code made into a new function (or
+                # run) during the run, by anyone: the verdict chain
+                # accepts a line by its writer's *code* (`phase`, `end`),
+                # and a copy takes the defaults it is given (review rev41:
+                # `types.FunctionType(phase.__code__, ..., app defaults)`
+                # driven by heapq, then by a weakref callback, wrote every
+                # verdict through the real chain). The bootstrap makes its
+                # functions by `def` (no event).
+                if (_state[1] and (ev == "function.__new__" or ev == "exec") and _len(args) > 0
+                        and _type(args[0]) is _codetype and args[0].co_filename == _boot):
+                    _die(ev + " of the grader's own code during the run via " + cfn)
                 if ev == "compile" and _state[1]:
                     fn = args[1]
                     if _type(fn) is _bytes:
@@ -1344,7 +1423,7 @@ def _grader_main():
                 if app or cfn.startswith("<frozen zipimport"):
                     _die(ev + " from " + cfn)
                 f = caller
-                for _ in range(4):
+                for _ in _range(4):
                     if f is None:
                         break
                     co = f.f_code
@@ -1486,7 +1565,7 @@ def _grader_main():
     # check and the load).
     def native_key(spec, dynamic, _made=native_made, _state=state, _die=die, _t=trusted,
                    _safe_ext=safe_ext, _native=native_prefixes, _type=type, _str=str,
-                   _rp=os.path.realpath, _ga=getattr, _spec=machinery.ModuleSpec):
+                   _rp=real_path, _ga=getattr, _spec=machinery.ModuleSpec):
         # Only importlib's own spec type is read: an attribute of another
         # runs code under test with this frame, whose locals are this
         # function's defaults (`native_made`), below it (review rev40:
@@ -1565,7 +1644,7 @@ def _grader_main():
 
     def fix_co_filename(code, path, _orig=_imp._fix_co_filename, _gf=getframe, _state=state,
                         _die=die, _callers=fix_callers, _foreign=foreign_code, _type=type,
-                        _t=trusted, _rp=os.path.realpath, _str=str):
+                        _t=trusted, _rp=real_path, _str=str):
         if _state[1]:
             f = _gf(1)
             g = f.f_back if f is not None else None
@@ -3400,8 +3479,27 @@ def _grader_main():
 
     import _pytest.assertion.util as assert_util
 
+    import pluggy._callers as pluggy_callers
+
+    # The code that may drive `phase`: the plugin's three wrappers (filled
+    # below), each run by pluggy's `_multicall` for the item it was called
+    # with. `phase` is reachable from a frame (`_p` of a suspended
+    # wrapper), and a generator of it driven by C callables from a clean
+    # stack wrote any verdict for a forged item (review rev41).
+    phase_callers = []
+
+    def phase_driven(item, _gf=getframe, _pc=phase_callers, _any=any, _map=map, _is=is_,
+                     _rep=repeat, _mc=pluggy_callers._multicall.__code__, _die=die):
+        f = _gf(1)  # this phase generator's frame
+        w = f.f_back if f is not None else None
+        m = w.f_back if w is not None else None
+        if (m is None or not _any(_map(_is, _rep(w.f_code), _pc)) or m.f_code is not _mc
+                or m.f_locals.get("caller_kwargs", {}).get("item") is not item):
+            _die("a test phase run outside pytest's hook call for its item")
+
     def phase(item, when, _cp=checkpoint, _wv=write_verdict, _key=key_of,
-              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util):
+              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util, _pd=phase_driven):
+        _pd(item)
         # Set per test by the assertion plugin and read only by rewritten
         # asserts (off here): a module-global path to the config otherwise.
         _au._config = None
@@ -3409,12 +3507,16 @@ def _grader_main():
         try:
             res = yield
         except BaseException as e:
+            _pd(item)
             _cp(item, when + " end")
             _wv("P %s %s %s" % (when, "skipped" if _skip in _mro(_type(e)) else "failed", _key(item)))
             raise
+        _pd(item)
         _cp(item, when + " end")
         _wv("P %s passed %s" % (when, _key(item)))
         return res
+
+    getframe_sites.append(phase_driven.__code__)
 
     verdict_writers.append(phase.__code__)
 
@@ -3437,6 +3539,10 @@ def _grader_main():
         @pytest.hookimpl(wrapper=True, tryfirst=True)
         def pytest_runtest_teardown(self, item, _p=phase):
             return (yield from _p(item, "teardown"))
+
+    phase_callers.extend(f.__code__ for f in (GraderVerdicts.pytest_runtest_setup,
+                                              GraderVerdicts.pytest_runtest_call,
+                                              GraderVerdicts.pytest_runtest_teardown))
 
     for v in GraderVerdicts.__dict__.values():
         sig_ok.append(getattr(v, "__func__", v))
@@ -3466,8 +3572,16 @@ def _grader_main():
     # heapq, app code walked up here and set the hook's busy flag, added
     # its own file to `suite`, took `write_verdict`). `run` holds only
     # what the end needs.
+    run_code = []
+
     def end(rc, _fc=frames_clean, _gf=getframe, _sc=state_clean, _cc=containers_clean,
-            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys):
+            _tc=tables_clean, _die=die, _wv=write_verdict, _exit=_exit, _sys=sys,
+            _runs=run_code):
+        # Only `run` ends the run (review rev41: `end`, from `run`'s frame,
+        # called by a weakref callback sealed a forged chain).
+        up = _gf(1)
+        if up is None or up.f_code is not _runs[0]:
+            _die("the run ended by a caller that is not the grader's")
         for stream in (_sys.stdout, _sys.stderr):
             try:
                 stream.flush()
@@ -3492,6 +3606,7 @@ def _grader_main():
         _pconf.get_config = _gc0
         _end(_int(rc))
 
+    run_code.append(run.__code__)
     getframe_sites.append(end.__code__)
     verdict_writers.append(end.__code__)
     return run

@@ -2618,6 +2618,7 @@ async fn grader_frames_are_never_handed_out() {
 
 mod rev35;
 mod rev40;
+mod rev41;
 
 // ---------------------------------------------------------------------
 // Review rev36 (be90ed8: held data of library objects and classes, the
