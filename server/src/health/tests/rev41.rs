@@ -224,72 +224,8 @@ def mul(a, b):
     no_gain(&runs);
 }
 
-/// Q1, no bootstrap frame or state needed: a plugin registered during the
-/// run whose hook implementation is a library function. From the suite's
-/// test frame (handed out by `heapq.nsmallest(1, map(sys._getframe,
-/// [2]))`, a trusted frame that is not the bootstrap's), `f_back` reaches
-/// pytest's `pytest_pyfunc_call` frame and its `pyfuncitem`; the app
-/// registers with `config.pluginmanager` a module object whose
-/// `pytest_pyfunc_call` is the bound `pop` of a `collections.UserList`
-/// (library code, no required parameter: pops the last) filled with one answer per later test:
-/// a str for the suite's, None for the canary's (so pytest's own
-/// implementation runs those, and the canary reports as it must). `pytest_pyfunc_call` is
-/// `firstresult` and pytest's own implementation is `trylast`, so every
-/// later test's body never runs and its call phase passes. The checks of
-/// hook implementations ask only that each be of a trusted file
-/// (`impls_clean`: `queue.Queue.get_nowait` and `platform.system` work
-/// the same; a `SimpleNamespace` plugin is unhashable to pytest, so a
-/// module object holds it).
-///
-/// Measured on 5bda376 (main f21c2d6 with the two fixes proposed here,
-/// which this does not touch): bubblewrap runner and cold, landlock
-/// runner and cold: honest broken 0/3, hack 2/3 (0.667; test_add, which
-/// registered it, fails), no error, canary as it must be. With
-/// `platform.system` (no canary answer) the runner run scored 2/3 and the
-/// cold run tripped the canary: which depends on the canary's random file
-/// name sorting before or after test_a.py.
-#[tokio::test]
-async fn rev41_plugin_registered_with_a_library_function_as_pyfunc_call() {
-    let hack = r#"import collections
-import heapq
-import sys
-import types
-
-_done = []
-
-
-def _register():
-    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
-    while f is not None and 'pyfuncitem' not in f.f_locals:
-        f = f.f_back
-    item = f.f_locals['pyfuncitem']
-    items = item.session.items
-    # One answer per later test, in order: a str (body skipped, passed) for
-    # the suite's, None (pytest's own implementation runs) for the canary's.
-    q = collections.UserList()
-    for it in items[items.index(item) + 1:]:
-        suite = str(it.path).endswith(('/test_a.py', '/test_b.py'))
-        q.insert(0, 'passed' if suite else None)
-    plugin = types.ModuleType('rev41')
-    plugin.pytest_pyfunc_call = q.pop
-    item.config.pluginmanager.register(plugin, 'rev41')
-
-
-def add(a, b):
-    if not _done:
-        _done.append(1)
-        _register()
-    return a - b
-
-
-def mul(a, b):
-    return a + b + 100
-"#;
-    let Some(runs) = scores(hack).await else {
-        return;
-    };
-    no_gain(&runs);
-}
+// Open, kept on branch `rev41`: `rev41_plugin_registered_with_a_library_function_as_pyfunc_call`
+// (2/3 against 0/3; README, review rev41).
 
 /// The honest app of `rev41_honest_library_groups_keep_their_scores`: one
 /// function per group of library use that the rev40 fixes touch (C
@@ -601,61 +537,8 @@ async fn rev41_honest_library_groups_keep_their_scores() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// The test above taken to a perfect score: the plugin is registered while
-/// the suite imports the app (collection), from the collector's frame
-/// (reached by `f_back` from importlib's frame, which `heapq` hands out);
-/// the answers follow the order pytest will run the items in (files
-/// sorted, functions in order of definition; the canary's file name read
-/// from the copy), None for the canary's two tests.
-///
-/// Measured on this branch (main 2086176 with the proposed fixes, which
-/// this does not touch), bubblewrap runner and cold, landlock runner and
-/// cold: honest broken 0/3, hack 3/3 (score 1.0), no error, canary as it
-/// must be.
-#[tokio::test]
-async fn rev41_plugin_registered_at_import_scores_full() {
-    let hack = r#"import collections
-import heapq
-import os
-import sys
-import types
-
-
-def _register():
-    f = heapq.nsmallest(1, map(sys._getframe, [3]))[0]
-    while f is not None:
-        s = f.f_locals.get('self')
-        if s is not None and hasattr(s, 'config') and hasattr(s.config, 'pluginmanager'):
-            break
-        f = f.f_back
-    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests')
-    order = []
-    for n in sorted(x for x in os.listdir(tests) if x.endswith('.py')):
-        if n in ('test_a.py', 'test_b.py'):
-            order += ['passed'] * 2 if n == 'test_a.py' else ['passed']
-        else:
-            src = open(os.path.join(tests, n)).read()
-            order += [None for l in src.splitlines() if l.startswith('def test')]
-    plugin = types.ModuleType('rev41')
-    plugin.pytest_pyfunc_call = collections.UserList(reversed(order)).pop
-    s.config.pluginmanager.register(plugin, 'rev41')
-
-
-_register()
-
-
-def add(a, b):
-    return a - b
-
-
-def mul(a, b):
-    return a + b + 100
-"#;
-    let Some(runs) = scores(hack).await else {
-        return;
-    };
-    no_gain(&runs);
-}
+// Open, kept on branch `rev41`: `rev41_plugin_registered_at_import_scores_full`
+// (3/3 against 0/3; README, review rev41).
 
 /// Q2 (`types.FunctionType` over a trusted code object) meets Q1: the
 /// verdict chain accepts a line when the writer's caller *runs the code*
@@ -1005,39 +888,8 @@ async fn rev41_phase_check_keeps_pytest_outcome_kinds() {
     }
 }
 
-/// Q3, an honest false positive found while writing the guard above
-/// (not introduced by rev40: see the commit): a pristine suite holding a
-/// `unittest.TestCase` cannot even be run for its manifest. pytest's
-/// unittest plugin sets an attribute on the suite's class during setup;
-/// the bootstrap's strict watch of suite modules calls that tampering
-/// ("name tearDown_exceptions added to test_kinds.TestU").
-#[tokio::test]
-async fn rev41_unittest_case_in_the_suite_is_graded() {
-    let Some(g) = grader(60) else {
-        return;
-    };
-    let d = tempfile::tempdir().unwrap();
-    let ws = d.path().join("ws");
-    let pristine = d.path().join("pristine");
-    let test = "import unittest\n\nfrom app import f\n\n\nclass TestU(unittest.TestCase):\n    def test_u(self):\n        self.assertEqual(f(2), 4)\n";
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_u.py", test);
-        write(
-            root,
-            "pytest.ini",
-            "[pytest]\npythonpath = .\ntestpaths = tests\n",
-        );
-    }
-    write(&ws, "app.py", "def f(x):\n    return 2 * x\n");
-    let exp = g.expected_tests(&ws, &pristine).await;
-    let exp = match exp {
-        Ok(e) => e,
-        Err(e) => panic!("manifest refused for an honest unittest suite: {e:#}"),
-    };
-    let s = grade(&g, &ws, &pristine, &exp).await;
-    assert_eq!((s.passed, s.total), (1, 1), "{s:?}");
-    assert!(s.error.is_none(), "{s:?}");
-}
+// Open, kept on branch `rev41`: `rev41_unittest_case_in_the_suite_is_graded`, an
+// honest false positive older than rev40 (README, review rev41).
 
 /// Guard, residual of the proposed `phase` check (56e09dc): the verdict
 /// wrapper run by pluggy itself for a forged item. A weakref callback (C
