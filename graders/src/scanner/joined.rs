@@ -77,6 +77,31 @@ struct Run {
 }
 
 /// Runs of adjacent literal pieces (`"a" "b"` over lines, `'a' + 'b'`).
+/// Whether `b` may hold a run of adjacent pieces: a quote then `+`, or a
+/// line ending in a quote whose next line starts with one. Newlines and
+/// `+` are rarer than quotes in code, so this look costs less than
+/// [`adjacent_runs`]' walk over every quote, which most texts then skip.
+fn may_have_adjacent_run(b: &[u8]) -> bool {
+    const SEP: usize = 64;
+    let quote = |c: u8| c == b'"' || c == b'\'';
+    let sep = |c: u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | b'\\' | b'+');
+    let before = |i: usize| {
+        let mut j = i;
+        while j > 0 && i - j < SEP && sep(b[j - 1]) {
+            j -= 1;
+        }
+        j > 0 && quote(b[j - 1])
+    };
+    let after = |i: usize| {
+        let mut j = i;
+        while j < b.len() && j - i < SEP && sep(b[j]) {
+            j += 1;
+        }
+        j < b.len() && quote(b[j])
+    };
+    memchr::memchr2_iter(b'\n', b'+', b).any(|i| before(i) && after(i + 1))
+}
+
 fn adjacent_runs(b: &[u8], out: &mut Vec<Run>) {
     // Past the last run or lone piece judged: quotes inside are skipped.
     let mut next_from = 0;
@@ -326,7 +351,9 @@ fn char_code(b: &[u8]) -> Option<(u32, usize)> {
 pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
     let b = text.as_bytes();
     let mut found = Vec::new();
-    adjacent_runs(b, &mut found);
+    if may_have_adjacent_run(b) {
+        adjacent_runs(b, &mut found);
+    }
     if text.contains(".join(") {
         array_runs(text, b, &mut found);
     }
@@ -474,6 +501,22 @@ mod tests {
             "s = String.fromCharCode(104, 105)\n",
         ] {
             assert!(view(t).is_none(), "{t}");
+        }
+    }
+
+    #[test]
+    fn the_gate_passes_every_run_layout_and_little_else() {
+        use super::may_have_adjacent_run as gate;
+        for t in [
+            "x = ('abc'\n     'def')\n",
+            "x = 'abc' + 'def'\n",
+            "x = 'abc' +\n    'def'\n",
+            "x = \"abc\" \\\n    \"def\"\n",
+        ] {
+            assert!(gate(t.as_bytes()), "{t}");
+        }
+        for t in ["x = f(a + b)\ny = 'abc'\n", "x = 'abc',\ny = 1 + 2\n"] {
+            assert!(!gate(t.as_bytes()), "{t}");
         }
     }
 
