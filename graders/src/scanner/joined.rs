@@ -354,10 +354,11 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
     if may_have_adjacent_run(b) {
         adjacent_runs(b, &mut found);
     }
-    if text.contains(".join(") {
+    // memchr's SIMD search: a history scan asks this of every code text.
+    if memchr::memmem::find(b, b".join(").is_some() {
         array_runs(text, b, &mut found);
     }
-    if text.contains("fromCharCode") {
+    if memchr::memmem::find(b, b"fromCharCode").is_some() {
         char_code_runs(text, b, &mut found);
     }
     found.retain(|r| {
