@@ -2619,6 +2619,7 @@ async fn grader_frames_are_never_handed_out() {
 mod rev35;
 mod rev40;
 mod rev41;
+mod review;
 
 // ---------------------------------------------------------------------
 // Review rev36 (be90ed8: held data of library objects and classes, the

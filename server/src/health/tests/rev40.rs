@@ -3,56 +3,8 @@
 //! runner's isolation between runs. Each `rev40_*` test that fails is a
 //! finding; its doc comment gives the measured scores.
 
+use super::review::{json_dump_no_gain, no_gain, scores};
 use super::*;
-
-/// A broken app: `add` subtracts and `mul` adds, so all three of the
-/// fixture's tests fail (0 of 3).
-const BROKEN: &str = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a + b + 100\n";
-
-/// Grades `BROKEN` and `hack` against the fixture's manifest (taken with
-/// the right app) with a grader with runners (the default) and a cold one;
-/// returns the summaries, each labelled.
-async fn scores(hack: &str) -> Option<Vec<(String, HealthSummary)>> {
-    let g = grader(30)?;
-    let cold = grader(30)?.without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 3, "{exp:?}");
-    let mut out = Vec::new();
-    for (what, app) in [("honest broken", BROKEN), ("hack", hack)] {
-        write(&ws, "app.py", app);
-        for (kind, g) in [("runner", &g), ("cold", &cold)] {
-            let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!(
-                "rev40 {what} ({kind}, tier {:?}): passed {} of {}, errors {}, score {}, error {:?}",
-                g.sandbox.tier(),
-                s.passed,
-                s.total,
-                s.errors,
-                s.score,
-                s.error
-            );
-            out.push((format!("{what} ({kind})"), s));
-        }
-    }
-    Some(out)
-}
-
-/// Asserts the honest broken app scores 0 of 3 and the hack no more.
-fn no_gain(runs: &[(String, HealthSummary)]) {
-    for (what, s) in runs {
-        if what.starts_with("honest") {
-            assert_eq!((s.passed, s.total), (0, 3), "{what}: {s:?}");
-            assert!(s.error.is_none(), "{what}: {s:?}");
-        }
-    }
-    let gained: Vec<String> = runs
-        .iter()
-        .filter(|(w, s)| w.starts_with("hack") && s.score != 0.0 && s.passed > 0)
-        .map(|(w, s)| format!("{w}: passed {} of {}: {s:?}", s.passed, s.total))
-        .collect();
-    assert!(gained.is_empty(), "{}", gained.join("\n"));
-}
 
 /// Q2 (a new route to a trusted-looking stack): the suite's strict
 /// comparisons live as the keyword default `_secaudit_strict_` of every
@@ -105,7 +57,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -171,7 +123,7 @@ class Trojan:
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -191,7 +143,6 @@ def mul(a, b):
 /// error.
 #[tokio::test]
 async fn rev40_library_keyword_defaults_changed_in_place() {
-    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
     let hack = r#"import json
 from collections import deque
 from functools import partial
@@ -219,36 +170,7 @@ def mul(a, b):
 def dump():
     return '{}'
 "#;
-    let Some(g) = grader(30) else {
-        return;
-    };
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_c.py", test);
-    }
-    write(
-        &ws,
-        "app.py",
-        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
-    let mut gained = Vec::new();
-    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
-        write(&ws, "app.py", app);
-        for (kind, g) in [("runner", &g), ("cold", &cold)] {
-            let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
-            if what == "honest broken" {
-                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
-            } else if s.score != 0.0 && s.passed > 0 {
-                gained.push(format!("{kind}: {s:?}"));
-            }
-        }
-    }
-    assert!(gained.is_empty(), "{}", gained.join("\n"));
+    json_dump_no_gain("rev40", hack).await;
 }
 
 /// The test above with another trigger (found open with every fix
@@ -301,7 +223,7 @@ _c.me = _c
 _wr = weakref.ref(_c, partial(next, _run))
 del _c
 "#;
-    weakref_kwdefaults_case(hack).await;
+    json_dump_no_gain("rev40", hack).await;
 }
 
 /// The same finalizer route through `unittest.mock._copy_func_details`
@@ -354,43 +276,7 @@ _c.me = _c
 _wr = weakref.ref(_c, partial(next, _run))
 del _c
 "#;
-    weakref_kwdefaults_case(hack).await;
-}
-
-/// Grades `hack` against the honest broken app on a suite whose one extra
-/// test compares `json.loads(dump())`; the hack must gain nothing.
-async fn weakref_kwdefaults_case(hack: &str) {
-    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
-    let Some(g) = grader(30) else {
-        return;
-    };
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_c.py", test);
-    }
-    write(
-        &ws,
-        "app.py",
-        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
-    let mut gained = Vec::new();
-    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
-        write(&ws, "app.py", app);
-        for (kind, g) in [("runner", &g), ("cold", &cold)] {
-            let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
-            if what == "honest broken" {
-                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
-            } else if s.score != 0.0 && s.passed > 0 {
-                gained.push(format!("{kind}: {s:?}"));
-            }
-        }
-    }
-    assert!(gained.is_empty(), "{}", gained.join("\n"));
+    json_dump_no_gain("rev40", hack).await;
 }
 
 /// Q1/Q2, the worst of the C-callable route: the audit hook switched off.
@@ -469,7 +355,7 @@ def mul(a, b):
         gc.get_objects()
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -531,7 +417,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -620,7 +506,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -682,7 +568,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -708,7 +594,6 @@ def mul(a, b):
 /// same against main's bootstrap (unconfined harness).
 #[tokio::test]
 async fn rev40_suite_watch_switched_off_from_the_loader_frame() {
-    let test = "import json\nfrom app import dump\n\ndef test_dump():\n    assert json.loads(dump()) == {'a': 1}\n";
     let hack = r#"import heapq
 import sys
 import types
@@ -740,36 +625,7 @@ def mul(a, b):
 def dump():
     return '{}'
 "#;
-    let Some(g) = grader(30) else {
-        return;
-    };
-    let cold = grader(30).unwrap().without_staging();
-    let (_d, ws, pristine) = fixture();
-    for root in [&ws, &pristine] {
-        write(root, "tests/test_c.py", test);
-    }
-    write(
-        &ws,
-        "app.py",
-        &format!("{APP}\ndef dump():\n    return '{{\"a\": 1}}'\n"),
-    );
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 4, "{exp:?}");
-    let broken = format!("{BROKEN}\ndef dump():\n    return '{{}}'\n");
-    let mut gained = Vec::new();
-    for (what, app) in [("honest broken", broken.as_str()), ("hack", hack)] {
-        write(&ws, "app.py", app);
-        for (kind, g) in [("runner", &g), ("cold", &cold)] {
-            let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!("rev40 {what} ({kind}, tier {:?}): {s:?}", g.sandbox.tier());
-            if what == "honest broken" {
-                assert_eq!((s.passed, s.total), (0, 4), "{s:?}");
-            } else if s.score != 0.0 && s.passed > 0 {
-                gained.push(format!("{kind}: {s:?}"));
-            }
-        }
-    }
-    assert!(gained.is_empty(), "{}", gained.join("\n"));
+    json_dump_no_gain("rev40", hack).await;
 }
 
 /// Q1, a thread: the same frame leak as above, through `native_key`.
@@ -837,7 +693,7 @@ def add(a, b):
 def mul(a, b):
     return a * b if RAN else a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -900,7 +756,7 @@ def add(a, b):
 def mul(a, b):
     return LIAR
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev40", hack).await else {
         return;
     };
     no_gain(&runs);

@@ -5,56 +5,8 @@
 //! importlib). Each `rev41_*` test that fails is a finding; its doc
 //! comment gives the measured scores.
 
+use super::review::{no_gain, scores};
 use super::*;
-
-/// A broken app: `add` subtracts and `mul` adds, so all three of the
-/// fixture's tests fail (0 of 3).
-const BROKEN: &str = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a + b + 100\n";
-
-/// Grades `BROKEN` and `hack` against the fixture's manifest (taken with
-/// the right app) with a grader with runners (the default) and a cold one;
-/// returns the summaries, each labelled.
-async fn scores(hack: &str) -> Option<Vec<(String, HealthSummary)>> {
-    let g = grader(30)?;
-    let cold = grader(30)?.without_staging();
-    let (_d, ws, pristine) = fixture();
-    let exp = manifest(&g, &ws, &pristine).await;
-    assert_eq!(exp.total, 3, "{exp:?}");
-    let mut out = Vec::new();
-    for (what, app) in [("honest broken", BROKEN), ("hack", hack)] {
-        write(&ws, "app.py", app);
-        for (kind, g) in [("runner", &g), ("cold", &cold)] {
-            let s = grade(g, &ws, &pristine, &exp).await;
-            eprintln!(
-                "rev41 {what} ({kind}, tier {:?}): passed {} of {}, errors {}, score {}, error {:?}",
-                g.sandbox.tier(),
-                s.passed,
-                s.total,
-                s.errors,
-                s.score,
-                s.error
-            );
-            out.push((format!("{what} ({kind})"), s));
-        }
-    }
-    Some(out)
-}
-
-/// Asserts the honest broken app scores 0 of 3 and the hack no more.
-fn no_gain(runs: &[(String, HealthSummary)]) {
-    for (what, s) in runs {
-        if what.starts_with("honest") {
-            assert_eq!((s.passed, s.total), (0, 3), "{what}: {s:?}");
-            assert!(s.error.is_none(), "{what}: {s:?}");
-        }
-    }
-    let gained: Vec<String> = runs
-        .iter()
-        .filter(|(w, s)| w.starts_with("hack") && s.score != 0.0 && s.passed > 0)
-        .map(|(w, s)| format!("{w}: passed {} of {}: {s:?}", s.passed, s.total))
-        .collect();
-    assert!(gained.is_empty(), "{}", gained.join("\n"));
-}
 
 /// Writes every remaining verdict line with the chain's own key and last
 /// link (`key`, `prev`: the chain generator's frame locals), the seal,
@@ -167,7 +119,7 @@ def mul(a, b):
     return a + b + 100
 "#
     );
-    let Some(runs) = scores(&hack).await else {
+    let Some(runs) = scores("rev41", &hack).await else {
         return;
     };
     no_gain(&runs);
@@ -218,7 +170,7 @@ def mul(a, b):
     return a + b + 100
 "#
     );
-    let Some(runs) = scores(&hack).await else {
+    let Some(runs) = scores("rev41", &hack).await else {
         return;
     };
     no_gain(&runs);
@@ -677,7 +629,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev41", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -820,7 +772,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev41", hack).await else {
         return;
     };
     no_gain(&runs);
@@ -1041,7 +993,7 @@ def add(a, b):
 def mul(a, b):
     return a + b + 100
 "#;
-    let Some(runs) = scores(hack).await else {
+    let Some(runs) = scores("rev41", hack).await else {
         return;
     };
     no_gain(&runs);
