@@ -455,22 +455,11 @@ fn without_write_keys(s: &str) -> String {
 /// `authenticity_token`, `NEXT_PUBLIC_API_KEY`): such a name calls
 /// nothing a secret.
 fn without_public_names(s: &str) -> String {
-    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while !rest.is_empty() {
-        let n = rest.find(|c: char| !part(c)).unwrap_or(rest.len());
-        let (ident, tail) = rest.split_at(n);
-        if super::words::names_public(ident) {
-            out.extend(std::iter::repeat_n(' ', ident.len()));
-        } else {
-            out.push_str(ident);
-        }
-        let m = tail.find(part).unwrap_or(tail.len());
-        out.push_str(&tail[..m]);
-        rest = &tail[m..];
-    }
-    out
+    super::words::blank_runs(
+        s,
+        |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'),
+        super::words::names_public,
+    )
 }
 
 /// Whether a name in `s` (lowercase) holds `key` with a credential

@@ -540,21 +540,23 @@ pub(crate) fn in_derived_word(lower: &str, m_start: usize, m_end: usize) -> bool
 
 /// `s` (lowercase) with its derived words ([`DERIVED_WORDS`]) blanked.
 pub(crate) fn without_derived_words(s: &str) -> String {
+    blank_runs(s, |c| c.is_ascii_lowercase(), is_derived_word)
+}
+
+/// `s` with every maximal run of `part` characters that `blank` accepts
+/// replaced by as many spaces (offsets kept).
+pub(crate) fn blank_runs(s: &str, part: fn(char) -> bool, blank: fn(&str) -> bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !c.is_ascii_lowercase())
-            .unwrap_or(rest.len());
-        let (word, tail) = rest.split_at(n);
-        if is_derived_word(word) {
-            out.extend(std::iter::repeat_n(' ', word.len()));
+        let n = rest.find(|c: char| !part(c)).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(n);
+        if blank(run) {
+            out.extend(std::iter::repeat_n(' ', run.len()));
         } else {
-            out.push_str(word);
+            out.push_str(run);
         }
-        let m = tail
-            .find(|c: char| c.is_ascii_lowercase())
-            .unwrap_or(tail.len());
+        let m = tail.find(part).unwrap_or(tail.len());
         out.push_str(&tail[..m]);
         rest = &tail[m..];
     }
