@@ -37,9 +37,24 @@ fi
 # (scripts/paths.sh).
 source scripts/paths.sh
 VENV="$SECAUDIT_VENV"
+# Every pin of requirements.txt installed at its version: the grader's
+# bootstrap judges pytest's and pluggy's own objects, so an older venv
+# with other versions is brought to the pins.
+pins_ok() {
+  "$VENV/bin/python" - scripts/requirements.txt <<'PY' 2>/dev/null
+import sys, importlib.metadata as m
+for line in open(sys.argv[1]):
+    name, _, want = line.strip().partition("==")
+    if name and m.version(name) != want:
+        sys.exit(1)
+PY
+}
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pytest' 2>/dev/null || [ ! -x "$VENV/bin/git-filter-repo" ]; then
   echo "setup: creating $VENV" >&2
   /usr/bin/python3 -m venv --copies "$VENV" 2>/dev/null || /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r scripts/requirements.txt
+elif ! pins_ok; then
+  echo "setup: bringing $VENV to scripts/requirements.txt's pins" >&2
   "$VENV/bin/pip" install -q --disable-pip-version-check -r scripts/requirements.txt
 fi
 # The venv must be readable by the sandbox's unprivileged uid.

@@ -404,6 +404,13 @@ def _grader_main():
     GROWING = frozenset((
         "re._cache", "re._cache2", "_strptime._regex_cache", "linecache.cache",
     ))
+    # The process's own state that lives in a library dict: the environment
+    # (`os.environ`'s data). Honest code changes it both ways: the suite
+    # (`mock.patch.dict(os.environ, ...)` clears and refills it with new
+    # objects), the app (defaults, a variable it consumes and removes).
+    # No library constant is computed from it; the task suites compare
+    # credentials against their own copies, never against the environment.
+    PROCESS_STATE = frozenset(("posix.environ",))
 
     def one_of(t, kinds):
         for k in kinds:
@@ -1665,7 +1672,34 @@ def _grader_main():
 
     import _pytest
     import pluggy
+    import operator
+
+    import pluggy._hooks
     import pytest
+
+    # pluggy's dispatch state, read slot by slot (C member descriptors of
+    # its own classes; `hooks_frozen` checks the exact types first).
+    HOOK_CALLER_T = pluggy._hooks.HookCaller
+    SUBSET_CALLER_T = pluggy._hooks._SubsetHookCaller
+    HOOK_RELAY_T = pluggy._hooks.HookRelay
+    HOOK_IMPL_T = pluggy.HookImpl
+    HOOK_SPEC_T = pluggy._hooks.HookSpec
+    impl_rec = operator.attrgetter(*HOOK_IMPL_T.__slots__)
+    spec_rec = operator.attrgetter(*HOOK_SPEC_T.__slots__)
+    CALLER_SLOTS = ("name", "_hookexec", "_hookimpls", "spec", "_call_history")
+    caller_rec = operator.attrgetter(*CALLER_SLOTS)
+
+    def hook_snapshot(pm, _type=type, _tuple=tuple):
+        """What pytest's plugin manager holds before any code under test
+        has run: for each hook, its caller, that caller's slots, and its
+        implementations with theirs."""
+        out = {}
+        for n, h in _tuple(vars(pm.hook).items()):
+            if _type(h) is not HOOK_CALLER_T:
+                continue
+            impls = _tuple(h._hookimpls)
+            out[n] = (h, caller_rec(h), impls, _tuple(impl_rec(i) for i in impls))
+        return out
 
     for pkg in (_pytest, pluggy):
         for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
@@ -1869,9 +1903,13 @@ def _grader_main():
                 list(objs.values()), [_dict_of(o) for o in objs.values()],
                 ce_new, co_new, ft)
 
+    # The suite's classes by entry name: what their library bases write on
+    # them is their own bookkeeping (`lib_class_written`).
+    suite_classes = {}
+
     def watch_(snap, name, d, strict, _ce, _co, objs, _type=type, _take=take, _td=tdict_of,
                _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _ro=lib_objs,
-               _rd=lib_obj_ds):
+               _rd=lib_obj_ds, _sc=suite_classes):
         _take(snap, name, d, strict)
         own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
         for k, v in list(d.items()):
@@ -1880,6 +1918,8 @@ def _grader_main():
             if _type(mod) is str and mod == name:
                 if not strict:
                     _ce.append((name + "." + k, v))
+                else:
+                    _sc[name + "." + k] = v
                 _take(snap, name + "." + k, _td(v), strict)
             elif own_state and _fl(kind) & _heap:
                 # A library's module-level object (`json._default_decoder`):
@@ -1912,8 +1952,13 @@ def _grader_main():
 
     main_plugins = []
     preconf = [None]
-    if ahead:
-        preconf[0] = pconf.get_config(sys.argv[1:], main_plugins)
+    # Made here in a cold run too (pytest.main would make it after the key
+    # with no code under test run either): the hook implementations it
+    # holds are the baseline of what pytest registers by itself
+    # (`hooks_frozen`, below).
+    preconf[0] = pconf.get_config(sys.argv[1:], main_plugins)
+    preconf_pm = [preconf[0].pluginmanager]
+    hooks0 = hook_snapshot(preconf_pm[0])
 
     if ahead:
         memo_rec[0] = True
@@ -2348,7 +2393,8 @@ def _grader_main():
             for k, v in list(m.__dict__.items()):
                 t = type(v)
                 if not ((t is dict or t is list) and v and k not in volatile
-                        and (n + "." + k) not in volatile_at and (n + "." + k) not in GROWING):
+                        and (n + "." + k) not in volatile_at and (n + "." + k) not in GROWING
+                        and (n + "." + k) not in PROCESS_STATE):
                     continue
                 if t is dict:
                     # Keys may be any library object (`http.client.responses`
@@ -2393,8 +2439,23 @@ def _grader_main():
     for snap in (baseline, hot, core):
         take(snap, "__main__", main_ns, True)
 
-    def watch_suite(ns, _b=baseline, _h=hot, _w=watch, _ix=entry_ix):
+    # The suite's module namespaces by their path under the root (what a
+    # test's node id starts with): which function a test item must run
+    # (`test_object_clean`). Only `watch_suite`'s defaults hold it.
+    suite_by_rel = {}
+    ROOT = ""
+    for _a in sys.argv[1:]:
+        if _a.startswith("--rootdir="):
+            ROOT = real_path(_a[len("--rootdir="):]).rstrip("/") + "/"
+
+    def watch_suite(ns, _b=baseline, _h=hot, _w=watch, _ix=entry_ix, _sbr=suite_by_rel,
+                    _root=ROOT, _rp=real_path, _type=type, _str=str):
         name = ns.get("__name__", "?")
+        f = ns.get("__file__")
+        if _root and _type(f) is _str:
+            f = _rp(f)
+            if f.startswith(_root) and f[len(_root):] not in _sbr:
+                _sbr[f[len(_root):]] = ns
         _w(_b, name, ns, True)
         _ix[name] = len(_h)
         _w(_h, name, ns, True)
@@ -2568,6 +2629,33 @@ def _grader_main():
             _memo[key] = out
         return out
 
+    def lib_class_written(t, _memo=attrs_memo, _mro=mro_of, _td=tdict_of, _type=type,
+                          _str=str, _mods=sys.modules, _codes=module_codes, _aw=attrs_written):
+        """The names the *library* bases of suite class `t` write on their
+        first argument (`unittest.TestCase.doClassCleanups` sets
+        `cls.tearDown_exceptions`): a suite class's namespace is strict, but
+        these are the library's own bookkeeping on it, not a patch. The
+        suite's own modules are left out (a name the suite writes on its
+        class is the suite's data, which code under test must not rebind)."""
+        key = ("lib", t)
+        out = _memo.get(key)
+        if out is None:
+            out = set()
+            seen = set()
+            for c in _mro(t):
+                mn = _td(c).get("__module__")
+                if _type(mn) is not _str or mn in seen:
+                    continue
+                seen.add(mn)
+                m = _mods.get(mn)
+                md = getattr(m, "__dict__", None)
+                if _type(md) is not dict or not lib_module(mn, m):
+                    continue
+                for code in _codes(mn, md):
+                    _aw(code, out)
+            _memo[key] = out
+        return out
+
     # What the library's own code writes into, in place: for each code, the
     # attribute names loaded (`self._cache`, `cls.registry`, or a local
     # they were bound to) within the few instructions before a subscript
@@ -2675,12 +2763,17 @@ def _grader_main():
                   _co=class_of_obj, _mro=mro_of, _td=tdict_of, _one=one_of, _meth=METHODS,
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
                   _bn=builtin_names, _stored=stored_by, _cw=class_written, _aw=attrs_written,
-                  _direct=direct_entries, _const=constant, _class_const=class_const):
+                  _direct=direct_entries, _const=constant, _class_const=class_const,
+                  _lcw=lib_class_written, _sc=suite_classes):
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
         held = name in _tabns
         lib_mod = not strict and name in _me
+        # A suite class: what its library bases write on it is exempt.
+        lib_w = ()
+        if strict and _sc.get(name) is not None:
+            lib_w = _lcw(_sc[name])
         # An object or a class the suite reaches by name in a module it
         # imports itself (`json._default_encoder`, `json.JSONEncoder`,
         # `direct_entries`): its plain data too (`sort_keys`, the
@@ -2710,7 +2803,8 @@ def _grader_main():
         for k in d:
             if _type(k) is not _str:
                 return "a non-str name in " + name
-            if (k in _vol and not (lib_mod and k == "__builtins__")) or (name + "." + k) in _va:
+            if (k in _vol and not (lib_mod and k == "__builtins__")) or (name + "." + k) in _va \
+                    or k in lib_w:
                 continue
             if k not in items:
                 v = d[k]
@@ -2745,7 +2839,7 @@ def _grader_main():
                     or (held and items[k] is not None and k not in _stored(name, d))):
                 return "%s.%s rebound" % (name, k)
         for k, v in items.items():
-            if k not in d and (strict or _beh(v) or k == "__builtins__"
+            if k not in d and k not in lib_w and (strict or _beh(v) or k == "__builtins__"
                                or (held and k not in _stored(name, d))):
                 return "%s.%s removed" % (name, k)
         return None
@@ -3323,6 +3417,50 @@ def _grader_main():
     for n in ("setattr", "delattr", "undo"):
         setattr(MonkeyPatch, n, suite_patch(MonkeyPatch.__dict__[n]))
 
+    # A unittest TestCase test's outcome never reaches the call phase as an
+    # exception: pytest's TestCaseFunction takes unittest's `addFailure`
+    # (and the rest) into the item's `_excinfo`, which the report hook
+    # turns into the outcome later. The call phase alone would write every
+    # such test as passed (and the report disagree: "verdict forged" for
+    # an honest failure), and code under test that empties `_excinfo`
+    # would pass it in both. So the grader takes unittest's own calls as
+    # its evidence: a call passes only when unittest's `TestCase.run`
+    # reported success for the item's own instance and method, and
+    # nothing else was reported for it. Any other report is a failure,
+    # whoever makes it (no gain in forging one).
+    import unittest.case as ut_case
+    import _pytest.unittest as pytest_unittest
+
+    ut_outcomes = {}  # id(item) -> True (success from TestCase.run) or False
+
+    import _pytest.nodes as pytest_nodes
+
+    def ut_recorder(orig, success, _gf=getframe, _oc=ut_outcomes,
+                    _run=ut_case.TestCase.run.__code__, _dict_of=dict_of, _str=str,
+                    _name=pytest_nodes.Node.__dict__["name"].__get__):
+        def recorded(self, testcase, *a, _secaudit_=(orig, success, _gf, _oc, _run, _dict_of,
+                                                      _str, id, type, _name), **k):
+            orig_, ok, gf, oc, run, dict_of_, str_, id_, type_, name_ = _secaudit_
+            i = id_(self)
+            if ok:
+                f = gf(1)
+                d = dict_of_(self)
+                mn = dict_of_(testcase).get("_testMethodName")
+                nm = name_(self)
+                ok = (f is not None and f.f_code is run and d is not None
+                      and d.get("_instance") is testcase and type_(mn) is str_
+                      and type_(nm) is str_ and mn == nm and oc.get(i) is not False)
+            oc[i] = ok
+            return orig_(self, testcase, *a, **k)
+        return recorded
+
+    for _n, _ok in (("addSuccess", True), ("addFailure", False), ("addError", False),
+                    ("addSkip", False), ("addExpectedFailure", False),
+                    ("addUnexpectedSuccess", False)):
+        setattr(pytest_unittest.TestCaseFunction, _n,
+                ut_recorder(pytest_unittest.TestCaseFunction.__dict__[_n], _ok))
+    del _n, _ok
+
     # pytest.approx: the one matcher a suite compares with (task 8). Its
     # results count as matchers only when the suite made them; one made
     # by code under test is compared as a value like anything else.
@@ -3416,11 +3554,332 @@ def _grader_main():
                 return
         _memo[:] = [_tuple(funcs), writes]
 
+    # ---- hook implementations: what pytest registered, frozen ----------
+    # Whether a test's body runs is pluggy's dispatch: `pytest_pyfunc_call`
+    # (first result wins) calls the test function, and wrappers see each
+    # phase's exception. Code under test that reaches the plugin manager
+    # (a frame's `config`) could register a plugin whose hook is a library
+    # callable (review rev41: `UserList(...).pop` as `pytest_pyfunc_call`,
+    # which a check by code file passes), remove or reorder pytest's own
+    # implementations, edit one in place (its `function`, `argnames`), or
+    # hide one from an item's hook proxy. A check of each callable's code
+    # sees none of that. So the whole dispatch state is judged by what it
+    # is and frozen:
+    # - what the configuration held before any code under test ran
+    #   (`hooks0`: pytest's built-in plugins) must be there, unchanged and
+    #   in its order;
+    # - everything registered since must be pytest's own: a suite or
+    #   library module's own top-level function, a method of one instance
+    #   of a library class (TerminalReporter, Session...) bound to that
+    #   instance, or the grader's plugin;
+    # - from the first test on, the plugin manager, its hook relay, every
+    #   caller's slots, every implementation list and every
+    #   implementation's slots are identical to that first check's, and
+    #   an item's hook proxy may leave out only the suite's conftests.
+    frozen_hooks = []
+    ITEM_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
+                  "pytest_runtest_makereport", "pytest_runtest_logreport",
+                  "pytest_pyfunc_call", "pytest_runtest_protocol")
+    flat_of = chain_it.from_iterable
+
+    def plugin_own(n, impl, grader_plugin, classes_seen, _type=type, _mt=types.ModuleType,
+                   _ft=FT, _meth=types.MethodType, _t=trusted, _td=tdict_of, _mro=mro_of,
+                   _str=str, _mods=sys.modules, _dict_of=dict_of, _suite=suite,
+                   _qn=type.__dict__["__qualname__"].__get__):
+        """None when `impl` (of hook `n`) is one pytest registers itself,
+        else why not. `classes_seen`: the classes of instance plugins met
+        so far (one instance each)."""
+        p, f = impl.plugin, impl.function
+        # The attribute pluggy found it under: the hook's name, unless the
+        # implementation names its hook (`specname`), then its own name.
+        opts = impl.opts
+        spec = opts.get("specname") if _type(opts) is dict else None
+        attr = n if spec is None else getattr(getattr(f, "__func__", f), "__name__", None)
+        if p is grader_plugin:
+            if _type(f) is _meth and f.__self__ is p and one_of(f.__func__, sig_ok):
+                return None
+            return "the grader's plugin with a hook it does not define"
+        if _type(p) is _mt:
+            md = _dict_of(p)
+            if _type(f) is not _ft or f.__globals__ is not md or f.__closure__ is not None:
+                return "hook %s of module %s is not one of its own functions" % (n, safe(md.get("__name__")))
+            c = f.__code__
+            if not _t(c.co_filename) or getattr(c, "co_qualname", c.co_name) != c.co_name \
+                    or md.get(attr) is not f:
+                return "hook %s of module %s is not a top-level function of it" % (n, safe(md.get("__name__")))
+            return None
+        cls = _type(p)
+        # The class, and its metaclass unless `type` (pytest's nodes have
+        # `NodeMeta`), must each be a library class bound under its name in
+        # its own module (a library namespace, swept against the baseline).
+        for k in ((cls,) if _type(cls) is type else (cls, _type(cls))):
+            if not issubclass(_type(k), type) or _type(_type(k)) is not type and k is not cls:
+                return "a plugin of a class with a metaclass of a metaclass"
+            mn, qn = _td(k).get("__module__"), _qn(k)
+            m = _mods.get(mn) if _type(mn) is _str else None
+            if m is None or _type(qn) is not _str or not lib_module(mn, m) \
+                    or _dict_of(m).get(qn) is not k:
+                return "a plugin object of %s, which is no library class" % safe(qn)
+        qn = _qn(cls)
+        if _type(f) is not _meth or f.__self__ is not p or _type(f.__func__) is not _ft:
+            return "hook %s of a %s plugin is not its own method" % (n, qn)
+        fn = f.__func__
+        c = fn.__code__
+        if _type(attr) is not _str or not _t(c.co_filename):
+            return "hook %s of a %s plugin is not its own method" % (n, qn)
+        for k in _mro(cls):
+            kd = _td(k)
+            if attr in kd:
+                if kd[attr] is not fn:
+                    return "hook %s of a %s plugin is not its class's" % (n, qn)
+                break
+        else:
+            return "hook %s of a %s plugin is not its class's" % (n, qn)
+        prev = classes_seen.get(cls)
+        if prev is not None and prev is not p:
+            return "a second %s plugin" % qn
+        classes_seen[cls] = p
+        return None
+
+    def impl_order_ok(impls, _type=type):
+        """pluggy's own order: non-wrappers before wrappers, each from
+        trylast to tryfirst (`HookCaller._add_hookimpl`)."""
+        last = -1
+        for i in impls:
+            w = 1 if (i.wrapper or i.hookwrapper) else 0
+            r = w * 3 + (0 if i.trylast else 2 if i.tryfirst else 1)
+            if r < last:
+                return False
+            last = r
+        return True
+
+    def freeze_hooks(pm, _h0=hooks0, _type=type, _tuple=tuple, _len=len, _all=all, _map=map,
+                     _is=is_, _list=list, _flat=flat_of, _mp=main_plugins):
+        relay = pm.hook
+        if _type(relay) is not HOOK_RELAY_T:
+            return "the plugin manager's hook relay was replaced"
+        rd = vars(relay)
+        names = _tuple(rd)
+        callers = _tuple(rd.values())
+        for n, h in zip(names, callers):
+            if _type(h) is not HOOK_CALLER_T:
+                return "hook %s has a caller of %s" % (safe(n), safe(_type(h).__name__))
+        by_name = dict(zip(names, callers))
+        s0_ids = set()
+        for n, (h, crec, impls, recs) in _h0.items():
+            if by_name.get(n) is not h:
+                return "pytest's caller of hook %s was replaced" % n
+            now = caller_rec(h)
+            if not (now[0] is crec[0] and now[1] is crec[1] and now[2] is crec[2]
+                    and now[3] is crec[3]):
+                return "pytest's caller of hook %s was edited" % n
+            cur = _list(h._hookimpls)
+            keep = set(_map(id, impls))
+            sub = [i for i in cur if id(i) in keep]
+            if _len(sub) != _len(impls) or not _all(_map(_is, sub, impls)):
+                return "pytest's own implementations of hook %s were removed or reordered" % n
+            for i, r in zip(impls, recs):
+                if not _all(_map(_is, impl_rec(i), r)):
+                    return "pytest's implementation of hook %s by %s was edited" % (n, safe(i.plugin_name))
+            s0_ids |= keep
+        gp = _mp[0] if _mp else None
+        seen_classes = {}
+        conftests = []
+        for n, h in zip(names, callers):
+            impls = _list(h._hookimpls)
+            for i in impls:
+                if _type(i) is not HOOK_IMPL_T:
+                    return "hook %s holds a %s" % (n, safe(_type(i).__name__))
+            if not impl_order_ok(impls):
+                return "hook %s's implementations are out of pluggy's order" % n
+            for i in impls:
+                if id(i) in s0_ids:
+                    continue
+                bad = plugin_own(n, i, gp, seen_classes)
+                if bad is not None:
+                    return "plugin registered during the run: " + bad
+                p = i.plugin
+                if _type(p) is types.ModuleType and p.__dict__.get("__file__") in suite \
+                        and not one_of(p, conftests):
+                    conftests.append(p)
+        cp = pm._conftest_plugins
+        if _type(cp) is not set:
+            return "the plugin manager's conftest set was replaced"
+        for p in cp:
+            if _type(p) is not types.ModuleType or p.__dict__.get("__file__") not in suite:
+                return "a plugin that is no suite conftest listed as one"
+        lists = _tuple(_map(operator.attrgetter("_hookimpls"), callers))
+        all_impls = _tuple(_flat(lists))
+        specs = _tuple(h.spec for h in callers if h.spec is not None)
+        for sp in specs:
+            if _type(sp) is not HOOK_SPEC_T:
+                return "a hook specification of %s" % safe(_type(sp).__name__)
+        frozen_hooks[:] = [
+            pm, relay, rd, names, callers, _tuple(_flat(_map(caller_rec, callers))), lists,
+            _tuple(_map(_len, lists)), all_impls, _tuple(_flat(_map(impl_rec, all_impls))),
+            specs, _tuple(_flat(_map(spec_rec, specs))),
+            _tuple((sp.opts, _tuple(sp.opts), _tuple(sp.opts.values()),
+                    sp.kwargdefaults, _tuple(sp.kwargdefaults), _tuple(sp.kwargdefaults.values()))
+                   for sp in specs),
+            pm._inner_hookexec, cp, _tuple(cp), by_name,
+        ]
+        return None
+
+    def hooks_frozen(item, _f=frozen_hooks, _type=type, _tuple=tuple, _len=len, _all=all,
+                     _map=map, _is=is_, _flat=flat_of, _same=unchanged, _rep=_repeat,
+                     _any=any, _names=ITEM_HOOKS, _cr=caller_rec, _ir=impl_rec, _sr=spec_rec):
+        """None when pluggy's dispatch state is what pytest made (see
+        above), else why not."""
+        cfg = item.config
+        pm = cfg.pluginmanager
+        if not _f:
+            if pm is not preconf_pm[0]:
+                return "the item's plugin manager is not pytest's"
+            bad = freeze_hooks(pm)
+            if bad is not None:
+                return bad
+        (pm0, relay, rd, names, callers, crecs, lists, lens, impls, irecs, specs, srecs,
+         opts, inner, cp, cps, by_name) = _f
+        if pm is not pm0 or pm.hook is not relay or vars(relay) is not rd \
+                or pm._inner_hookexec is not inner or pm._conftest_plugins is not cp:
+            return "the plugin manager was edited"
+        if not (_len(rd) == _len(names) and _all(_map(_is, rd, names))
+                and _all(_map(_is, rd.values(), callers))):
+            return "a hook caller was added, removed or replaced"
+        if not _all(_map(_is, _flat(_map(_cr, callers)), crecs)):
+            return "a hook caller was edited"
+        if not (_tuple(_map(_len, lists)) == lens and _all(_map(_is, _flat(lists), impls))):
+            return "a hook implementation was registered, removed or moved"
+        if not _all(_map(_is, _flat(_map(_ir, impls)), irecs)):
+            return "a hook implementation was edited"
+        if not _all(_map(_is, _flat(_map(_sr, specs)), srecs)):
+            return "a hook specification was edited"
+        for o in opts:
+            if not (_same(o[0], o[1], o[2]) and _same(o[3], o[4], o[5])):
+                return "a hook specification's options were edited"
+        if not (_len(cp) == _len(cps) and _all(_map(_is, cp, cps))):
+            return "the set of conftests was edited"
+        ih = item.ihook
+        for n in _names:
+            h = getattr(ih, n)
+            h0 = by_name.get(n)
+            if h is h0:
+                continue
+            if _type(h) is not SUBSET_CALLER_T or h._orig is not h0 \
+                    or h._hookexec is not h0._hookexec:
+                return "the item's hook %s is not pytest's" % n
+            rp = h._remove_plugins
+            if _type(rp) is not set and _type(rp) is not frozenset:
+                return "the item's hook %s leaves out a %s" % (n, safe(_type(rp).__name__))
+            for p in rp:
+                if not _any(_map(_is, _rep(p), cps)):
+                    return "the item's hook %s leaves out a plugin that is no conftest" % n
+        return None
+
+    # ---- the function a test item runs --------------------------------
+    # pytest calls `item.obj`, which code under test can swap (the item's
+    # `_obj`, a TestCase instance's method) for another test of the suite
+    # that passes, a library callable, or a C one (`int`, which has no
+    # code to judge). The function run under an item's key must be the one
+    # the suite binds under the item's own name (its node id: file,
+    # classes, function), in the suite's namespaces, which are swept
+    # strictly. A library decorator's wrapper (`unittest.skip`,
+    # `mock.patch`) is the suite's binding too; it must wrap, through
+    # `__wrapped__`, the suite's own function of that name.
+    import _pytest.python as pytest_python
+
+    PY_FUNCTION = pytest_python.Function
+    UT_FUNCTION = pytest_unittest.TestCaseFunction
+
+    def mro_lookup(cls, name, _mro=mro_of, _td=tdict_of, _no=NO_CONST):
+        for k in _mro(cls):
+            kd = _td(k)
+            if name in kd:
+                return kd[name]
+        return _no
+
+    def test_object_clean(item, _type=type, _str=str, _sbr=suite_by_rel, _mt=types.MethodType,
+                          _ft=FT, _t=trusted, _suite=suite, _dict_of=dict_of, _lk=mro_lookup,
+                          _code=code_of, _range=range):
+        t = _type(item)
+        obj = getattr(item, "obj", None)
+        nid = item.nodeid
+        if t is not PY_FUNCTION and t is not UT_FUNCTION:
+            # A conftest's own item type: its code is the suite's.
+            c = _code(obj)
+            if c is not None and c.co_filename not in _suite:
+                return "test function %s comes from %s" % (safe(nid), c.co_filename)
+            return None
+        if _type(nid) is not _str:
+            return "an item's node id is no str"
+        parts = nid.split("::")
+        ns = _sbr.get(parts[0])
+        if ns is None:
+            return "test %s is in no module of the suite" % nid
+        cls = None
+        for cn in parts[1:-1]:
+            v = ns.get(cn) if cls is None else _lk(cls, cn)
+            if not issubclass(_type(v), type):
+                return "test %s: %s is no class of the suite" % (nid, cn)
+            cls = v
+        base = parts[-1].split("[", 1)[0]
+        raw = ns.get(base) if cls is None else _lk(cls, base)
+        o = obj
+        if _type(o) is _mt:
+            if cls is None or _type(o.__self__) is not cls:
+                return "test %s runs a method of another object" % nid
+            o = o.__func__
+        if o is not raw or _type(o) is not _ft:
+            return "test %s runs something else than the suite's %s" % (nid, base)
+        if t is UT_FUNCTION:
+            bad = testcase_clean(item, cls, nid)
+            if bad is not None:
+                return bad
+        w = o
+        for _ in _range(8):
+            c = w.__code__
+            if c.co_filename in _suite:
+                if c.co_name != base:
+                    return "test %s runs the suite's %s" % (nid, c.co_name)
+                return None
+            if not _t(c.co_filename):
+                return "test function %s comes from %s" % (nid, c.co_filename)
+            w = _dict_of(w).get("__wrapped__")
+            if _type(w) is not _ft:
+                break
+        return "test function %s comes from %s" % (nid, o.__code__.co_filename)
+
+    def testcase_clean(item, cls, nid, _type=type, _str=str, _dict_of=dict_of, _lk=mro_lookup,
+                       _meth=METHODS, _one=one_of, _ft=FT):
+        """A unittest item's TestCase instance: unittest runs the method
+        its `_testMethodName` names, looked up on the instance, so neither
+        may be swapped (a C callable as an instance's `run` or test method
+        has no code to judge)."""
+        inst = item.instance
+        if _type(inst) is not cls:
+            return "test %s runs on an instance of another class" % nid
+        d = _dict_of(inst)
+        mn = d.get("_testMethodName")
+        if _type(mn) is not _str or mn != item.name:
+            return "test %s: its TestCase runs another method" % nid
+        for k in d:
+            if _type(k) is not _str:
+                return "test %s: a non-str name on its TestCase" % nid
+            v = _lk(cls, k)
+            if _type(v) is _ft or _one(_type(v), _meth):
+                if k == item.name and d[k] is item.obj:
+                    continue
+                return "test %s: its TestCase's %s shadows the class's method" % (nid, k)
+        return None
+
     def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
                     _remember=remember_impls, _cw=code_writes):
         # Taken before the walk reads any code: a write during it makes
         # the next check walk again.
         writes = _cw[0]
+        bad = hooks_frozen(item)
+        if bad is not None:
+            return bad
         pm = item.config.pluginmanager
         hooks = [getattr(pm.hook, n) for n in vars(pm.hook)]
         ih = item.ihook
@@ -3442,11 +3901,7 @@ def _grader_main():
                 c = _code(v)
                 if c is not None and not _t(c.co_filename):
                     return "%s.%s is code under test (%s)" % (type(obj).__name__, k, c.co_filename)
-        fn = getattr(item, "obj", None)
-        c = _code(fn)
-        if c is not None and c.co_filename not in suite:
-            return "test function %s comes from %s" % (item.nodeid, c.co_filename)
-        return None
+        return test_object_clean(item)
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
                    _state_clean=state_clean, _core=core, _impls=impls_clean,
@@ -3498,11 +3953,15 @@ def _grader_main():
             _die("a test phase run outside pytest's hook call for its item")
 
     def phase(item, when, _cp=checkpoint, _wv=write_verdict, _key=key_of,
-              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util, _pd=phase_driven):
+              _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util, _pd=phase_driven,
+              _uo=ut_outcomes, _ut=UT_FUNCTION, _id=id):
         _pd(item)
         # Set per test by the assertion plugin and read only by rewritten
         # asserts (off here): a module-global path to the config otherwise.
         _au._config = None
+        unit = when == "call" and _type(item) is _ut
+        if unit:
+            _uo.pop(_id(item), None)
         _cp(item, when + " start")
         try:
             res = yield
@@ -3513,7 +3972,9 @@ def _grader_main():
             raise
         _pd(item)
         _cp(item, when + " end")
-        _wv("P %s passed %s" % (when, _key(item)))
+        # A unittest test passes on unittest's own word only (above).
+        ok = not unit or _uo.pop(_id(item), None) is True
+        _wv("P %s %s %s" % (when, "passed" if ok else "failed", _key(item)))
         return res
 
     getframe_sites.append(phase_driven.__code__)
@@ -3521,6 +3982,19 @@ def _grader_main():
     verdict_writers.append(phase.__code__)
 
     class GraderVerdicts:
+        def pytest_addoption(self, parser):
+            # `-p no:debugging` (run.rs) also drops the two options pytest's
+            # unittest support reads for every TestCase test (`trace` in
+            # `maybe_wrap_pytest_function_for_tracing`, `usepdb` in
+            # `runtest`): without them every unittest test errors with "no
+            # option named 'trace'". Both stay off; only their values are
+            # given back, under names no command line uses.
+            group = parser.getgroup("grader")
+            group.addoption("--secaudit-grader-trace", dest="trace", action="store_true",
+                            default=False, help="(grader) always off")
+            group.addoption("--secaudit-grader-pdb", dest="usepdb", action="store_true",
+                            default=False, help="(grader) always off")
+
         @pytest.hookimpl(trylast=True)
         def pytest_configure(self, config):
             # `pytest.mark` keeps the config for marker validation; from
