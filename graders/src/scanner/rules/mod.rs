@@ -55,6 +55,11 @@ pub(crate) struct RuleDef {
     /// Structure check the regex cannot express (a JWT header that decodes
     /// to a JSON object); a match it rejects is not a finding.
     pub validate: Option<fn(&str) -> bool>,
+    /// A cheap test on the whole text, true whenever the regex can match
+    /// (a necessary condition, never a judgement): for a rule whose
+    /// keyword is too common to gate it (`:`), so its regex does not run
+    /// on every text holding one.
+    pub gate: Option<fn(&str) -> bool>,
 }
 
 /// The hand-written detectors of `scanner::candidates` (not regex tables):
