@@ -522,7 +522,7 @@ impl Scanner {
         let mut rejected: Vec<(usize, usize)> = Vec::new();
         for (ri, rule) in rules::RULES.iter().enumerate() {
             let d = rule.def;
-            if !present.rule(ri) {
+            if !present.rule(ri) || d.gate.is_some_and(|may| !may(text)) {
                 continue;
             }
             for caps in rule.re().captures_iter(text).take(MAX_PER_RULE) {

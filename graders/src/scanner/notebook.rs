@@ -10,7 +10,9 @@
 
 /// True for a Jupyter notebook by its name.
 pub(crate) fn is_notebook(path: &str) -> bool {
-    path.to_ascii_lowercase().ends_with(".ipynb")
+    // Without lowercasing a copy of the path: this runs for every text.
+    let b = path.as_bytes();
+    b.len() >= 6 && b[b.len() - 6..].eq_ignore_ascii_case(b".ipynb")
 }
 
 /// `text` with JSON string escapes blanked, byte for byte: an opening
@@ -66,5 +68,6 @@ mod tests {
         assert_eq!(unescape("é \\\"x"), "é  \"x");
         assert!(is_notebook("notebooks/Nightly.IPYNB"));
         assert!(!is_notebook("notebooks/nightly.py"));
+        assert!(is_notebook(".ipynb") && !is_notebook("ipynb") && !is_notebook(""));
     }
 }

@@ -15,6 +15,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "huggingface-token",
@@ -26,6 +27,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "openai-api-key",
@@ -37,6 +39,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(openai_key_ok),
+        gate: None,
     },
 ];
 

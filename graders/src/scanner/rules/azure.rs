@@ -17,6 +17,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 2,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "azure-sas-token",
@@ -28,6 +29,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
 ];
 

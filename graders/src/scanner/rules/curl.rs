@@ -30,6 +30,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     RuleDef {
         name: "mysql-cli-password",
@@ -41,6 +42,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     RuleDef {
         name: "registry-login-password",
@@ -52,6 +54,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     RuleDef {
         name: "pgpass-password",
@@ -67,6 +70,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: Some(may_be_pgpass),
     },
     RuleDef {
         name: "wifi-psk",
@@ -78,6 +82,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     RuleDef {
         name: "otpauth-secret",
@@ -89,6 +94,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_random_seed),
+        gate: None,
     },
     RuleDef {
         name: "http-auth-tuple",
@@ -100,6 +106,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     RuleDef {
         name: "jdbc-connection-password",
@@ -111,6 +118,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
     // Round 5: PowerShell's plaintext-to-SecureString conversion. The
     // string argument of `ConvertTo-SecureString … -AsPlainText` is the
@@ -126,8 +134,21 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(is_literal_password),
+        gate: None,
     },
 ];
+
+/// Gate of the `.pgpass` rule: a line of it holds a colon followed by
+/// the port field's first character, a `\d` digit or `*`. A `\d` outside
+/// ASCII starts with a byte of 0x80 or more, so such a byte after a colon
+/// passes too: true whenever the rule's regex can match.
+fn may_be_pgpass(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b':', b).any(|i| {
+        b.get(i + 1)
+            .is_some_and(|&c| c.is_ascii_digit() || c == b'*' || c >= 0x80)
+    })
+}
 
 /// A literal password: no shell or template reference in it, and not a
 /// word (`password`, `changeme`) — a digit or symbol, or random letters.
@@ -413,5 +434,72 @@ mod round_four_tests {
                 ),
             ],
         );
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::{RULES, may_be_pgpass};
+
+    /// The `.pgpass` gate is true on every text its rule's regex matches
+    /// (Unicode digits in the port field included), and false on code
+    /// whose colons end lines or precede spaces.
+    #[test]
+    fn pgpass_gate_holds_every_match() {
+        let rule = RULES
+            .iter()
+            .find(|r| r.name == "pgpass-password")
+            .expect("rule");
+        let re = regex::Regex::new(rule.pattern).expect("pattern");
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        // Lines of five fields, each drawn from valid and invalid ones.
+        let fields = [
+            "db",
+            "5432",
+            "*",
+            "\u{663}\u{664}",
+            "\u{ff15}",
+            "",
+            "user",
+            "s3cr3tPass9",
+            "a\\:b\\:cdef",
+            " x",
+            "**",
+            "123456",
+        ];
+        let mut matched = 0;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for k in 0..5 {
+                if k > 0 {
+                    t.push(if next(12) == 0 { ' ' } else { ':' });
+                }
+                t.push_str(fields[next(fields.len())]);
+            }
+            if next(4) == 0 {
+                t.insert_str(0, "x\n");
+            }
+            if re.is_match(&t) {
+                matched += 1;
+                assert!(may_be_pgpass(&t), "{t:?}");
+            }
+        }
+        assert!(matched > 50, "{matched}");
+        for t in [
+            "localhost:5432:app:svc:Xk9vQ2mPz4",
+            "h:*:d:u:passw0rd!",
+            "h:\u{663}:d:u:passw0rd!",
+        ] {
+            assert!(re.is_match(t) && may_be_pgpass(t), "{t:?}");
+        }
+        assert!(!may_be_pgpass(
+            "def handle(request, ctx):\n    return {'id': 4}\n"
+        ));
     }
 }

@@ -49,6 +49,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(literal),
+        gate: None,
     },
     RuleDef {
         name: "wordpress-secret-key",
@@ -60,6 +61,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(literal),
+        gate: None,
     },
     RuleDef {
         name: "jwk-private-key",
@@ -72,6 +74,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "kerberos-key-dump",
@@ -83,6 +86,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "consul-acl-token",
@@ -94,6 +98,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "consul-gossip-key",
@@ -105,6 +110,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "pagerduty-integration-key",
@@ -116,6 +122,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "bundler-credential",
@@ -127,6 +134,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(literal),
+        gate: None,
     },
     RuleDef {
         name: "auth-call",
@@ -138,6 +146,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: Some(literal),
+        gate: None,
     },
 ];
 

@@ -19,6 +19,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "doppler-token",
@@ -37,6 +38,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "planetscale-token",
@@ -48,6 +50,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "artifactory-api-key",
@@ -59,6 +62,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "1password-secret-key",
@@ -70,6 +74,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "age-secret-key",
@@ -81,6 +86,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
 ];
 

@@ -34,6 +34,7 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     check_group: 0,
     context_type: None,
     validate: None,
+    gate: None,
 }];
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: Some(("firebase", "firebase_api_key")),
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "firebase-fcm-server-key",
@@ -24,6 +25,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
 ];
 

@@ -14,6 +14,7 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef {
     check_group: 0,
     context_type: None,
     validate: Some(is_reported_token),
+    gate: None,
 }];
 
 /// Roles a token's payload may declare that make it public by design:

@@ -55,6 +55,11 @@ pub(crate) struct RuleDef {
     /// Structure check the regex cannot express (a JWT header that decodes
     /// to a JSON object); a match it rejects is not a finding.
     pub validate: Option<fn(&str) -> bool>,
+    /// A cheap test on the whole text, true whenever the regex can match
+    /// (a necessary condition, never a judgement): for a rule whose
+    /// keyword is too common to gate it (`:`), so its regex does not run
+    /// on every text holding one.
+    pub gate: Option<fn(&str) -> bool>,
 }
 
 /// The hand-written detectors of `scanner::candidates` (not regex tables):
@@ -138,8 +143,13 @@ pub(crate) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 /// the same through an NFA prefilter at ~3x the cost: it was a third of
 /// rule-scan time.)
 pub(crate) struct Keywords {
-    /// ASCII-case-insensitive DFA, searched for overlapping matches, of
-    /// every keyword but the [`Keywords::bytes`] ones.
+    /// ASCII-case-insensitive DFA (standard match semantics: a match
+    /// state lists every keyword ending there) of every keyword but the
+    /// [`Keywords::bytes`] ones, walked by [`Keywords::walk`].
+    dfa: aho_corasick::dfa::DFA,
+    /// The same keywords through the library's overlapping search: the
+    /// reference [`Keywords::walk`] is tested against.
+    #[cfg(test)]
     ac: aho_corasick::AhoCorasick,
     /// Keyword id of each pattern of `ac`.
     ac_ids: Vec<usize>,
@@ -195,12 +205,21 @@ impl Keywords {
             .into_iter()
             .map(|i| (words[i].as_bytes()[0], i))
             .collect();
+        let dfa = aho_corasick::dfa::DFA::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .prefilter(false)
+            .build(ac_ids.iter().map(|&i| words[i]))
+            .expect("keyword automaton");
+        #[cfg(test)]
         let ac = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(ac_ids.iter().map(|&i| words[i]))
             .expect("keyword automaton");
         Keywords {
+            dfa,
+            #[cfg(test)]
             ac,
             ac_ids,
             bytes,
@@ -233,13 +252,95 @@ impl Keywords {
             for &(c, i) in &self.bytes {
                 hit[i] = memchr::memchr(c, text.as_bytes()).is_some();
             }
-            for m in self.ac.find_overlapping_iter(text) {
-                hit[self.ac_ids[m.pattern().as_usize()]] = true;
-            }
+            self.walk(text.as_bytes(), &mut hit);
         }
         Present { kw: self, hit }
     }
+
+    /// Marks in `hit` every keyword of the DFA occurring in `hay`. The DFA
+    /// is walked over [`STREAMS`] slices of the text at once, each from the
+    /// start state and running on into the next slice by a keyword's
+    /// length less one, so every occurrence ends inside some slice's walk
+    /// after starting inside it. The walks are independent chains of
+    /// table loads, so the core overlaps them: one walk waits on each
+    /// load before the next (the overlapping search was ~10% of a history
+    /// scan's CPU).
+    fn walk(&self, hay: &[u8], hit: &mut [bool]) {
+        use aho_corasick::automaton::Automaton;
+        let dfa = &self.dfa;
+        let Ok(start) = dfa.start_state(aho_corasick::Anchored::No) else {
+            return;
+        };
+        let mut mark = |sid| {
+            if dfa.is_match(sid) {
+                for k in 0..dfa.match_len(sid) {
+                    hit[self.ac_ids[dfa.match_pattern(sid, k).as_usize()]] = true;
+                }
+            }
+        };
+        let n = hay.len();
+        let over = dfa.max_pattern_len().saturating_sub(1);
+        let part = n.div_ceil(STREAMS);
+        // Short texts: one walk.
+        let (mut pos, mut end) = ([0usize; STREAMS], [0usize; STREAMS]);
+        let streams = if n < MIN_STREAMED { 1 } else { STREAMS };
+        for k in 0..streams {
+            pos[k] = (k * part).min(n);
+            end[k] = if streams == 1 {
+                n
+            } else {
+                ((k + 1) * part + over).min(n)
+            };
+        }
+        let mut sid = [start; STREAMS];
+        if streams == STREAMS {
+            // Lockstep over the length every walk has, one test of the
+            // four states for a special (match) one.
+            let common = (0..STREAMS).map(|k| end[k] - pos[k]).min().unwrap_or(0);
+            let at = |k: usize| &hay[pos[k]..pos[k] + common];
+            let [mut s0, mut s1, mut s2, mut s3] = sid;
+            let no = aho_corasick::Anchored::No;
+            for (((&b0, &b1), &b2), &b3) in at(0).iter().zip(at(1)).zip(at(2)).zip(at(3)) {
+                s0 = dfa.next_state(no, s0, b0);
+                s1 = dfa.next_state(no, s1, b1);
+                s2 = dfa.next_state(no, s2, b2);
+                s3 = dfa.next_state(no, s3, b3);
+                if dfa.is_special(s0.min(s1).min(s2).min(s3)) {
+                    for s in [s0, s1, s2, s3] {
+                        mark(s);
+                    }
+                }
+            }
+            sid = [s0, s1, s2, s3];
+            for p in &mut pos {
+                *p += common;
+            }
+        }
+        for k in 0..streams {
+            for &b in &hay[pos[k]..end[k]] {
+                let s = dfa.next_state(aho_corasick::Anchored::No, sid[k], b);
+                sid[k] = s;
+                if dfa.is_special(s) {
+                    mark(s);
+                }
+            }
+        }
+    }
+
+    /// The keywords of the automaton in `text` through the library's
+    /// overlapping search (the reference [`Keywords::walk`] is held to).
+    #[cfg(test)]
+    fn overlapping(&self, text: &str, hit: &mut [bool]) {
+        for m in self.ac.find_overlapping_iter(text) {
+            hit[self.ac_ids[m.pattern().as_usize()]] = true;
+        }
+    }
 }
+
+/// Walks of [`Keywords::walk`] run at once.
+const STREAMS: usize = 4;
+/// Texts shorter than this are walked in one piece.
+const MIN_STREAMED: usize = 256;
 
 /// Keywords found in one text.
 pub(crate) struct Present<'a> {
@@ -287,6 +388,51 @@ mod tests {
             assert!(r.re.get().is_none() || std::ptr::eq(r.re(), r.re()));
             let first: *const regex::Regex = r.re();
             assert!(std::ptr::eq(first, r.re()), "{}", r.def.name);
+        }
+    }
+
+    /// The interleaved DFA walks find exactly the keywords the library's
+    /// overlapping search finds, on texts (short ones walked whole, long
+    /// ones in slices) glued from keywords in any case, their fragments
+    /// and separators, so keywords straddle the slices' bounds.
+    #[test]
+    fn interleaved_walks_match_the_overlapping_search() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let words = &KEYWORDS.words;
+        let seps = [" ", "_", "-", ":", ".", "/", "\"", "(", "x", "é", "\n"];
+        for _ in 0..4000 {
+            let mut t = String::new();
+            let pieces = if next(3) == 0 {
+                60 + next(300)
+            } else {
+                next(12)
+            };
+            for _ in 0..pieces {
+                let w = words[next(words.len())];
+                match next(4) {
+                    0 => t.push_str(w),
+                    1 => t.push_str(&w.to_ascii_uppercase()),
+                    2 => {
+                        let a = next(w.len() + 1);
+                        let b = a + next(w.len() - a + 1);
+                        t.push_str(&w[a..b]);
+                    }
+                    _ => t.push_str(seps[next(seps.len())]),
+                }
+            }
+            let p = KEYWORDS.present(&t);
+            let mut want = vec![false; words.len()];
+            for &(c, i) in &KEYWORDS.bytes {
+                want[i] = t.as_bytes().contains(&c);
+            }
+            KEYWORDS.overlapping(&t, &mut want);
+            assert_eq!(p.hit, want, "{t:?}");
         }
     }
 

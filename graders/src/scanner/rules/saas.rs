@@ -40,6 +40,7 @@ const fn rule(
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     }
 }
 

@@ -12,6 +12,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "slack-webhook",
@@ -23,6 +24,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
 ];
 

@@ -26,6 +26,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "vapid-private-key",
@@ -37,6 +38,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
     RuleDef {
         name: "databricks-token",
@@ -48,6 +50,7 @@ pub(super) const RULES: &[RuleDef] = &[
         check_group: 0,
         context_type: None,
         validate: None,
+        gate: None,
     },
 ];
 
