@@ -288,3 +288,41 @@ def test_host(host):
     )
     .await;
 }
+
+/// `lib_class_written` exempts, on a suite TestCase class, every name any
+/// code of `unittest.case` writes on its first argument, whichever class
+/// that code belongs to: `failureException` (written by
+/// `_AssertRaisesBaseContext.__init__`) among them. The app rebinds it on
+/// the suite's class to unittest's `_ShouldStop`, so every failed
+/// assertion raises the exception unittest's executor swallows. Measured on
+/// rev42 d40b4aa (bwrap): honest broken 0/6; hack 0/6 refused runner and
+/// cold ("name failureException added to test_c.TestBoth": the exemption
+/// covers no name the class did not already hold; not a finding).
+#[tokio::test]
+async fn unittest_failure_exception_rebound_on_the_suite_class() {
+    unittest_no_gain(
+        r#"
+import sys as _sys
+import unittest.case as _uc
+
+
+def _rebind():
+    for m in list(_sys.modules.values()):
+        if str(getattr(m, '__file__', '')).endswith('test_c.py'):
+            cls = m.__dict__.get('TestBoth')
+            if cls is not None:
+                cls.failureException = _uc._ShouldStop
+
+
+def add(a, b):
+    _rebind()
+    return a - b
+
+
+def mul(a, b):
+    _rebind()
+    return a + b + 100
+"#,
+    )
+    .await;
+}
