@@ -326,3 +326,30 @@ def mul(a, b):
     )
     .await;
 }
+
+/// The known false positive (not fixed here): a suite class attribute
+/// written by the suite's own `setUpClass` (`cls.x = ...`). Confirmed on
+/// rev42 08b69d5 (bwrap): the pristine manifest run is refused ("name base
+/// added to test_c.TestShared").
+#[tokio::test]
+#[ignore = "open: known pre-existing FP, the strict sweep refuses a name the suite's own setUpClass adds to its class"]
+async fn suite_set_up_class_attribute_keeps_its_scores() {
+    honest_suite_keeps_scores(
+        "setUpClass attr",
+        r#"import unittest
+
+from app import add
+
+
+class TestShared(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = add(1, 1)
+
+    def test_base(self):
+        self.assertEqual(self.base, 2)
+"#,
+        1,
+    )
+    .await;
+}
