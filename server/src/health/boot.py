@@ -2448,9 +2448,50 @@ def _grader_main():
         if _a.startswith("--rootdir="):
             ROOT = real_path(_a[len("--rootdir="):]).rstrip("/") + "/"
 
+    # The closure cells of the suite's functions and of the wrappers that
+    # library decorators made of them, as the suite's module left them: a
+    # wrapper calls the suite's function from a cell (`mock.patch`'s
+    # `_inner`), and a cell's contents are writable by anyone who holds
+    # the function, with no audit event (`test_object_clean`).
+    suite_cells = {}  # id(function) -> (function, its cells' contents)
+    CELL_EMPTY = object()
+
+    def cells_of(fn, _none=CELL_EMPTY):
+        cl = fn.__closure__
+        if cl is None:
+            return ()
+        out = []
+        for c in cl:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:
+                out.append(_none)
+        return tuple(out)
+
+    def keep_cells(ns, _sc=suite_cells, _type=type, _ft=FT, _td=tdict_of, _dict_of=dict_of,
+                   _range=range, _list=list):
+        todo = _list(ns.values())
+        seen = 0
+        while todo and seen < 10000:
+            v = todo.pop()
+            seen += 1
+            if issubclass(_type(v), type):
+                if _td(v).get("__module__") == ns.get("__name__"):
+                    todo.extend(_td(v).values())
+                continue
+            if _type(v) in (staticmethod, classmethod):
+                v = v.__func__
+            for _ in _range(8):
+                if _type(v) is not _ft or id(v) in _sc:
+                    break
+                _sc[id(v)] = (v, cells_of(v))
+                d = _dict_of(v)
+                v = d.get("__wrapped__") if _type(d) is dict else None
+
     def watch_suite(ns, _b=baseline, _h=hot, _w=watch, _ix=entry_ix, _sbr=suite_by_rel,
-                    _root=ROOT, _rp=real_path, _type=type, _str=str):
+                    _root=ROOT, _rp=real_path, _type=type, _str=str, _kc=keep_cells):
         name = ns.get("__name__", "?")
+        _kc(ns)
         f = ns.get("__file__")
         if _root and _type(f) is _str:
             f = _rp(f)
@@ -3433,14 +3474,95 @@ def _grader_main():
 
     ut_outcomes = {}  # id(item) -> True (success from TestCase.run) or False
 
+    # unittest's own record of a test's parts is the `_Outcome` object of
+    # its `run`, which code under test reaches from the test's frame
+    # (`self._outcome`) and rewrites (`expecting_failure = True` turns the
+    # assertion's failure into an expected one, then `run` reports
+    # success), and its executor swallows `unittest.case._ShouldStop`
+    # whoever raises it. So the grader watches the boundaries the suite's
+    # code returns or raises through: `_callSetUp`, `_callTestMethod`,
+    # `_callTearDown`, `_callCleanup` and a sub-test's body. A success
+    # counts only when, during this call, the set-up, the item's own test
+    # method and the tear-down each returned from unittest's code, and
+    # no exception left any part (a skip, an expected failure, a stop:
+    # none is a pass).
+    ut_parts = {}  # id(TestCase) -> [method returned, set-up returned, tear-down returned, raised]
+
+    def ut_part(orig, kind, _gf=getframe, _parts=ut_parts, _t=trusted, _dict_of=dict_of,
+                _mro=mro_of, _td=tdict_of):
+        def part(self, *a, _secaudit_=(orig, kind, _gf, _parts, _t, _dict_of, _mro, _td, id,
+                                         type, types.MethodType, str), **k):
+            orig_, kind_, gf, parts_, t, dict_of_, mro_, td_, id_, type_, mt, str_ = _secaudit_
+            rec = parts_.get(id_(self))
+            if rec is None:
+                rec = parts_[id_(self)] = [False, False, False, False]
+            try:
+                out = orig_(self, *a, **k)
+            except BaseException:
+                rec[3] = True
+                raise
+            f = gf(1)
+            if kind_ is None or f is None or not t(f.f_code.co_filename):
+                return out
+            if kind_ == 0:
+                # The method run is the one its `_testMethodName` names on
+                # its class (`testcase_clean` ties that name to the item).
+                m = a[0] if a else None
+                mn = dict_of_(self).get("_testMethodName")
+                if type_(m) is not mt or m.__self__ is not self or type_(mn) is not str_:
+                    return out
+                for c in mro_(type_(self)):
+                    kd = td_(c)
+                    if mn in kd:
+                        if kd[mn] is not m.__func__:
+                            return out
+                        break
+                else:
+                    return out
+            rec[kind_] = True
+            return out
+        return part
+
+    # A sub-test's body: its exception reaches the grader before
+    # unittest's own context manager sees it. No closure (cells are open
+    # to anyone who holds the function): the context manager is built
+    # from the generator and its arguments.
+    import contextlib
+
+    def ut_sub_body(self, a, k, _secaudit_=(ut_case.TestCase.__dict__["subTest"], ut_parts, id)):
+        orig_, parts_, id_ = _secaudit_
+        with orig_(self, *a, **k):
+            try:
+                yield
+            except BaseException:
+                rec = parts_.get(id_(self))
+                if rec is None:
+                    rec = parts_[id_(self)] = [False, False, False, False]
+                rec[3] = True
+                raise
+
+    def ut_subtest(self, *a, _secaudit_=(ut_sub_body, contextlib._GeneratorContextManager), **k):
+        body, gcm = _secaudit_
+        return gcm(body, (self, a, k), {})
+
+    import unittest.async_case as ut_async
+
+    for _c in (ut_case.TestCase, ut_async.IsolatedAsyncioTestCase):
+        for _n, _k in (("_callTestMethod", 0), ("_callSetUp", 1), ("_callTearDown", 2),
+                       ("_callCleanup", None)):
+            if _n in _c.__dict__:
+                setattr(_c, _n, ut_part(_c.__dict__[_n], _k))
+    ut_case.TestCase.subTest = ut_subtest
+    del _c, _n, _k
+
     import _pytest.nodes as pytest_nodes
 
     def ut_recorder(orig, success, _gf=getframe, _oc=ut_outcomes,
                     _run=ut_case.TestCase.run.__code__, _dict_of=dict_of, _str=str,
-                    _name=pytest_nodes.Node.__dict__["name"].__get__):
+                    _name=pytest_nodes.Node.__dict__["name"].__get__, _parts=ut_parts):
         def recorded(self, testcase, *a, _secaudit_=(orig, success, _gf, _oc, _run, _dict_of,
-                                                      _str, id, type, _name), **k):
-            orig_, ok, gf, oc, run, dict_of_, str_, id_, type_, name_ = _secaudit_
+                                                      _str, id, type, _name, _parts), **k):
+            orig_, ok, gf, oc, run, dict_of_, str_, id_, type_, name_, parts_ = _secaudit_
             i = id_(self)
             if ok:
                 f = gf(1)
@@ -3450,6 +3572,11 @@ def _grader_main():
                 ok = (f is not None and f.f_code is run and d is not None
                       and d.get("_instance") is testcase and type_(mn) is str_
                       and type_(nm) is str_ and mn == nm and oc.get(i) is not False)
+            if ok:
+                # The test's parts ran from unittest's own code and no
+                # exception left any of them (`ut_part`, below).
+                ev = parts_.get(id_(testcase))
+                ok = ev is not None and ev[0] and ev[1] and ev[2] and not ev[3]
             oc[i] = ok
             return orig_(self, testcase, *a, **k)
         return recorded
@@ -3577,6 +3704,7 @@ def _grader_main():
     #   implementation's slots are identical to that first check's, and
     #   an item's hook proxy may leave out only the suite's conftests.
     frozen_hooks = []
+    frozen_plugins = []
     ITEM_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
                   "pytest_runtest_makereport", "pytest_runtest_logreport",
                   "pytest_pyfunc_call", "pytest_runtest_protocol")
@@ -3714,6 +3842,15 @@ def _grader_main():
         for sp in specs:
             if _type(sp) is not HOOK_SPEC_T:
                 return "a hook specification of %s" % safe(_type(sp).__name__)
+        # The plugin objects behind the implementations (no module: its
+        # namespace is swept as the library's or the suite's): their own
+        # state is what their trusted methods consult (`plugins_clean`).
+        objs = []
+        for i in all_impls:
+            p = i.plugin
+            if _type(p) is not types.ModuleType and not one_of(p, objs):
+                objs.append(p)
+        frozen_plugins[:] = objs
         frozen_hooks[:] = [
             pm, relay, rd, names, callers, _tuple(_flat(_map(caller_rec, callers))), lists,
             _tuple(_map(_len, lists)), all_impls, _tuple(_flat(_map(impl_rec, all_impls))),
@@ -3798,9 +3935,13 @@ def _grader_main():
                 return kd[name]
         return _no
 
+    def same_cells(a, b, _len=len, _all=all, _map=map, _is=is_):
+        return _len(a) == _len(b) and _all(_map(_is, a, b))
+
     def test_object_clean(item, _type=type, _str=str, _sbr=suite_by_rel, _mt=types.MethodType,
                           _ft=FT, _t=trusted, _suite=suite, _dict_of=dict_of, _lk=mro_lookup,
-                          _code=code_of, _range=range):
+                          _code=code_of, _range=range, _cells=suite_cells, _cof=cells_of,
+                          _same_cells=same_cells, _any=any, _map=map, _is=is_, _rep=repeat):
         t = _type(item)
         obj = getattr(item, "obj", None)
         nid = item.nodeid
@@ -3812,7 +3953,10 @@ def _grader_main():
             return None
         if _type(nid) is not _str:
             return "an item's node id is no str"
-        parts = nid.split("::")
+        # The parameters' id (`[...]`, after the function's name) may hold
+        # `::` (`test_host[::1]`): names are split before it.
+        f0, sep, rest = nid.partition("::")
+        parts = [f0] + (rest.split("[", 1)[0].split("::") if sep else [])
         ns = _sbr.get(parts[0])
         if ns is None:
             return "test %s is in no module of the suite" % nid
@@ -3836,12 +3980,22 @@ def _grader_main():
             if bad is not None:
                 return bad
         w = o
-        for _ in _range(8):
+        for depth in _range(8):
+            rec = _cells.get(id(w))
+            if rec is None or rec[0] is not w or not _same_cells(rec[1], _cof(w)):
+                return "test %s: the closure of the suite's %s was rewritten" % (nid, base)
             c = w.__code__
             if c.co_filename in _suite:
-                if c.co_name != base:
-                    return "test %s runs the suite's %s" % (nid, c.co_name)
-                return None
+                if c.co_name == base:
+                    return None
+                # A decorator of the suite's own (`functools.wraps`): its
+                # wrapper must call, from its closure, the function its
+                # `__wrapped__` names, and that one be the test's.
+                nxt = _dict_of(w).get("__wrapped__")
+                if _type(nxt) is _ft and _any(_map(_is, _rep(nxt), rec[1])):
+                    w = nxt
+                    continue
+                return "test %s runs the suite's %s" % (nid, c.co_name)
             if not _t(c.co_filename):
                 return "test function %s comes from %s" % (nid, c.co_filename)
             w = _dict_of(w).get("__wrapped__")
@@ -3872,8 +4026,48 @@ def _grader_main():
                 return "test %s: its TestCase's %s shadows the class's method" % (nid, k)
         return None
 
+    def shadowed(obj, _type=type, _str=str, _dict_of=dict_of, _lk=mro_lookup, _one=one_of,
+                 _meth=METHODS):
+        """The first name `obj`'s own dict binds over a method of its
+        class, else None. pytest's objects call their
+        own methods (`with self.item_capture(...)`, `yield from
+        self._runtest_for(...)`, `item.runtest()`): an instance's entry
+        of that name runs instead, whatever it is (a library context
+        manager that swallows the test's exception, a C callable that
+        skips its body)."""
+        d = _dict_of(obj)
+        if _type(d) is not dict:
+            return None
+        cls = _type(obj)
+        for k in d:
+            if _type(k) is not _str:
+                return "a non-str name"
+            if _one(_type(_lk(cls, k)), _meth):
+                return k
+        return None
+
+    def plugins_clean(item, _fp=frozen_plugins, _t=trusted, _code=code_of, _sh=shadowed,
+                      _dict_of=dict_of, _type=type, _list=list):
+        """The objects whose trusted methods decide a test's phases: the
+        item, its session, config and plugin manager, and every instance
+        plugin with a hook implementation (frozen at the first test). None
+        holds code under test in its own dict, nor shadows its class."""
+        for obj in (item, item.session, item.config, item.config.pluginmanager, *_fp):
+            d = _dict_of(obj)
+            if _type(d) is not dict:
+                continue
+            for k, v in _list(d.items()):
+                c = _code(v)
+                if c is not None and not _t(c.co_filename):
+                    return "%s.%s is code under test (%s)" % (safe(_type(obj).__name__), safe(k),
+                                                             c.co_filename)
+            k = _sh(obj)
+            if k is not None:
+                return "%s.%s shadows its class's method" % (safe(_type(obj).__name__), safe(k))
+        return None
+
     def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
-                    _remember=remember_impls, _cw=code_writes):
+                    _remember=remember_impls, _cw=code_writes, _pc=plugins_clean):
         # Taken before the walk reads any code: a write during it makes
         # the next check walk again.
         writes = _cw[0]
@@ -3896,11 +4090,9 @@ def _grader_main():
                         return "hook implementation from " + (c.co_filename if c else repr(impl.function))
             if funcs is not None:
                 _remember(funcs, writes)
-        for obj in (item, item.session, item.config, pm):
-            for k, v in vars(obj).items():
-                c = _code(v)
-                if c is not None and not _t(c.co_filename):
-                    return "%s.%s is code under test (%s)" % (type(obj).__name__, k, c.co_filename)
+        bad = _pc(item)
+        if bad is not None:
+            return bad
         return test_object_clean(item)
 
     def checkpoint(item, where, _gf=getframe, _clean=frames_clean, _die=die,
@@ -3954,7 +4146,7 @@ def _grader_main():
 
     def phase(item, when, _cp=checkpoint, _wv=write_verdict, _key=key_of,
               _skip=Skipped, _mro=mro_of, _type=type, _au=assert_util, _pd=phase_driven,
-              _uo=ut_outcomes, _ut=UT_FUNCTION, _id=id):
+              _uo=ut_outcomes, _ut=UT_FUNCTION, _id=id, _up=ut_parts):
         _pd(item)
         # Set per test by the assertion plugin and read only by rewritten
         # asserts (off here): a module-global path to the config otherwise.
@@ -3962,6 +4154,7 @@ def _grader_main():
         unit = when == "call" and _type(item) is _ut
         if unit:
             _uo.pop(_id(item), None)
+            _up.clear()
         _cp(item, when + " start")
         try:
             res = yield

@@ -18,7 +18,7 @@ use super::*;
 /// from `sys._getframe` called by C (`map`) inside a library function
 /// (`heapq.nsmallest`), so no frame of code under test asks for it (the
 /// route review rev40 used); `f_back` and `f_locals` raise no event.
-const REACH: &str = r#"
+pub(super) const REACH: &str = r#"
 import heapq as _hq
 import sys as _sys
 
@@ -156,7 +156,7 @@ def add(a, b):
 /// cleanups, sub-tests, and tests wrapped by a library decorator
 /// (`mock.patch.dict`, whose wrapper is `unittest.mock`'s code), in a
 /// TestCase and at module level.
-const UNITTEST_SUITE: &str = r#"import os
+pub(super) const UNITTEST_SUITE: &str = r#"import os
 import unittest
 from unittest import mock
 
@@ -255,7 +255,7 @@ async fn app_setting_its_environment_keeps_its_score() {
 
 /// Grades `hack` (an app) on the fixture plus `UNITTEST_SUITE`: the hack
 /// must gain nothing over the honest broken app (0 of 6).
-async fn unittest_no_gain(hack: &str) {
+pub(super) async fn unittest_no_gain(hack: &str) {
     let Some(g) = grader(30) else {
         return;
     };
