@@ -260,6 +260,18 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             }
             continue;
         }
+        // A Go struct tag naming the variable (`env:"REDIS_PASSWORD"`):
+        // only the default the tag supplies is a literal.
+        if let Some(default) = struct_tag_default(b, start, end) {
+            if let Some((vs, ve)) = default {
+                let mut scanned = ve;
+                if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
+                    out.push(span);
+                }
+                done = done.max(ve);
+            }
+            continue;
+        }
         if password
             && !code_file
             && let Some((vs, ve)) =
@@ -371,22 +383,40 @@ const MAX_EXPANSION: usize = 512;
 /// expansion holds no literal value (a reference, an error message, an
 /// alternative used only when the variable is set); `Some(Some(span))`
 /// for the default value it supplies, judged as a literal.
+///
+/// Spring's and Micronaut's property placeholders have the same shape
+/// with the key as the last word of a dotted property name and a bare
+/// `:` before the default: `@Value("${ldap.manager-password:Lantern5}")`
+/// (issue 18, generator-12 `spring-value-annotation-default-secret`); the
+/// default is what runs wherever the property is unset, so it is judged
+/// as a literal like the shell's.
 fn parameter_expansion(b: &[u8], start: usize, end: usize) -> Option<Option<(usize, usize)>> {
-    let open = start.checked_sub(2)?;
-    if &b[open..start] != b"${" {
+    let mut name = start;
+    while name > 0
+        && (b[name - 1].is_ascii_alphanumeric() || matches!(b[name - 1], b'.' | b'_' | b'-'))
+    {
+        name -= 1;
+    }
+    let open = name.checked_sub(2)?;
+    if &b[open..name] != b"${" {
         return None;
     }
     let mut p = end;
-    if b.get(p) == Some(&b':') {
+    let colon = b.get(p) == Some(&b':');
+    if colon {
         p += 1;
     }
     let op = *b.get(p)?;
-    if !matches!(op, b'-' | b'=') {
+    let vs = if matches!(op, b'-' | b'=') {
+        p + 1
+    } else if colon && !matches!(op, b'?' | b'+' | b'}') && b[name..end].contains(&b'.') {
+        // Spring's `${a.b-password:default}`.
+        p
+    } else {
         // `}`, `?`, `+`, or anything else (`${TOKEN%%.*}`, `${TOKEN#x}`):
         // the variable's value, transformed; no literal credential.
         return Some(None);
-    }
-    let vs = p + 1;
+    };
     let limit = (vs + MAX_EXPANSION).min(b.len());
     let ve = (vs..limit).find(|&i| matches!(b[i], b'}' | b'\n'))?;
     if b[ve] != b'}' {
@@ -399,6 +429,45 @@ fn parameter_expansion(b: &[u8], start: usize, end: usize) -> Option<Option<(usi
         ve -= 1;
     }
     Some(Some((vs, ve)))
+}
+
+/// Tag keys of Go configuration loaders that name an environment
+/// variable (`caarlos0/env`, `kelseyhightower/envconfig`).
+const ENV_TAGS: &[&[u8]] = &[b"env:\"", b"envconfig:\""];
+/// Tag keys that give the variable's default.
+const DEFAULT_TAGS: &[&[u8]] = &[b" envDefault:\"", b" default:\""];
+
+/// The key at `start..end` as the whole name in a Go struct tag's
+/// `env:"…"` or `envconfig:"…"` (issue 18, generator-12
+/// `go-viper-config-secret`: `RedisPass string \`env:"REDIS_PASSWORD"
+/// envDefault:"…"\``). `None` when it is not one; `Some(None)` when the
+/// tag gives no default (the value comes from the environment);
+/// `Some(Some(span))` for the default, judged as a literal.
+fn struct_tag_default(b: &[u8], start: usize, end: usize) -> Option<Option<(usize, usize)>> {
+    if start == 0 || b[start - 1] != b'"' || b.get(end) != Some(&b'"') {
+        return None;
+    }
+    let mut name = start - 1;
+    while name > 0 && (b[name - 1].is_ascii_alphanumeric() || b[name - 1] == b'_') {
+        name -= 1;
+    }
+    let head = &b[..name];
+    if !ENV_TAGS.iter().any(|t| head.ends_with(t)) {
+        return None;
+    }
+    // The rest of the tag: to its closing backquote, on this line.
+    let tag_end = (end..b.len().min(end + 512))
+        .find(|&i| matches!(b[i], b'`' | b'\n'))
+        .filter(|&i| b[i] == b'`')?;
+    let tag = &b[end + 1..tag_end];
+    for d in DEFAULT_TAGS {
+        if let Some(at) = tag.windows(d.len()).position(|w| w == *d) {
+            let vs = end + 1 + at + d.len();
+            let ve = (vs..tag_end).find(|&i| b[i] == b'"')?;
+            return Some(Some((vs, ve)));
+        }
+    }
+    Some(None)
 }
 
 /// Fields on a directive line before its password keyword
@@ -531,6 +600,9 @@ impl KeyForm {
                 return KeyForm::CallArgument;
             }
         }
+        if Self::compared(b, start, end) {
+            return KeyForm::CallArgument;
+        }
         if b.get(end) == Some(&b'(')
             && b.get(end + 1).is_some_and(|&q| matches!(q, b'"' | b'\''))
             && (Self::setter(b, start, end)
@@ -540,6 +612,42 @@ impl KeyForm {
             return KeyForm::Initializer;
         }
         KeyForm::Plain
+    }
+
+    /// True when the bare key at `start..end` is the first argument of
+    /// a comparison call whose second is a string literal:
+    /// `secure_compare(password, "…")` (Rails, Rack basic auth),
+    /// `hmac.compare_digest(token, "…")`, `String.Equals(apiKey, "…")`
+    /// (issue 18, generator-13 `sidekiq-redis-initializer`). The literal
+    /// is what the credential must equal: the credential itself.
+    fn compared(b: &[u8], start: usize, end: usize) -> bool {
+        if b.get(end) != Some(&b',') {
+            return false;
+        }
+        let mut j = end + 1;
+        while j < b.len() && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
+        if !b.get(j).is_some_and(|&q| matches!(q, b'"' | b'\'')) {
+            return false;
+        }
+        let mut i = start;
+        while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+            i -= 1;
+        }
+        if i == 0 || b[i - 1] != b'(' {
+            return false;
+        }
+        let call_end = i - 1;
+        let mut k = call_end;
+        while k > 0 && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_') {
+            k -= 1;
+        }
+        let call = b[k..call_end].to_ascii_lowercase();
+        call.ends_with(b"compare")
+            || call.ends_with(b"compare_digest")
+            || call.ends_with(b"equal")
+            || call.ends_with(b"equals")
     }
 
     /// True when the comma at `comma` ends a name-value pair: the
@@ -589,7 +697,8 @@ impl KeyForm {
         s > 0 && s < e && b[s - 1] == q && b[s].is_ascii_alphabetic()
     }
 
-    /// A call whose name says it wraps a literal secret: AWS CDK's
+    /// A call whose name says it wraps a literal secret: IdentityServer's
+    /// (Duende's) `new Secret("…".Sha256())` client secret, AWS CDK's
     /// `SecretValue.unsafePlainText('…')` / `SecretValue.plainText('…')`,
     /// Pulumi's `pulumi.secret('…')` / `Output.secret('…')`, pydantic's
     /// `SecretStr('…')`, .NET and Java `SecretString("…")`,
@@ -602,6 +711,7 @@ impl KeyForm {
             || (matches!(last, b"unsafeplaintext" | b"plaintext")
                 && object.ends_with(b"secretvalue."))
             || (last == b"secret" && (object.ends_with(b"pulumi.") || object.ends_with(b"output.")))
+            || (key == b"secret" && b[..start].ends_with(b"new "))
     }
 
     /// `#define KEY ` opens the key's line (blanks allowed around `#`),
@@ -973,7 +1083,12 @@ fn value_after_inner(
             return None;
         }
         // An initializer's literal is its whole first argument.
-        if form == KeyForm::Initializer && !matches!(b.get(j + 1), Some(b')' | b',')) {
+        // IdentityServer hashes its client secret's literal in place:
+        // `new Secret("…".Sha256())`.
+        let hashed = [&b".Sha256()"[..], b".Sha512()"]
+            .iter()
+            .any(|h| b[j + 1..].starts_with(h));
+        if form == KeyForm::Initializer && !hashed && !matches!(b.get(j + 1), Some(b')' | b',')) {
             *scanned = j;
             return None;
         }
@@ -982,11 +1097,13 @@ fn value_after_inner(
         let vs = p;
         let limit = (vs + 4096).min(n);
         let mut j = vs;
+        // Asked only at an `&`: most values hold none.
+        let mut whole_line = None;
         // A markup closing tag ends the text it closes (`<string>
         // webcredentials:example.app</string>` in a plist).
         while j < limit
             && !(b[j] == b'<' && b.get(j + 1) == Some(&b'/'))
-            && !matches!(
+            && (!matches!(
                 b[j],
                 b' ' | b'\t'
                     | b'\r'
@@ -999,7 +1116,7 @@ fn value_after_inner(
                     | b'&'
                     | b'"'
                     | b'\''
-            )
+            ) || (b[j] == b'&' && *whole_line.get_or_insert_with(|| whole_line_value(b, vs))))
         {
             j += 1;
         }
@@ -1024,6 +1141,33 @@ fn value_after_inner(
         return None;
     }
     Some((vs, ve))
+}
+
+/// True when the unquoted value at `vs` is the rest of its line, as in a
+/// Java `.properties` or `.env` file (`log4j.appender.DB.password=O&C^*…`,
+/// issue 18, generator-12 `log4j-appender-credential`): its key starts the
+/// line, with nothing but the key and its `=` before the value, and no
+/// other `=` follows on the line. There an `&` is the value's own
+/// character; elsewhere it joins the next field of a query or form body
+/// (`?user=etl&password=…&useSSL=false`), which holds another `=`.
+fn whole_line_value(b: &[u8], vs: usize) -> bool {
+    if vs == 0 || b[vs - 1] != b'=' {
+        return false;
+    }
+    let ls = b[..vs]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let key = b[ls..vs - 1].trim_ascii_start();
+    let le = b[vs..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |i| vs + i);
+    !key.is_empty()
+        && key
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        && !b[vs..le].contains(&b'=')
 }
 
 /// True when the quoted key closed at `close - 1` (its quote), with `]`
@@ -1185,6 +1329,18 @@ fn is_message_format(v: &str) -> bool {
 /// `curl -d @body.json`, httpie `token=@token.txt`): the value is read
 /// from the named file.
 fn is_file_argument(v: &str) -> bool {
+    // A shell redirection (`>/dev/null`, `2>>log/out.txt`, `<input.sql`)
+    // after a command whose words held a key: the file it writes or reads.
+    let redirected = v.trim_start_matches(|c: char| c.is_ascii_digit());
+    if redirected.len() < v.len() || v.starts_with(['>', '<']) {
+        let f = redirected.trim_start_matches(['>', '<', '&']);
+        if f.len() < redirected.len()
+            && f.contains('/')
+            && f.split(['/', '.']).all(|p| p.is_empty() || is_name(p))
+        {
+            return true;
+        }
+    }
     v.strip_prefix('@').is_some_and(|f| {
         !f.is_empty()
             && f.contains(['.', '/'])
@@ -1292,6 +1448,158 @@ mod tests {
                     "alternative",
                 ),
                 ("echo ${SECRET_KEY%%.*} ${#API_TOKEN}\n", "transformations"),
+            ],
+        );
+    }
+
+    /// IdentityServer's client secrets: the literal hashed in place.
+    #[test]
+    fn identityserver_client_secrets() {
+        check(
+            "generic_secret",
+            &[(
+                "            ClientSecrets = { new Secret(\"Zq8v2Lm4Kp7Rt9xWq3Zr8Kx2\".Sha256()) },\n",
+                "Zq8v2Lm4Kp7Rt9xWq3Zr8Kx2",
+            )],
+            &[(
+                "            ClientSecrets = { new Secret(configuration[\"Clients:Spa:Secret\"].Sha256()) },\n",
+                "configuration",
+            )],
+        );
+    }
+
+    /// The literal a credential is compared with in a comparison call.
+    #[test]
+    fn comparison_calls() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "    ActiveSupport::SecurityUtils.secure_compare(password, \"RZOx81IrBKVR-I=KNi6PZ?\")\n",
+                    "RZOx81IrBKVR-I=KNi6PZ?",
+                ),
+                (
+                    "if hmac.compare_digest(token, 'Zq8v2Lm4Kp7Rt9xWq3') :\n",
+                    "Zq8v2Lm4Kp7Rt9xWq3",
+                ),
+            ],
+            &[
+                (
+                    "secure_compare(password, params[:password])\n",
+                    "no literal",
+                ),
+                (
+                    "log(password, \"Zq8v2Lm4Kp7Rt9xWq3\")\n",
+                    "not a comparison",
+                ),
+            ],
+        );
+    }
+
+    /// A Go struct tag's default for a credential-named variable is a
+    /// literal; the tag's name alone is not.
+    #[test]
+    fn go_struct_tag_defaults() {
+        check(
+            "generic_secret",
+            &[(
+                "\tRedisPass string `env:\"REDIS_PASSWORD\" envDefault:\"7PGCm786xCgXbRaf7NOeHfgN\"`\n",
+                "7PGCm786xCgXbRaf7NOeHfgN",
+            )],
+            &[
+                (
+                    "\tRedisPass string `env:\"REDIS_PASSWORD,required\"`\n",
+                    "no default",
+                ),
+                (
+                    "\tRedisPass string `env:\"REDIS_PASSWORD\"`\n",
+                    "no default",
+                ),
+                (
+                    "\tAPIToken string `envconfig:\"API_TOKEN\" default:\"\"`\n",
+                    "empty default",
+                ),
+            ],
+        );
+    }
+
+    /// Spring's `${property:default}`: the default is a literal.
+    #[test]
+    fn spring_placeholder_defaults() {
+        check(
+            "generic_secret",
+            &[(
+                "    @Value(\"${ldap.manager-password:Lantern+Pebble5361_}\") String managerPassword) {\n",
+                "Lantern+Pebble5361_",
+            )],
+            &[
+                (
+                    "    @Value(\"${ldap.manager-password}\") String managerPassword) {\n",
+                    "no default",
+                ),
+                (
+                    "    @Value(\"${ldap.manager-password:}\") String managerPassword) {\n",
+                    "empty default",
+                ),
+                (
+                    "  password: ${spring.datasource.password:${DB_PASSWORD}}\n",
+                    "default is a reference",
+                ),
+            ],
+        );
+    }
+
+    /// An unquoted value that is the rest of its line (a `.properties`
+    /// or `.env` line) keeps its `&`; in a query string `&` ends it.
+    #[test]
+    fn whole_line_values_keep_their_ampersand() {
+        check(
+            "generic_secret",
+            &[
+                (
+                    "log4j.appender.DB.password=O&C^*Tfu24SVx$3ge9B\n",
+                    "O&C^*Tfu24SVx$3ge9B",
+                ),
+                ("DB_PASSWORD=Kp7&Rt9xWq3Zr8\n", "Kp7&Rt9xWq3Zr8"),
+                (
+                    "curl https://api.example.com/v1/x?user=etl&password=Harvest_Maple4111&verbose=1\n",
+                    "Harvest_Maple4111",
+                ),
+            ],
+            &[],
+        );
+    }
+
+    /// A shell redirection after a command whose words held a key
+    /// (generator-13 `procfile`: `rails credentials:show >/dev/null`) is
+    /// the file written; names in Ruby, PHP and Elixir syntax are names.
+    #[test]
+    fn redirections_and_language_names() {
+        check(
+            "generic_secret",
+            &[(
+                "config.auth_token = \"Zq8v2Lm4Kp7Rt9x\"\n",
+                "Zq8v2Lm4Kp7Rt9x",
+            )],
+            &[
+                (
+                    "release: bundle exec rails db:migrate && bundle exec rails credentials:show >/dev/null\n",
+                    "redirection",
+                ),
+                (
+                    "run: vault token lookup 2>>/var/log/token.log\n",
+                    "redirection",
+                ),
+                ("TWILIO_AUTH_TOKEN_KEY = :auth_token\n", "symbol"),
+                (
+                    "  jwt.secret = Rails.application.credentials.devise_jwt_secret_key!\n",
+                    "bang method",
+                ),
+                (
+                    "'password' => static::$password ??= Hash::make('password'),\n",
+                    "static property",
+                ),
+                ("  secret_key: {:system, \"GUARDIAN_SECRET\"},\n", "tuple"),
             ],
         );
     }

@@ -105,9 +105,84 @@ pub(crate) fn is_ciphertext(key: &str, v: &str) -> bool {
     openpgp_message(&d, !named) || (named && d.len() >= MIN_CIPHERTEXT_BYTES)
 }
 
+/// Shortest ciphertext in bytes that a configuration encryptor writes: an
+/// 8-byte salt and one 16-byte block (Jasypt's PBE, Maven's
+/// plexus-cipher), or Spring Cloud Config's IV and one block.
+const MIN_CONFIG_CIPHERTEXT_BYTES: usize = 24;
+
+/// True when the generic detector's value at `start..end` is a value a
+/// configuration encryptor wrote, in its documented wrapper (issue 18,
+/// generator-12 `encrypted-property-values`): such files are encrypted so
+/// that they *can* be committed, and the key stays elsewhere.
+/// - Spring Cloud Config: `{cipher}` then hex or base64 ciphertext
+///   (`password: '{cipher}85bdfc…'`);
+/// - Jasypt (`jasypt-spring-boot`): `ENC(<base64>)`; its `DEC(…)` holds
+///   plaintext waiting to be encrypted and stays reported;
+/// - Maven's `mvn --encrypt-password`: `{<base64>}` as the whole text of a
+///   `<password>` or `<passphrase>` element in a settings file (one that
+///   holds `<server>` entries).
+///
+/// Each wrapper is only ciphertext when its body decodes to at least
+/// [`MIN_CONFIG_CIPHERTEXT_BYTES`].
+pub(crate) fn is_config_ciphertext(text: &str, start: usize, end: usize) -> bool {
+    let b = text.as_bytes();
+    let v = &text[start..end];
+    let long_enough = |body: &str| {
+        let body = body.trim_end_matches('=');
+        if body.len() >= 2 * MIN_CONFIG_CIPHERTEXT_BYTES
+            && body.bytes().all(|c| c.is_ascii_hexdigit())
+        {
+            return true;
+        }
+        decode(body).is_some_and(|d| d.len() >= MIN_CONFIG_CIPHERTEXT_BYTES)
+    };
+    // Spring's prefix, inside the value or just before it.
+    let spring =
+        |pre: &[u8]| pre.len() >= 8 && pre[pre.len() - 8..].eq_ignore_ascii_case(b"{cipher}");
+    if let Some(body) = v.strip_prefix("{cipher}") {
+        return long_enough(body);
+    }
+    if spring(&b[..start]) {
+        return long_enough(v);
+    }
+    // Jasypt's wrapper around the value (the detector may have taken the
+    // value with or without it).
+    let (body, before, after) = match v.strip_prefix("ENC(") {
+        Some(rest) => (rest.trim_end_matches(')'), true, true),
+        None => (v, b[..start].ends_with(b"ENC("), b.get(end) == Some(&b')')),
+    };
+    if before && after {
+        return long_enough(body);
+    }
+    // Maven: the element's whole text, braced (the detector may have
+    // taken the value with or without its braces).
+    let (start, end) = if b[..start].ends_with(b"{") && b.get(end) == Some(&b'}') {
+        (start - 1, end + 1)
+    } else {
+        (start, end)
+    };
+    if let Some(body) = text[start..end]
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        && b[..start].ends_with(b">")
+        && b[end..].starts_with(b"</")
+        && text.contains("<server>")
+    {
+        let tag = &b[..start - 1];
+        let open = tag
+            .iter()
+            .rposition(|&c| c == b'<')
+            .map_or(tag, |i| &tag[i + 1..]);
+        return (open.eq_ignore_ascii_case(b"password")
+            || open.eq_ignore_ascii_case(b"passphrase"))
+            && long_enough(body);
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_ciphertext;
+    use super::{is_ciphertext, is_config_ciphertext};
     use crate::scanner::rules::testutil::rules;
 
     const PGP: &str = "wcFMAPvV36OUlu+hiJKwBjj1NEsz149iI2lAj1xh5A/4vnmbHPhqFjqgDMGaUp1qbn1SZ7B3ta4L2i6aPcbDXYxaorCafchTGVQ/3QoPdB/Rw1XIddCkQJbfyTSoAmmDS5e+boIy+0X7hpAFIhpXl4";
@@ -144,6 +219,50 @@ mod tests {
         ));
         assert!(!is_ciphertext("secret", PGP));
         assert!(!is_ciphertext("token", "vault:secret/data/app#token"));
+    }
+
+    /// The value of `key` in `text`, as `(start, end)`.
+    fn span(text: &str, v: &str) -> (usize, usize) {
+        let s = text.find(v).unwrap();
+        (s, s + v.len())
+    }
+
+    #[test]
+    fn configuration_encryptors() {
+        let hex =
+            "85bdfc79b1cc370a97730a9450d7ec579e9b69698e9c90e40828a61f339083320e22b7408bde08d8";
+        let spring = format!("spring:\n  datasource:\n    password: '{{cipher}}{hex}'\n");
+        let (s, e) = span(&spring, &format!("{{cipher}}{hex}"));
+        assert!(is_config_ciphertext(&spring, s, e));
+        let (s, e) = span(&spring, hex);
+        assert!(is_config_ciphertext(&spring, s, e));
+        let b64 = "jmM0b6DO4kFLQZkEcrJVUIpD/JWDsR/oFQC20yJVoNlmBwVjszueSdSbtnGcd+XM";
+        let jasypt = format!("spring.datasource.password=ENC({b64})\n");
+        let (s, e) = span(&jasypt, b64);
+        assert!(is_config_ciphertext(&jasypt, s, e));
+        let (s, e) = span(&jasypt, &format!("ENC({b64})"));
+        assert!(is_config_ciphertext(&jasypt, s, e));
+        let maven = "<settings><servers>\n  <server>\n    <id>releases</id>\n    <password>{uX7sXS/OhYMJdZUMGDPHn1XEKQFnRnYfzAIlMQre3Gum}</password>\n  </server>\n</servers></settings>\n";
+        let (s, e) = span(maven, "{uX7sXS/OhYMJdZUMGDPHn1XEKQFnRnYfzAIlMQre3Gum}");
+        assert!(is_config_ciphertext(maven, s, e));
+        assert!(is_config_ciphertext(maven, s + 1, e - 1));
+        // Plaintext in the same places: Jasypt's `DEC(…)` (waiting to be
+        // encrypted), a short `{cipher}` body, a braced password outside
+        // a Maven settings file, a plain value.
+        let dec = format!("spring.datasource.password=DEC({b64})\n");
+        let (s, e) = span(&dec, b64);
+        assert!(!is_config_ciphertext(&dec, s, e));
+        let short = "password: '{cipher}hunter2x'\n";
+        let (s, e) = span(short, "{cipher}hunter2x");
+        assert!(!is_config_ciphertext(short, s, e));
+        let braced = "<password>{uX7sXS/OhYMJdZUMGDPHn1XEKQFnRnYfzAIlMQre3Gum}</password>\n";
+        let (s, e) = span(braced, "{uX7sXS/OhYMJdZUMGDPHn1XEKQFnRnYfzAIlMQre3Gum}");
+        assert!(!is_config_ciphertext(braced, s, e));
+        let plain = format!("spring.datasource.password={b64}\n");
+        let (s, e) = span(&plain, b64);
+        assert!(!is_config_ciphertext(&plain, s, e));
+        assert!(rules("src/main/resources/application.properties", &jasypt).is_empty());
+        assert!(!rules("src/main/resources/application.properties", &plain).is_empty());
     }
 
     #[test]

@@ -32,6 +32,15 @@ const CONVERSIONS: &[&str] = &[
     "secretstr(",
     "secretstring(",
     "new secretstring(",
+    // Password-hashing calls given the plaintext (issue 18, generator-13
+    // `laravel-seeder-factory`: `'password' => Hash::make('…')` in a
+    // production seeder): the hash is computed at run time, so the
+    // literal is the password itself. Laravel, PHP, Django, Ruby bcrypt.
+    "hash::make(",
+    "bcrypt(",
+    "password_hash(",
+    "make_password(",
+    "bcrypt::password.create(",
 ];
 
 /// When the right-hand side at `p` of `lower` opens a conversion call
@@ -58,6 +67,8 @@ mod tests {
         assert_eq!(literal_argument(b"buffer.from('k')", 0), Some(12));
         assert_eq!(literal_argument(b"[]byte(os.getenv(\"x\"))", 0), None);
         assert_eq!(literal_argument(b"strings.toupper(\"k\")", 0), None);
+        assert_eq!(literal_argument(b"hash::make('k')", 0), Some(11));
+        assert_eq!(literal_argument(b"hash::make($request->password)", 0), None);
     }
 
     fn values(path: &str, text: &str) -> Vec<String> {
@@ -93,6 +104,10 @@ mod tests {
                 "src/Auth.java",
                 format!("byte[] secret = \"{s}\".getBytes();\n"),
             ),
+            (
+                "database/seeders/AdminSeeder.php",
+                format!("                'password' => Hash::make('{s}'),\n"),
+            ),
         ] {
             assert_eq!(values(path, &text), vec![s.to_string()], "{text}");
         }
@@ -105,6 +120,8 @@ mod tests {
             "var hmacSecret = []byte(cfg.Secret)\n",
             "var hmacSecret = []byte(\"changeme\")\n",
             "var hmacSecret = []byte(\"<your-secret-here>\")\n",
+            "'password' => static::$password ??= Hash::make('password'),\n",
+            "'password' => Hash::make($request->password),\n",
         ] {
             assert!(values("internal/auth/jwt.go", text).is_empty(), "{text}");
         }

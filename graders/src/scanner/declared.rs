@@ -276,11 +276,39 @@ const PUBLISHED_SAMPLES: &[&str] = &[
 /// Words by which a file calls a value a published sample.
 const SAMPLE_WORDS: &[&str] = &["sample", "example", "jwt.io", "documentation"];
 
-/// Spans of [`PUBLISHED_SAMPLES`] in `text` (each with the rest of its
-/// token: a JWT's signature), when the file's words call them samples.
+/// Keys built into local emulators, published in their vendor's
+/// documentation and the same in every installation: Azure's storage
+/// emulator (Azurite) account key of `devstoreaccount1`, and the Cosmos DB
+/// emulator's master key. They open only the emulator on the developer's
+/// own machine. Dropped where the file names the emulator
+/// ([`EMULATOR_WORDS`]), like the samples above.
+const EMULATOR_KEYS: &[&str] = &[
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
+];
+
+/// Words by which a file names a local emulator: its name, or the
+/// emulator's fixed account (`devstoreaccount1`, which only Azurite and
+/// the legacy storage emulator serve).
+const EMULATOR_WORDS: &[&str] = &[
+    "emulator",
+    "azurite",
+    "devstoreaccount1",
+    "usedevelopmentstorage",
+];
+
+/// Spans of [`PUBLISHED_SAMPLES`] and [`EMULATOR_KEYS`] in `text` (each
+/// with the rest of its token: a JWT's signature), when the file's words
+/// call them samples or name the emulator.
 pub(crate) fn published_sample_spans(text: &str, lower: &str) -> Vec<(usize, usize)> {
+    let mut out = sample_spans(text, lower, PUBLISHED_SAMPLES, SAMPLE_WORDS);
+    out.extend(sample_spans(text, lower, EMULATOR_KEYS, EMULATOR_WORDS));
+    out
+}
+
+fn sample_spans(text: &str, lower: &str, samples: &[&str], words: &[&str]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    for s in PUBLISHED_SAMPLES {
+    for s in samples {
         for (i, _) in text.match_indices(s) {
             let b = text.as_bytes();
             let mut e = i + s.len();
@@ -292,7 +320,7 @@ pub(crate) fn published_sample_spans(text: &str, lower: &str) -> Vec<(usize, usi
             out.push((i, e));
         }
     }
-    if !out.is_empty() && !SAMPLE_WORDS.iter().any(|w| lower.contains(w)) {
+    if !out.is_empty() && !words.iter().any(|w| lower.contains(w)) {
         out.clear();
     }
     out
@@ -312,6 +340,8 @@ const SAYS_PUBLIC: &[&str] = &[
     "safe to commit",
     "security rules",
     "app check",
+    // Generator-12: "all of these are public, client-side identifiers".
+    "client-side identifier",
     // Generator-6: "Firebase web config identifies the project; it is not
     // a credential".
     "not a credential",
@@ -320,6 +350,92 @@ const SAYS_PUBLIC: &[&str] = &[
     "identifies the project",
     "identifies your",
 ];
+
+/// True when the Google API key at `start..end` is one its file shows
+/// public by design: a Firebase web config called public
+/// ([`in_firebase_web_config`]), an Android app's Firebase config
+/// ([`in_android_firebase_config`]), or a browser key the file says is
+/// restricted ([`restricted_browser_key`]).
+pub(crate) fn is_public_google_key(lower: &str, start: usize, end: usize) -> bool {
+    in_firebase_web_config(lower, start, end)
+        || in_android_firebase_config(lower, start, end)
+        || restricted_browser_key(lower, start, end)
+}
+
+/// The byte index at most `by` before `i`, on a char boundary.
+fn back(s: &str, i: usize, by: usize) -> usize {
+    let mut j = i.saturating_sub(by);
+    while !s.is_char_boundary(j) {
+        j += 1;
+    }
+    j
+}
+
+/// The byte index at most `by` after `i`, on a char boundary.
+fn ahead(s: &str, i: usize, by: usize) -> usize {
+    let mut j = (i + by).min(s.len());
+    while !s.is_char_boundary(j) {
+        j -= 1;
+    }
+    j
+}
+
+/// True when the Google API key at `start` is the client key of an
+/// Android app's Firebase config (issue 18, generator-12
+/// `android-firebase-public-config`), in one of the two forms the Google
+/// Services Gradle plugin reads and every build ships inside the APK:
+/// - `google-services.json`: the key is a `current_key` and the file holds
+///   the plugin's `project_info` and `mobilesdk_app_id`;
+/// - its generated string resources (`values/google_services.xml`): a
+///   `google_api_key` string next to `google_app_id` and
+///   `gcm_defaultSenderId`, in a file that says the config is public
+///   ([`SAYS_PUBLIC`]), as the web config must.
+///
+/// Like the web config's, these keys identify the project; access is
+/// enforced by Security Rules and App Check.
+pub(crate) fn in_android_firebase_config(lower: &str, start: usize, end: usize) -> bool {
+    let before = &lower[back(lower, start, 64)..start];
+    if before.contains("\"current_key\"") {
+        return lower.contains("\"project_info\"") && lower.contains("\"mobilesdk_app_id\"");
+    }
+    let near = &lower[back(lower, start, 1024)..ahead(lower, end, 1024)];
+    before.contains("\"google_api_key\"")
+        && near.contains("\"google_app_id\"")
+        && near.contains("\"gcm_defaultsenderid\"")
+        && says_public(lower)
+}
+
+/// Words by which a file says a Google API key is restricted to its
+/// callers: HTTP referrers (a browser key), an Android package and
+/// signing certificate, an iOS bundle.
+const RESTRICTED_TO: &[&str] = &["referrer", "referer", "sha-1", "sha1", "bundle id"];
+
+/// True when the comment or note just before the Google API key at
+/// `start..end` (within [`RESTRICTION_NOTE`] bytes, or on its line) says
+/// the key is restricted to its callers ([`RESTRICTED_TO`]): a browser
+/// key for Maps or Places that every visitor receives in the page, by
+/// design (issue 18, generator-12 `publishable-client-side-keys`,
+/// generator-13 `wordpress-plugin-constants`). A key the file says
+/// nothing about is still reported.
+pub(crate) fn restricted_browser_key(lower: &str, start: usize, end: usize) -> bool {
+    let line_end = lower[end..].find('\n').map_or(lower.len(), |i| end + i);
+    let note = &lower[back(lower, start, RESTRICTION_NOTE)..line_end];
+    note.contains("restrict") && RESTRICTED_TO.iter().any(|w| note.contains(w))
+}
+
+/// How far before a key its restriction note is read.
+const RESTRICTION_NOTE: usize = 256;
+
+/// True when the file's text, read over comment lines joined, says a
+/// config is public ([`SAYS_PUBLIC`]).
+fn says_public(lower: &str) -> bool {
+    let joined: String = lower
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "//" | "#" | "*" | "--"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    SAYS_PUBLIC.iter().any(|p| joined.contains(p))
+}
 
 /// True when the Google API key at `start` is the `apiKey` of a Firebase
 /// web config (the enclosing `{…}` also holds `authDomain` and one of the
@@ -342,12 +458,7 @@ pub(crate) fn in_firebase_web_config(lower: &str, start: usize, end: usize) -> b
     if !(obj.contains("authdomain") && FIREBASE_KEYS.iter().any(|k| obj.contains(k))) {
         return false;
     }
-    let joined: String = lower
-        .split_whitespace()
-        .filter(|w| !matches!(*w, "//" | "#" | "*" | "--"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    SAYS_PUBLIC.iter().any(|p| joined.contains(p))
+    says_public(lower)
 }
 
 #[cfg(test)]
@@ -451,6 +562,26 @@ mod tests {
         assert!(published_sample_spans(jwt, &jwt.to_ascii_lowercase()).is_empty());
         let other = "sample: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5ODc2NTQzMjEwIn0.abc";
         assert!(published_sample_spans(other, other).is_empty());
+        // The storage emulator's published account key, where the file
+        // names the emulator; the same key with nothing naming it is kept.
+        let key = EMULATOR_KEYS[0];
+        let local = format!(
+            "Storage:\n  # docker compose up azurite\n  ConnectionString: \"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={key};\"\n"
+        );
+        assert_eq!(
+            published_sample_spans(&local, &local.to_ascii_lowercase()).len(),
+            1
+        );
+        let bare = format!("account-key: {key}\n");
+        assert!(published_sample_spans(&bare, &bare.to_ascii_lowercase()).is_empty());
+        let cosmos = format!(
+            "// Cosmos DB Emulator\nconst string Key = \"{}\";\n",
+            EMULATOR_KEYS[1]
+        );
+        assert_eq!(
+            published_sample_spans(&cosmos, &cosmos.to_ascii_lowercase()).len(),
+            1
+        );
         let cfg = "const c = {\n  apiKey: \"AIzaX\",\n  authDomain: \"a.firebaseapp.com\",\n  projectId: \"a\",\n};";
         let said = format!("// Firebase documents these as public\n// identifiers.\n{cfg}");
         let l = said.to_ascii_lowercase();
@@ -471,6 +602,43 @@ mod tests {
         let l = other.to_ascii_lowercase();
         let s = l.find("aizax").unwrap();
         assert!(!in_firebase_web_config(&l, s, s + 5));
+    }
+
+    #[test]
+    fn android_firebase_configs_and_restricted_browser_keys() {
+        let key = "AIzaSyD3mQ8pL2xN7vR4tW9yBcK5fH1jG6sU0eA";
+        let at = |t: &str| {
+            let l = t.to_ascii_lowercase();
+            let s = t.find(key).unwrap();
+            is_public_google_key(&l, s, s + key.len())
+        };
+        let json = format!(
+            "{{\n  \"project_info\": {{ \"project_id\": \"field\" }},\n  \"client\": [{{\n    \"client_info\": {{ \"mobilesdk_app_id\": \"1:9:android:9f\" }},\n    \"api_key\": [ {{ \"current_key\": \"{key}\" }} ]\n  }}]\n}}\n"
+        );
+        assert!(at(&json));
+        let xml = format!(
+            "<!-- Firebase client config (public identifiers) -->\n<resources>\n  <string name=\"gcm_defaultSenderId\">2862</string>\n  <string name=\"google_app_id\">1:2:android:d8</string>\n  <string name=\"google_api_key\">{key}</string>\n</resources>\n"
+        );
+        assert!(at(&xml));
+        let php = format!(
+            "// Browser key, restricted by HTTP referrer to *.example.app.\nconst MAPS_BROWSER_KEY = '{key}';\n"
+        );
+        assert!(at(&php));
+        let note = format!(
+            "\"_note\": \"browser key, HTTP-referrer restricted\",\n\"BrowserKey\": \"{key}\"\n"
+        );
+        assert!(at(&note));
+        // The same keys with nothing saying so: a `current_key` outside
+        // the plugin's file, resources nobody calls public, a key the file
+        // says nothing about, a restriction note far above.
+        assert!(!at(&format!("{{ \"current_key\": \"{key}\" }}\n")));
+        assert!(!at(&xml.replace("(public identifiers)", "")));
+        assert!(!at(&format!("const MAPS_KEY = '{key}';\n")));
+        let far = format!(
+            "// restricted by HTTP referrer\n{}const K = '{key}';\n",
+            "x = 1;\n".repeat(60)
+        );
+        assert!(!at(&far));
     }
 
     use crate::scanner::rules::testutil::rules;

@@ -150,6 +150,24 @@ fn skip_ws(b: &[u8], mut j: usize) -> usize {
 const EMPTY_JOINS: [&str; 2] = [".join('')", ".join(\"\")"];
 const PY_EMPTY_JOINS: [&str; 2] = ["''.join(", "\"\".join("];
 
+/// True when `after` starts with a join whose separator is empty:
+/// [`EMPTY_JOINS`], or Ruby's `.join` with no argument (`Array#join`
+/// joins with `$,`, nil by default: `["SG.x", "y"].join`, issue 18,
+/// generator-13 `rails-initializer-service`) or `.join()`.
+fn empty_join(after: &str) -> bool {
+    if EMPTY_JOINS.iter().any(|j| after.starts_with(j)) {
+        return true;
+    }
+    let Some(rest) = after.strip_prefix(".join") else {
+        return false;
+    };
+    rest.starts_with("()")
+        || rest
+            .bytes()
+            .next()
+            .is_none_or(|c| !ident_char(c) && !matches!(c, b'(' | b' ' | b'\t' | b'"' | b'\''))
+}
+
 /// Arrays of literal pieces joined with an empty separator (issue 18,
 /// generator-11 `array-join-split-token`): `['SG.x', 'y', 'z'].join('')`,
 /// or the array bound to a name that is joined so elsewhere in the text
@@ -215,8 +233,8 @@ fn ident_char(c: u8) -> bool {
 fn empty_joined_names(text: &str) -> std::collections::HashSet<&str> {
     let b = text.as_bytes();
     let mut out = std::collections::HashSet::new();
-    for j in EMPTY_JOINS {
-        for (at, _) in text.match_indices(j) {
+    for (at, _) in text.match_indices(".join") {
+        if empty_join(&text[at..]) {
             let mut a = at;
             while a > 0 && ident_char(b[a - 1]) {
                 a -= 1;
@@ -251,8 +269,7 @@ fn joined_empty(
     close: usize,
     joined: &std::collections::HashSet<&str>,
 ) -> bool {
-    let after = &text[close + 1..];
-    if EMPTY_JOINS.iter().any(|j| after.starts_with(j)) {
+    if empty_join(&text[close + 1..]) {
         return true;
     }
     let before = text[..open].trim_end();
@@ -270,6 +287,75 @@ fn joined_empty(
         .map_or(0, |(p, c)| p + c.len_utf8());
     let name = &lhs[name_start..];
     !name.is_empty() && !name.as_bytes()[0].is_ascii_digit() && joined.contains(name)
+}
+
+/// Fewest elements of a char array read as one string (a password of
+/// eight characters).
+const MIN_CHAR_ELEMENTS: usize = 8;
+
+/// One element of a char array at `j`: a char literal `'c'` (a printable
+/// ASCII character, not a quote or backslash), possibly after a cast
+/// (`(char) 'a'`). The character and the index after it.
+fn array_element(b: &[u8], j: usize) -> Option<(u8, usize)> {
+    let mut j = j;
+    if b.get(j) == Some(&b'(') {
+        let close = j + 1 + b[j + 1..].iter().take(16).position(|&c| c == b')')?;
+        if !b[j + 1..close].iter().all(|c| c.is_ascii_alphabetic()) {
+            return None;
+        }
+        j = skip_ws(b, close + 1);
+    }
+    let c = *b.get(j + 1)?;
+    (b.get(j) == Some(&b'\'')
+        && (0x20..0x7f).contains(&c)
+        && c != b'\''
+        && c != b'\\'
+        && b.get(j + 2) == Some(&b'\''))
+    .then_some((c, j + 3))
+}
+
+/// Arrays of char literals (issue 18, generator-12
+/// `java-char-byte-array-secret`): Java keeps passwords in `char[]`
+/// (`{ 'y', 'E', '1', … }`, Kotlin `charArrayOf(…)` is a call and not
+/// read), so they never land in the string pool. A char array is the
+/// string it spells: the whole initializer, braces included, becomes one
+/// literal, and the name it is bound to judges it as it would a string.
+/// Only arrays of at least [`MIN_CHAR_ELEMENTS`] chars and nothing else.
+/// Byte arrays (`byte[] KEY = { (byte) 0xa0, … }`, Rust `[u8; 32]`) are
+/// not read: a 16-byte array is as often a UUID (a BLE characteristic's
+/// bytes) as a key, and their names (`DEK`, `KEY`) are not credential
+/// words to the assignment rule.
+fn literal_array_runs(b: &[u8], out: &mut Vec<Run>) {
+    let mut i = 0;
+    while let Some(k) = memchr::memchr2(b'{', b'[', &b[i..]) {
+        let open = i + k;
+        i = open + 1;
+        let close_char = if b[open] == b'{' { b'}' } else { b']' };
+        let mut j = skip_ws(b, open + 1);
+        let mut value = Vec::new();
+        let close = loop {
+            let Some((c, e)) = array_element(b, j) else {
+                break None;
+            };
+            value.push(c);
+            j = skip_ws(b, e);
+            if b.get(j) == Some(&b',') {
+                j = skip_ws(b, j + 1);
+            }
+            if b.get(j) == Some(&close_char) {
+                break Some(j);
+            }
+        };
+        let Some(close) = close else { continue };
+        if value.len() >= MIN_CHAR_ELEMENTS {
+            out.push(Run {
+                start: open,
+                end: close + 1,
+                value,
+            });
+            i = close + 1;
+        }
+    }
 }
 
 /// Longest char-code list decoded.
@@ -355,11 +441,16 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
         adjacent_runs(b, &mut found);
     }
     // memchr's SIMD search: a history scan asks this of every code text.
-    if memchr::memmem::find(b, b".join(").is_some() {
+    // `.join(` or Ruby's bare `.join`.
+    if memchr::memmem::find(b, b".join").is_some() {
         array_runs(text, b, &mut found);
     }
     if memchr::memmem::find(b, b"fromCharCode").is_some() {
         char_code_runs(text, b, &mut found);
+    }
+    // Two elements of a char array, side by side.
+    if memchr::memmem::find(b, b"', '").is_some() || memchr::memmem::find(b, b"','").is_some() {
+        literal_array_runs(b, &mut found);
     }
     found.retain(|r| {
         let newlines = b[r.start..r.end].iter().filter(|&&c| c == b'\n').count();
@@ -477,6 +568,46 @@ mod tests {
 
     /// Issue 18, generator-11: `String.fromCharCode` of literal codes is
     /// the string they spell; codes outside printable ASCII are left.
+    /// Issue 18, generator-12: a char array is the string it spells;
+    /// short or mixed arrays and byte arrays are left alone.
+    #[test]
+    fn char_arrays_are_literals() {
+        let t = "    private static final char[] STORE_PASS = { 'y', 'E', '1', 't', 'h', 'V', 'j', 'B', 'd', 'd', 'G', '9', 'F', 'F', 'N', 'r' };\n";
+        let (v, _) = view(t).expect("a run");
+        assert!(v.contains("STORE_PASS = 'yE1thVjBddG9FFNr'"), "{v}");
+        for t in [
+            "let short = ['a', 'b', 'c'];\n",
+            "let mixed = ['a', 0x62, 'c', 'd', 'e', 'f', 'g', 'h', 'i'];\n",
+            "#define UUID_BYTES { 0x57, 0x6b, 0xfb, 0x2f, 0xe6, 0x76, 0xeb, 0x43, 0xd0, 0x34, 0xfc, 0x99, 0x54, 0xfc, 0x85, 0x00 }\n",
+        ] {
+            assert!(view(t).is_none(), "{t}");
+        }
+    }
+
+    /// Issue 18, generator-13: Ruby's `Array#join` without an argument
+    /// joins with nothing; with a separator it is a list.
+    #[test]
+    fn ruby_bare_join_is_empty() {
+        let t = "SENDGRID_KEY = [\n  \"SG.8eud32P-t7x3mSq3Vnxlpc.\",\n  \"oNC3_p7aFGFN7kfJE6uFeyNg8T1_mAxEG18i73hMVt4\"\n].join\n";
+        let (v, _) = view(t).expect("a run");
+        assert!(
+            v.contains("\"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\""),
+            "{v}"
+        );
+        let bound = "parts = [\"abcdefghij\", \"klmnopqrst\"]\nKEY = parts.join\n";
+        assert!(view(bound).unwrap().0.contains("\"abcdefghijklmnopqrst\""));
+        for t in [
+            "TAGS = [\"abcdefghij\", \"klmnopqrst\"].join(\",\")\n",
+            "TAGS = [\"abcdefghij\", \"klmnopqrst\"].join \", \"\n",
+            "TAGS = [\"abcdefghij\", \"klmnopqrst\"].joined\n",
+        ] {
+            assert!(
+                view(t).is_none_or(|(v, _)| !v.contains("abcdefghijklmnopqrst")),
+                "{t}"
+            );
+        }
+    }
+
     #[test]
     fn char_codes_are_decoded() {
         let codes: Vec<String> = "sk_live_6cWLD0lnl1BmN9dCy59Begbj"

@@ -694,11 +694,11 @@ impl Scanner {
         {
             c.retain(|x| !inert::GENERIC_RULES.contains(&x.rule) && x.rule != "jwt");
         }
-        // A Firebase web config's `apiKey` is public by design, whichever
-        // detector saw it.
+        // A Firebase config's API key, or a browser key its file says is
+        // restricted, is public by design, whichever detector saw it.
         c.retain(|x| {
             !(x.rule == "google-api-key" || x.value.starts_with("AIza"))
-                || !declared::in_firebase_web_config(&lower, x.start, x.end)
+                || !declared::is_public_google_key(&lower, x.start, x.end)
         });
         // Famous published documentation samples (the jwt.io token, AWS's
         // example key pair), whichever detector saw them.
@@ -782,6 +782,7 @@ fn not_a_credential(text: &str, start: usize, end: usize, path: &str) -> bool {
         || stored_hash::is_password_hash_format(v)
         || stored_hash::decodes_to_password_hash(v)
         || ciphertext::is_ciphertext(key, v)
+        || ciphertext::is_config_ciphertext(text, start, end)
         || encoded_placeholder::decodes_to_placeholder(v)
         || tfstate::is_provider_private(path, text, start)
 }

@@ -713,6 +713,7 @@ pub(crate) fn find(
             || is_known_hosts_salt(&text[line_start..ts])
             || ltok.starts_with("nonce-")
             || is_public_key_scheme(prefix, tok)
+            || is_url_host(prefix, tok)
             || is_entity_tag(prefix)
         {
             continue;
@@ -1381,6 +1382,26 @@ fn is_public_key_scheme(prefix: &str, tok: &str) -> bool {
     tok.starts_with("//") && prefix.to_ascii_lowercase().ends_with("enode:")
 }
 
+/// True when the token is a URL's whole authority, a host name with no
+/// userinfo and no path (`https://0C72A97AE2A8B09F3273E25448623F88.yl4.
+/// us-east-1.eks.amazonaws.com` in a kubeconfig, issue 18, generator-13
+/// `kubeconfig`): a random-looking label names a managed endpoint (EKS,
+/// Cloud Run, a CDN distribution); it is an address, not a credential.
+/// A token with a path after the host is judged as before.
+fn is_url_host(prefix: &str, tok: &str) -> bool {
+    let Some(host) = tok.strip_prefix("//") else {
+        return false;
+    };
+    let scheme = prefix.strip_suffix(':').unwrap_or("");
+    let scheme = &scheme[scheme
+        .rfind(|c: char| !c.is_ascii_alphanumeric() && !matches!(c, '+' | '.' | '-'))
+        .map_or(0, |i| i + 1)..];
+    !scheme.is_empty()
+        && scheme.as_bytes()[0].is_ascii_alphabetic()
+        && host.contains('.')
+        && !host.contains(['/', '@', '='])
+}
+
 /// An HTTP entity tag in its weak form, `W/"<opaque>"` (RFC 9110 §8.8.3),
 /// also JSON-escaped (`W/\"…`): a validator of public content.
 fn is_entity_tag(prefix: &str) -> bool {
@@ -1801,6 +1822,10 @@ mod tests {
                 (
                     "verification_public_key: Zk3mQ8pL2xN7vR4tW9yB1cHq5sD8",
                     "public key name",
+                ),
+                (
+                    "    server: https://0C72A97AE2A8B09F3273E25448623F88.yl4.us-east-1.eks.amazonaws.com\n",
+                    "a URL's host name",
                 ),
                 (
                     "{\"kty\": \"RSA\", \"n\": \"djF2EBYGJVm2fvjc7HNI4eTqlX3_Pr8qMe4v\", \"e\": \"AQAB\"}",

@@ -102,6 +102,11 @@ pub(crate) fn is_password_hash_format(v: &str) -> bool {
     if v.len() < 20 || v.contains(char::is_whitespace) {
         return false;
     }
+    // ASP.NET Core Identity's v3 format starts `AQAAAA` (its header's
+    // first bytes in base64).
+    if v.starts_with("AQAAAA") {
+        return is_aspnet_identity_v3(v);
+    }
     let dollars = v.matches('$').count();
     // PHC and crypt(3): `$id$…$…`.
     if let Some(rest) = v.strip_prefix('$') {
@@ -153,6 +158,32 @@ pub(crate) fn is_password_hash_format(v: &str) -> bool {
         }
     }
     false
+}
+
+/// True for ASP.NET Core Identity's `PasswordHasher` v3 output (issue 18,
+/// generator-12 `password-hash-seed-data`: an `IdentityUser`'s
+/// `PasswordHash` in EF Core seed data): base64 of a format marker `0x01`,
+/// then big-endian the PRF (0 HMAC-SHA1, 1 HMAC-SHA256, 2 HMAC-SHA512),
+/// the PBKDF2 iteration count and the salt's length, then the salt and
+/// the derived subkey (at least 16 bytes). The header must be consistent
+/// with the length, so random base64 that starts `AQAAAA` is no match.
+fn is_aspnet_identity_v3(v: &str) -> bool {
+    use base64::Engine as _;
+    let Ok(d) = base64::engine::general_purpose::STANDARD.decode(v) else {
+        return false;
+    };
+    let be = |i: usize| {
+        d.get(i..i + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (Some(prf), Some(iterations), Some(salt)) = (be(1), be(5), be(9)) else {
+        return false;
+    };
+    d[0] == 1
+        && prf <= 2
+        && iterations >= 1000
+        && (8..=64).contains(&salt)
+        && d.len() >= 13 + salt as usize + 16
 }
 
 /// True for base64 text that decodes to a password verifier
@@ -298,6 +329,7 @@ fn continued_key(text: &str, line: usize) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::is_password_hash_format;
     use crate::scanner::{ScanConfig, Scanner};
 
     fn flagged(path: &str, text: &str) -> Vec<String> {
@@ -306,6 +338,19 @@ mod tests {
             .into_iter()
             .map(|f| format!("{}={}", f.rule, f.value))
             .collect()
+    }
+
+    #[test]
+    fn aspnet_identity_v3_header_must_match_its_length() {
+        let h =
+            "AQAAAAIAAYagAAAAEB2uwspkAW63UPVYC7fxnLbiicsuLkF0Benk4Y+2FhrfENke+ePPR64CgdBb7YjcRg==";
+        assert!(is_password_hash_format(h));
+        // Cut short (no room for the subkey), or a random tail after the
+        // same first characters (salt length out of range).
+        assert!(!is_password_hash_format(&h[..40]));
+        assert!(!is_password_hash_format(
+            "AQAAAAZq8v2Lm4Kp7Rt9xWq3Zr8Kx2mVbN4tYwP9sLd6GhJ1aEcF7uR5oIyT=="
+        ));
     }
 
     const HEX64: &str = "e963a8faadcbd99b1e197962aaad1f68f425849bd911e5295ff1880abdbfc0ea";
@@ -338,6 +383,12 @@ mod tests {
             (
                 "fixtures/dev_users.json",
                 "  \"password\": \"pbkdf2_sha256$600000$ViHV8MrSBRQ4DtxJNQnOlK$CMR1zNukb6+n/3iPar90BdHpR7333sjmZzVA4dPt51o=\",\n".to_string(),
+            ),
+            // ASP.NET Core Identity v3: SHA-512, 100000 iterations, a
+            // 16-byte salt and a 32-byte subkey.
+            (
+                "src/Identity/Data/SeedData.cs",
+                "            PasswordHash = \"AQAAAAIAAYagAAAAEB2uwspkAW63UPVYC7fxnLbiicsuLkF0Benk4Y+2FhrfENke+ePPR64CgdBb7YjcRg==\",\n".to_string(),
             ),
         ] {
             assert!(flagged(path, &text).is_empty(), "{path}: {text}");

@@ -723,9 +723,60 @@ pub(crate) fn is_reference(v: &str) -> bool {
     {
         return true;
     }
+    // An authorization scheme before a reference (`Bearer $GITHUB_TOKEN`,
+    // `token ${{ secrets.PAT }}`): the header is built from the reference.
+    if let Some((scheme, rest)) = t.split_once(' ')
+        && matches!(
+            scheme.to_ascii_lowercase().as_str(),
+            "bearer" | "basic" | "token" | "bot"
+        )
+        && is_reference(rest)
+    {
+        return true;
+    }
+    if is_language_name(t) {
+        return true;
+    }
     // `os.environ["X"]`, `config.get("x")`, `ENV.fetch("X")`, `Secret(...)`:
     // a call or index on a dotted name.
     is_call_chain(t)
+}
+
+/// True for a name in a language's own syntax where a literal would be
+/// (issue 18, generator-13's Rails, PHP and Phoenix files): a Ruby or
+/// Elixir symbol (`:auth_token`); an Elixir tuple opening with one
+/// (`{:system, "GUARDIAN_SECRET"}`, Guardian's and Confex's environment
+/// lookup, cut at its comma by an unquoted value's reader); a Ruby method
+/// chain ending in a bang or predicate
+/// (`Rails.application.credentials.devise_jwt_secret_key!`); a scoped
+/// name (`static::$password`, `self::API_KEY`, `config::TOKEN`). Each
+/// part is an identifier, and a symbol's words read as words, so a
+/// password that merely starts with `:` or holds `::` is still judged.
+fn is_language_name(t: &str) -> bool {
+    let ident = |s: &str| {
+        s.bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+            && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    };
+    let symbol = |s: &str| {
+        ident(s)
+            && s.split('_')
+                .all(|w| w.is_empty() || w.len() <= 4 || is_word_like(w, true))
+    };
+    if let Some(r) = t.strip_prefix(':') {
+        return symbol(r);
+    }
+    if let Some(r) = t.strip_prefix("{:") {
+        return symbol(r.strip_suffix('}').unwrap_or(r));
+    }
+    if let Some(chain) = t.strip_suffix(['!', '?']) {
+        let mut parts = chain.split('.');
+        return chain.contains('.') && parts.all(ident);
+    }
+    t.contains("::")
+        && t.split("::")
+            .all(|p| ident(p.strip_prefix('$').unwrap_or(p)))
 }
 
 /// True for a call or index chain on a dotted name, whole: `config.get("x")`,
@@ -1307,6 +1358,31 @@ mod tests {
             // or closed and followed by more text, is no call.
             "g(jj^vttfbf#@u^j88%oa&mz1innpy#^$4^5qzi%_r$s^q^d&%",
             "k(x)9fQ2mZ7w#vR4tW9yB&%",
+        ] {
+            assert!(!is_reference(v), "{v}");
+        }
+        // Names in a language's own syntax (generator-13: Rails, PHP,
+        // Phoenix), and a scheme before a reference.
+        for v in [
+            ":auth_token",
+            "{:system",
+            "{:system}",
+            "Rails.application.credentials.devise_jwt_secret_key!",
+            "current_user.admin?",
+            "static::$password",
+            "self::API_KEY",
+            "crate::config::TOKEN",
+            "Bearer $GITHUB_TOKEN",
+            "token ${{ secrets.PAT }}",
+        ] {
+            assert!(is_reference(v), "{v}");
+        }
+        for v in [
+            ":Zk3mQ8pL2xN7vR4tW9yB",
+            "{:Zk3mQ8pL2xN7vR4tW9yB",
+            "Zk3mQ8pL2xN7vR4!",
+            "hunter2::x!y",
+            "Bearer Zk3mQ8pL2xN7vR4tW9yB",
         ] {
             assert!(!is_reference(v), "{v}");
         }

@@ -16,7 +16,15 @@
 //! - LaunchDarkly server-side SDK keys: `sdk-` and a UUID (the mobile key
 //!   `mob-` and the client-side id ship in apps and are not matched);
 //! - Apollo GraphOS API keys: `service:<graph id>:` or `user:<id>:` and a
-//!   22-character URL-safe token.
+//!   22-character URL-safe token;
+//! - Google OAuth client secrets: `GOCSPX-` and 28 (issue 18,
+//!   generator-13 `devise-omniauth-initializer`: the secret beside its
+//!   client id in an OmniAuth `provider` call);
+//! - Mailgun private API and webhook signing keys, in a text that names
+//!   Mailgun: 32 hex, `-`, 8 hex, `-`, 8 hex, or the legacy `key-` and 32
+//!   hex (issue 18, generator-13 `rails-credentials-fetch`, generator-12
+//!   `go-viper-config-secret`). The bare shape could be anything's, so
+//!   the issuer's name in the text is required.
 //!
 //! Each body is anchored at both ends, so a near miss (a truncated or
 //! padded fixture) is not reported by these.
@@ -143,11 +151,46 @@ pub(super) const RULES: &[RuleDef] = &[
         &["service:", "user:"],
         r"(?:^|[^A-Za-z0-9_.:-])((?:service|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63}:[A-Za-z0-9_-]{22})(?:[^A-Za-z0-9_:-]|$)",
     ),
+    rule(
+        "google-oauth-client-secret",
+        "google_oauth_client_secret",
+        "Google OAuth client secret (GOCSPX- + 28)",
+        &["gocspx-"],
+        r"(?:^|[^A-Za-z0-9_-])(GOCSPX-[A-Za-z0-9_-]{28})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    rule(
+        "mailgun-api-key",
+        "mailgun_api_key",
+        "Mailgun private API or signing key (32 hex-8 hex-8 hex, or key- + 32 hex) in a text naming Mailgun",
+        &["mailgun"],
+        r"(?:^|[^A-Za-z0-9_-])((?:key-[a-f0-9]{32})|(?:[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}))(?:[^A-Za-z0-9_-]|$)",
+    ),
 ];
 
 #[cfg(test)]
 mod tests {
     use super::super::testutil::check;
+
+    #[test]
+    fn mailgun_keys_where_the_text_names_mailgun() {
+        check(
+            "mailgun_api_key",
+            &[
+                (
+                    "def self.api_key\n  ENV[\"MAILGUN_API_KEY\"] || \"f649d048db87362e315042de52f62ada-28dd42b6-987d62dc\"\nend\n",
+                    "f649d048db87362e315042de52f62ada-28dd42b6-987d62dc",
+                ),
+                (
+                    "MailgunKey string `env:\"MAILGUN_API_KEY\" envDefault:\"key-e882cfb7f4d2146286ec62e4b7fa26fe\"`\n",
+                    "key-e882cfb7f4d2146286ec62e4b7fa26fe",
+                ),
+            ],
+            &[(
+                "checksum: f649d048db87362e315042de52f62ada-28dd42b6-987d62dc\n",
+                "no issuer named",
+            )],
+        );
+    }
 
     #[test]
     fn prefixed_saas_tokens_whole_and_exact() {
@@ -207,6 +250,10 @@ mod tests {
                 "service:tandem-graph:hrVaB3O6AHFO-_gugYvqEx",
             ),
             ("apollo_api_key", "user:gh.octocat:wDvh06-eG1OqN5wziHOcON"),
+            (
+                "google_oauth_client_secret",
+                "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",
+            ),
         ];
         for (ty, tok) in cases {
             // Bare in an SQL seed, where no name calls it a secret.
