@@ -2791,7 +2791,8 @@ def _grader_main():
     NO_CONST = object()
 
     def class_const(t, k, _mro=mro_of, _td=tdict_of, _no=NO_CONST):
-        """The constant a class of `t`'s MRO defines for `k`, else a
+        """What the first class of `t`'s MRO that defines `k` holds for it
+        (read from the classes' own dicts, no descriptor runs), else a
         sentinel that is no constant."""
         for c in _mro(t):
             cd = _td(c)
@@ -3640,11 +3641,8 @@ def _grader_main():
     # per check: 38,000 audit events, a fifth of task 12's grading.) A
     # `functools.partial` can be re-targeted (`__setstate__`): a set holding
     # one is never remembered.
-    pluggy_caller = sys.modules.get("pluggy._caller")
-    HOOK_CALLERS = tuple(t for t in (getattr(pluggy_caller, "HookCaller", None),
-                                     getattr(pluggy_caller, "_SubsetHookCaller", None))
-                         if type(t) is type)
-    HOOK_IMPL = getattr(pluggy, "HookImpl", None)
+    HOOK_CALLERS = (HOOK_CALLER_T, SUBSET_CALLER_T)
+    HOOK_IMPL = HOOK_IMPL_T
     clean_impls = [(), -1]
 
     def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_of, _type=type,
@@ -3928,18 +3926,11 @@ def _grader_main():
     PY_FUNCTION = pytest_python.Function
     UT_FUNCTION = pytest_unittest.TestCaseFunction
 
-    def mro_lookup(cls, name, _mro=mro_of, _td=tdict_of, _no=NO_CONST):
-        for k in _mro(cls):
-            kd = _td(k)
-            if name in kd:
-                return kd[name]
-        return _no
-
     def same_cells(a, b, _len=len, _all=all, _map=map, _is=is_):
         return _len(a) == _len(b) and _all(_map(_is, a, b))
 
     def test_object_clean(item, _type=type, _str=str, _sbr=suite_by_rel, _mt=types.MethodType,
-                          _ft=FT, _t=trusted, _suite=suite, _dict_of=dict_of, _lk=mro_lookup,
+                          _ft=FT, _t=trusted, _suite=suite, _dict_of=dict_of, _lk=class_const,
                           _code=code_of, _range=range, _cells=suite_cells, _cof=cells_of,
                           _same_cells=same_cells, _any=any, _map=map, _is=is_, _rep=repeat):
         t = _type(item)
@@ -4003,7 +3994,7 @@ def _grader_main():
                 break
         return "test function %s comes from %s" % (nid, o.__code__.co_filename)
 
-    def testcase_clean(item, cls, nid, _type=type, _str=str, _dict_of=dict_of, _lk=mro_lookup,
+    def testcase_clean(item, cls, nid, _type=type, _str=str, _dict_of=dict_of, _lk=class_const,
                        _meth=METHODS, _one=one_of, _ft=FT):
         """A unittest item's TestCase instance: unittest runs the method
         its `_testMethodName` names, looked up on the instance, so neither
@@ -4026,7 +4017,7 @@ def _grader_main():
                 return "test %s: its TestCase's %s shadows the class's method" % (nid, k)
         return None
 
-    def shadowed(obj, _type=type, _str=str, _dict_of=dict_of, _lk=mro_lookup, _one=one_of,
+    def shadowed(obj, _type=type, _str=str, _dict_of=dict_of, _lk=class_const, _one=one_of,
                  _meth=METHODS):
         """The first name `obj`'s own dict binds over a method of its
         class, else None. pytest's objects call their
