@@ -3709,9 +3709,9 @@ def _grader_main():
     flat_of = chain_it.from_iterable
 
     def plugin_own(n, impl, grader_plugin, classes_seen, _type=type, _mt=types.ModuleType,
-                   _ft=FT, _meth=types.MethodType, _t=trusted, _td=tdict_of, _mro=mro_of,
+                   _ft=FT, _meth=types.MethodType, _t=trusted, _td=tdict_of,
                    _str=str, _mods=sys.modules, _dict_of=dict_of, _suite=suite,
-                   _qn=type.__dict__["__qualname__"].__get__):
+                   _qn=type.__dict__["__qualname__"].__get__, _lk=class_const):
         """None when `impl` (of hook `n`) is one pytest registers itself,
         else why not. `classes_seen`: the classes of instance plugins met
         so far (one instance each)."""
@@ -3753,13 +3753,7 @@ def _grader_main():
         c = fn.__code__
         if _type(attr) is not _str or not _t(c.co_filename):
             return "hook %s of a %s plugin is not its own method" % (n, qn)
-        for k in _mro(cls):
-            kd = _td(k)
-            if attr in kd:
-                if kd[attr] is not fn:
-                    return "hook %s of a %s plugin is not its class's" % (n, qn)
-                break
-        else:
+        if _lk(cls, attr) is not fn:
             return "hook %s of a %s plugin is not its class's" % (n, qn)
         prev = classes_seen.get(cls)
         if prev is not None and prev is not p:
