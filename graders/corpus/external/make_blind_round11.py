@@ -9,7 +9,7 @@ import string
 
 R = random.Random(20261214)
 ORIGIN = "make_blind_round11.py seed 20261214"
-SOURCE = "generator14"
+SOURCE = "generator-14"
 
 UP = string.ascii_uppercase
 LO = string.ascii_lowercase
