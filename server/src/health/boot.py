@@ -3630,54 +3630,31 @@ def _grader_main():
         f = _fn(v)
         return None if f is None else f.__code__
 
-    # The hook implementations of the last clean check, by identity: the
-    # callables, and the count of possible `__code__` writes (`code_writes`)
-    # taken before that check read their functions' code. A check that
-    # meets the same callables with no code write since has nothing new to
-    # judge, so it skips the per-implementation walk: a bound method's
-    # function cannot be rebound, and a function's code changes only
-    # through the write the hook counts. (Comparing each function's
-    # `__code__` instead cost an audited attribute read per implementation
-    # per check: 38,000 audit events, a fifth of task 12's grading.) A
-    # `functools.partial` can be re-targeted (`__setstate__`): a set holding
-    # one is never remembered.
+    # The count of possible `__code__` writes (`code_writes`) taken before
+    # the last clean walk of the frozen implementations' code. The
+    # implementations themselves and their `function` slots are frozen by
+    # identity (`hooks_frozen`), a bound method's function cannot be
+    # rebound, and a function's code changes only through the write the
+    # hook counts: with no write since, the walk has nothing new to judge.
+    # (Comparing each function's `__code__` instead cost an audited
+    # attribute read per implementation per check: 38,000 audit events, a
+    # fifth of task 12's grading.) A `functools.partial` can be re-targeted
+    # (`__setstate__`): a set holding one is walked at every check.
     HOOK_CALLERS = (HOOK_CALLER_T, SUBSET_CALLER_T)
     HOOK_IMPL = HOOK_IMPL_T
-    clean_impls = [(), -1]
+    impls_walked = [-1]
 
-    def impl_functions(hooks, _callers=HOOK_CALLERS, _impl=HOOK_IMPL, _one=one_of, _type=type,
-                       _list=list, _all=all, _map=map, _is=is_, _rep=_repeat,
-                       _fo=operator.attrgetter("function")):
-        """Every implementation's callable, in order, or None unless every
-        caller and implementation is of pluggy's own classes (whose slots
-        and properties run no code under test)."""
-        out = []
-        for h in hooks:
-            if not _one(_type(h), _callers):
-                return None
-            impls = h._hookimpls
-            if _type(impls) is not _list or not _all(_map(_is, _map(_type, impls), _rep(_impl))):
-                return None
-            out.extend(_map(_fo, impls))
-        return out
-
-    def impls_known(funcs, _memo=clean_impls, _len=len, _all=all, _map=map, _is=is_,
-                    _cw=code_writes):
-        f0, writes = _memo
-        return (funcs is not None and writes == _cw[0] and _len(funcs) == _len(f0)
-                and _all(_map(_is, funcs, f0)))
-
-    def remember_impls(funcs, writes, _memo=clean_impls, _type=type,
-                       _mt=types.MethodType, _pt=functools.partial, _tuple=tuple):
-        for f in funcs:
-            # A partial anywhere on the way (a method of one, too).
-            v = f
-            while _type(v) is _mt:
-                v = v.__func__
-            if _type(v) is _pt:
-                _memo[:] = [(), -1]
-                return
-        _memo[:] = [_tuple(funcs), writes]
+    def has_partial(v, _type=type, _mt=types.MethodType, _pt=functools.partial):
+        """A `functools.partial` on the way from `v` to its function (as
+        `function_of` follows it): its target can be swapped in place."""
+        for _ in range(4):
+            t = _type(v)
+            if t is _pt:
+                return True
+            if t is not _mt:
+                return False
+            v = v.__func__
+        return True
 
     # ---- hook implementations: what pytest registered, frozen ----------
     # Whether a test's body runs is pluggy's dispatch: `pytest_pyfunc_call`
@@ -3773,6 +3750,22 @@ def _grader_main():
             last = r
         return True
 
+    def opt_rec(specs, _tuple=tuple, _map=map, _len=len, _flat=flat_of,
+                _ag=operator.attrgetter("opts", "kwargdefaults"),
+                _vals=operator.methodcaller("values")):
+        """Every spec's option and keyword-default dicts, their sizes and,
+        flattened, their keys and values (held, compared by identity in
+        `opts_same`): one C-level pass instead of two calls per spec. The
+        dicts are the specs' slots, held by `spec_rec`."""
+        ds = _tuple(_flat(_map(_ag, specs)))
+        return (ds, _tuple(_map(_len, ds)), _tuple(_flat(ds)), _tuple(_flat(_map(_vals, ds))))
+
+    def opts_same(rec, _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
+                  _vals=operator.methodcaller("values")):
+        ds, lens, keys, vals = rec
+        return (_tuple(_map(_len, ds)) == lens and _all(_map(_is, _flat(ds), keys))
+                and _all(_map(_is, _flat(_map(_vals, ds)), vals)))
+
     def freeze_hooks(pm, _h0=hooks0, _type=type, _tuple=tuple, _len=len, _all=all, _map=map,
                      _is=is_, _list=list, _flat=flat_of, _mp=main_plugins):
         relay = pm.hook
@@ -3847,9 +3840,7 @@ def _grader_main():
             pm, relay, rd, names, callers, _tuple(_flat(_map(caller_rec, callers))), lists,
             _tuple(_map(_len, lists)), all_impls, _tuple(_flat(_map(impl_rec, all_impls))),
             specs, _tuple(_flat(_map(spec_rec, specs))),
-            _tuple((sp.opts, _tuple(sp.opts), _tuple(sp.opts.values()),
-                    sp.kwargdefaults, _tuple(sp.kwargdefaults), _tuple(sp.kwargdefaults.values()))
-                   for sp in specs),
+            opt_rec(specs),
             pm._inner_hookexec, cp, _tuple(cp), by_name,
         ]
         return None
@@ -3883,9 +3874,8 @@ def _grader_main():
             return "a hook implementation was edited"
         if not _all(_map(_is, _flat(_map(_sr, specs)), srecs)):
             return "a hook specification was edited"
-        for o in opts:
-            if not (_same(o[0], o[1], o[2]) and _same(o[3], o[4], o[5])):
-                return "a hook specification's options were edited"
+        if not opts_same(opts):
+            return "a hook specification's options were edited"
         if not (_len(cp) == _len(cps) and _all(_map(_is, cp, cps))):
             return "the set of conftests was edited"
         ih = item.ihook
@@ -4031,50 +4021,91 @@ def _grader_main():
                 return k
         return None
 
+    # The last clean check of each object `plugins_clean` judges, by its
+    # place in that check's list (item, session, config, plugin manager,
+    # then the frozen plugins; no hashing, which could run code of the
+    # run): the object, its class, its dict with that dict's keys and
+    # values, the count of code writes taken before the check read any
+    # code, and its class's MRO with the MRO dicts' sizes, keys and values.
+    # The verdict depends on nothing else (what each value's code is, and
+    # what the class's MRO binds under each key), so an object found
+    # identical in all of them is skipped. A value with a
+    # `functools.partial` on its way is never remembered (re-targetable).
+    plugin_memo = []
+
+    def mro_rec(cls, _mro=mro_of, _td=tdict_of, _tuple=tuple, _map=map, _len=len,
+                _flat=flat_of, _vals=operator.methodcaller("values")):
+        mro = _mro(cls)
+        ds = _tuple(_map(_td, mro))
+        return (mro, _tuple(_map(_len, ds)), _tuple(_flat(ds)), _tuple(_flat(_map(_vals, ds))))
+
+    def plugin_known(m, obj, d, writes, _type=type, _same=unchanged, _mro=mro_of, _td=tdict_of,
+                     _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
+                     _vals=operator.methodcaller("values")):
+        if not (m[0] is obj and _type(obj) is m[1] and m[2] is d and m[5] == writes
+                and _same(d, m[3], m[4])):
+            return False
+        mro = _mro(m[1])
+        if mro is not m[6]:
+            return False
+        ds = _tuple(_map(_td, mro))
+        return (_tuple(_map(_len, ds)) == m[7] and _all(_map(_is, _flat(ds), m[8]))
+                and _all(_map(_is, _flat(_map(_vals, ds)), m[9])))
+
     def plugins_clean(item, _fp=frozen_plugins, _t=trusted, _code=code_of, _sh=shadowed,
-                      _dict_of=dict_of, _type=type, _list=list):
+                      _dict_of=dict_of, _type=type, _list=list, _tuple=tuple, _memo=plugin_memo,
+                      _known=plugin_known, _cw=code_writes, _hp=has_partial, _mr=mro_rec,
+                      _len=len, _enum=enumerate):
         """The objects whose trusted methods decide a test's phases: the
         item, its session, config and plugin manager, and every instance
         plugin with a hook implementation (frozen at the first test). None
         holds code under test in its own dict, nor shadows its class."""
-        for obj in (item, item.session, item.config, item.config.pluginmanager, *_fp):
+        writes = _cw[0]
+        objs = (item, item.session, item.config, item.config.pluginmanager, *_fp)
+        if _len(_memo) != _len(objs):
+            _memo[:] = [None] * _len(objs)
+        for i, obj in _enum(objs):
             d = _dict_of(obj)
             if _type(d) is not dict:
                 continue
+            m = _memo[i]
+            if m is not None and _known(m, obj, d, writes):
+                continue
+            _memo[i] = None
+            partial = False
             for k, v in _list(d.items()):
                 c = _code(v)
                 if c is not None and not _t(c.co_filename):
                     return "%s.%s is code under test (%s)" % (safe(_type(obj).__name__), safe(k),
                                                              c.co_filename)
+                partial = partial or _hp(v)
             k = _sh(obj)
             if k is not None:
                 return "%s.%s shadows its class's method" % (safe(_type(obj).__name__), safe(k))
+            if not partial:
+                cls = _type(obj)
+                _memo[i] = (obj, cls, d, _tuple(d), _tuple(d.values()), writes) + _mr(cls)
         return None
 
-    def impls_clean(item, _t=trusted, _code=code_of, _funcs=impl_functions, _known=impls_known,
-                    _remember=remember_impls, _cw=code_writes, _pc=plugins_clean):
+    def impls_clean(item, _t=trusted, _code=code_of, _f=frozen_hooks, _walked=impls_walked,
+                    _cw=code_writes, _pc=plugins_clean, _hp=has_partial, _map=map,
+                    _fo=operator.attrgetter("function")):
         # Taken before the walk reads any code: a write during it makes
         # the next check walk again.
         writes = _cw[0]
         bad = hooks_frozen(item)
         if bad is not None:
             return bad
-        pm = item.config.pluginmanager
-        hooks = [getattr(pm.hook, n) for n in vars(pm.hook)]
-        ih = item.ihook
-        for n in ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
-                  "pytest_runtest_makereport", "pytest_runtest_logreport",
-                  "pytest_pyfunc_call", "pytest_runtest_protocol"):
-            hooks.append(getattr(ih, n))
-        funcs = _funcs(hooks)
-        if not _known(funcs):
-            for h in hooks:
-                for impl in h.get_hookimpls():
-                    c = _code(impl.function)
-                    if c is None or not _t(c.co_filename):
-                        return "hook implementation from " + (c.co_filename if c else repr(impl.function))
-            if funcs is not None:
-                _remember(funcs, writes)
+        if _walked[0] != writes:
+            # Every implementation of every caller (an item's hook proxy
+            # runs a subset of them), as frozen.
+            partial = False
+            for f in _map(_fo, _f[8]):
+                c = _code(f)
+                if c is None or not _t(c.co_filename):
+                    return "hook implementation from " + (c.co_filename if c else repr(f))
+                partial = partial or _hp(f)
+            _walked[0] = -1 if partial else writes
         bad = _pc(item)
         if bad is not None:
             return bad

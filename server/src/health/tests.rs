@@ -2616,6 +2616,7 @@ async fn grader_frames_are_never_handed_out() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+mod memo;
 mod plugins;
 mod rev35;
 mod rev40;
