@@ -348,7 +348,13 @@ fn non_secret_compound(key: &str) -> bool {
 /// piece of text it ends opens with `arn:`, so `secretsmanager:` and
 /// `secret:` are an ARN's service and resource type, not assignments.
 fn in_arn(lower: &str, start: usize) -> bool {
-    super::random::is_arn_tail(&lower[start.saturating_sub(MAX_KEY)..start])
+    // From a char boundary: a character before the key may be several
+    // bytes long (`—` in a README's prose).
+    let mut from = start.saturating_sub(MAX_KEY);
+    while !lower.is_char_boundary(from) {
+        from += 1;
+    }
+    super::random::is_arn_tail(&lower[from..start])
 }
 
 /// True when the key at `start` is a field of a CloudFormation dynamic
@@ -2518,5 +2524,20 @@ mod tests {
             ),
             ["credential-assignment=ci/Wm7Kq2Rv9Lx4Tz8Np3Bc"]
         );
+    }
+
+    /// A key whose look back for an ARN starts inside a multi-byte
+    /// character is judged, not a panic (a README's `—` 128 bytes before
+    /// `password=`).
+    #[test]
+    fn arn_look_back_from_a_char_boundary() {
+        for pad in 124..=128 {
+            let text = format!("a\u{2014}{}password=Zq8v2Lm4Kp7Rt\n", " ".repeat(pad));
+            assert_eq!(
+                values("README.md", &text),
+                ["credential-assignment=Zq8v2Lm4Kp7Rt"],
+                "{pad}"
+            );
+        }
     }
 }
