@@ -68,9 +68,13 @@ const STRONG: &[&str] = &[
     // `pw` count only as the key's last segment ([`pass_segment`]): `pw`
     // is the password in `DB_PW`, `smtp_pw`, `_PW` (issue 18,
     // generator-14 `platform-app-signing-key`), and nothing in
-    // `username_pw_set` or `pwa`.
+    // `username_pw_set` or `pwa`. `pw` is looked for with the separator
+    // before it (`find` drops it): a two-byte word would make the
+    // automaton's prefilter match every few bytes of text.
     "pass",
-    "pw",
+    "_pw",
+    "-pw",
+    ".pw",
 ];
 
 /// Key suffixes that name something about a credential, not the credential.
@@ -218,7 +222,15 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
     // Everything before `done` has been judged; hits inside it are skipped,
     // so each byte is expanded over a bounded number of times.
     let mut done = 0;
-    for (m_start, m_end) in key_words(text, lower) {
+    for (mut m_start, mut m_end) in key_words(text, lower) {
+        // `_pw`, `-pw`, `.pw`: the word without its separator, or `pwd`
+        // (the match took the bytes `pwd` would have started at).
+        if matches!(lb[m_start], b'_' | b'-' | b'.') {
+            m_start += 1;
+            if lb.get(m_end) == Some(&b'd') {
+                m_end += 1;
+            }
+        }
         if m_start < done {
             continue;
         }
@@ -2491,7 +2503,13 @@ mod tests {
     /// before another segment, it names nothing.
     #[test]
     fn pw_as_the_last_segment() {
-        for text in ["DB_PW=Harbor$7741Lintel\n", "smtp_pw: Harbor$7741Lintel\n"] {
+        for text in [
+            "DB_PW=Harbor$7741Lintel\n",
+            "smtp_pw: Harbor$7741Lintel\n",
+            // `pwd` after a separator is still the word `pwd`.
+            "DB_PWD=Harbor$7741Lintel\n",
+            "ldap.pwd: Harbor$7741Lintel\n",
+        ] {
             assert_eq!(
                 values("deploy/app.env", text),
                 ["credential-assignment=Harbor$7741Lintel"],

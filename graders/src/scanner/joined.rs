@@ -397,6 +397,34 @@ fn byte_element(b: &[u8], j: usize) -> Option<(u8, usize)> {
     Some((v, e))
 }
 
+/// Words of a declaration that may name key material: an array bound
+/// to none of them (`sbox`, `crcTable`, `kTestVector`) is not read, so
+/// a file of tables costs no second scan of its view. Whether the name
+/// calls the bytes a secret is still the detectors' judgement.
+const KEY_DECLARATION_WORDS: &[&[u8]] = &[
+    b"key", b"secret", b"token", b"pass", b"pw", b"private", b"sign", b"hmac", b"seed", b"cred",
+    b"auth", b"cookie", b"session",
+];
+
+/// Longest declaration head looked back over from an array's bracket.
+const MAX_DECLARATION: usize = 128;
+
+/// Whether the text on the array's line before its bracket at `open`
+/// (`var signingKey = []byte`, `static const uint8_t kKey[32] =`) holds
+/// one of [`KEY_DECLARATION_WORDS`], case ignored.
+fn declared_as_key(b: &[u8], open: usize) -> bool {
+    let from = open.saturating_sub(MAX_DECLARATION);
+    let head = &b[from..open];
+    let head = match head.iter().rposition(|&c| c == b'\n') {
+        Some(i) => &head[i + 1..],
+        None => head,
+    };
+    let lower = head.to_ascii_lowercase();
+    KEY_DECLARATION_WORDS
+        .iter()
+        .any(|w| lower.windows(w.len()).any(|x| x == *w))
+}
+
 /// Byte arrays of literal bytes (issue 18, generator-14
 /// `lambda-node-go-java-embedded-secret`): Go's `[]byte{0xd0, 0xc5, …}`,
 /// C's and Java's `{ (byte) 0xd0, … }`, Rust's `[0xd0u8, …]`, a key kept
@@ -404,7 +432,8 @@ fn byte_element(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// of its bytes, one literal in the view, which the name it is bound to
 /// judges as it would the hex string (`signingKey`, `hmacSecret`: named;
 /// `sbox`, `DEK`, `magic`: not). Only arrays of [`MIN_KEY_BYTES`] to
-/// [`MAX_KEY_BYTES`] `0x` bytes and nothing else.
+/// [`MAX_KEY_BYTES`] `0x` bytes and nothing else, declared on their line
+/// under a name that may name a key ([`declared_as_key`]).
 fn byte_array_runs(b: &[u8], out: &mut Vec<Run>) {
     let mut i = 0;
     while let Some(k) = memchr::memchr2(b'{', b'[', &b[i..]) {
@@ -430,7 +459,7 @@ fn byte_array_runs(b: &[u8], out: &mut Vec<Run>) {
             }
         };
         let Some(close) = close else { continue };
-        if value.len() >= MIN_KEY_BYTES * 2 {
+        if value.len() >= MIN_KEY_BYTES * 2 && declared_as_key(b, open) {
             out.push(Run {
                 start: open,
                 end: close + 1,
@@ -692,7 +721,7 @@ mod tests {
         let (v, _) = view(&go).expect("a run");
         assert!(v.contains(&format!("[]byte'{hex}'")), "{v}");
         let java = format!(
-            "static final byte[] K = {{ {} }};\n",
+            "static final byte[] HMAC_KEY = {{ {} }};\n",
             bytes
                 .iter()
                 .map(|b| format!("(byte) {b}"))
@@ -701,7 +730,7 @@ mod tests {
         );
         assert!(view(&java).expect("a run").0.contains(hex));
         let rust = format!(
-            "const K: [u8; 32] = [{}];\n",
+            "const SIGNING_KEY: [u8; 32] = [{}];\n",
             bytes
                 .iter()
                 .map(|b| format!("{b}u8"))
@@ -710,9 +739,12 @@ mod tests {
         );
         assert!(view(&rust).expect("a run").0.contains(hex));
         for t in [
-            format!("var id = []byte{{{}}}\n", bytes[..16].join(", ")),
-            format!("var k = []byte{{{}, 256}}\n", bytes[..31].join(", ")),
-            format!("var t = []uint32{{{}, 0x1db71064}}\n", bytes.join(", ")),
+            format!("var keyUUID = []byte{{{}}}\n", bytes[..16].join(", ")),
+            format!("var key = []byte{{{}, 256}}\n", bytes[..31].join(", ")),
+            format!(
+                "var keyTable = []uint32{{{}, 0x1db71064}}\n",
+                bytes.join(", ")
+            ),
         ] {
             assert!(view(&t).is_none(), "{t}");
         }
@@ -724,6 +756,7 @@ mod tests {
         );
         let table = go.replace("hmacSecret", "sboxTable");
         assert!(rules("internal/auth/hmac.go", &table).is_empty());
+        assert!(view(&table).is_none(), "a table is not read");
     }
 
     /// Issue 18, generator-13: Ruby's `Array#join` without an argument

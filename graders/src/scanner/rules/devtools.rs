@@ -19,8 +19,8 @@
 //! hand-written seed in a fixture is as much a leak of the format as a
 //! generated one, and the shape alone (58 base32 capitals after `S` and
 //! a role letter) is met nowhere else. Gated by a word the text must
-//! hold (`nkey`, `nats`, `seed`, an nkey file's `.nk`): every place a
-//! seed is used names one.
+//! hold (`nkey`, `nats`, an nkey file's `.nk`): every place a seed is
+//! used names one (`seed` alone is every random generator's word).
 use super::RuleDef;
 
 pub(super) const RULES: &[RuleDef] = &[
@@ -107,7 +107,7 @@ pub(super) const RULES: &[RuleDef] = &[
         name: "nats-nkey-seed",
         secret_type: "nats_nkey_seed",
         description: "NATS nkey seed (S + role letter + 56 base32)",
-        keywords: &["nkey", "nats", "seed", ".nk"],
+        keywords: &["nkey", "nats", ".nk"],
         pattern: r"(?:^|[^A-Za-z0-9_])(S[UAONCX][A-Z2-7]{56})(?:[^A-Za-z0-9_]|$)",
         group: 1,
         check_group: 0,
