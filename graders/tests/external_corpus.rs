@@ -249,6 +249,29 @@ const FLOORS: &[(&str, f64, f64)] = &[
     // `postgres://myuser:mypass@localhost/somedatabase` (a documentation
     // example; `my*` placeholder credentials are no class of ours yet).
     ("generator-13", 0.99, 0.99),
+    // Written blind after generator-12/13's round (IaC, serverless, data
+    // pipelines, database tooling, observability: CloudFormation, CDK,
+    // Terraform, Spark, Airflow, Kafka, NATS, OpenTelemetry), measured
+    // before any fix on it: 0.943 / 0.900 (6 false positives, 11 misses)
+    // — its blind figure. Its classes were then fixed against it
+    // (2026-12-06, prec26): PostHog project keys (`phc_`) public by
+    // design; a provider key written whole in a constant judged where it
+    // is written, not again where a template interpolates it (a browser
+    // key said to be referrer-restricted); a test stack's Compose file
+    // (`docker-compose.test.yml`) with an image default to its own
+    // service; secret-store paths with an abbreviated segment
+    // (`ci/github-token`); CloudFormation dynamic references' fields and
+    // `SecretStringTemplate`; misses: NATS nkey seeds, HubSpot private
+    // app tokens, Honeycomb keys in `X-Honeycomb-Team`, values in escaped
+    // quotes (Kafka JAAS `password=\"…\"`), a lookup's default by
+    // keyword (`default_var=`), CloudFormation `Parameters` and Terraform
+    // `variable` defaults, `pw` as a name's word (`_PW =
+    // bytes.fromhex(…)`), a call's name argument on the line above its
+    // value (`spark.conf.set(\n "fs.azure.account.key…",\n "<key>")`),
+    // byte arrays of 32+ bytes (Go `[]byte{0x…}`) as hex. 1.000 / 1.000
+    // after, every other source unchanged, so it is a development set
+    // now. Nothing of it is left.
+    ("generator-14", 0.999, 0.99),
 ];
 /// Sources written by other projects: the leak-grade gate is measured on
 /// these only (our own generator is not evidence of precision on unseen code).

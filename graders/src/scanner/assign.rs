@@ -64,9 +64,17 @@ const STRONG: &[&str] = &[
     // Drupal's `hash_salt`: the site-wide key of its one-time login links,
     // form tokens and session ids, not a password hash's salt.
     "hash_salt",
-    // Last, so the longer words above win where both match: `pass` counts
-    // only as the key's last segment ([`pass_segment`]).
+    // Last, so the longer words above win where both match: `pass` and
+    // `pw` count only as the key's last segment ([`pass_segment`]): `pw`
+    // is the password in `DB_PW`, `smtp_pw`, `_PW` (issue 18,
+    // generator-14 `platform-app-signing-key`), and nothing in
+    // `username_pw_set` or `pwa`. `pw` is looked for with the separator
+    // before it (`find` drops it): a two-byte word would make the
+    // automaton's prefilter match every few bytes of text.
     "pass",
+    "_pw",
+    "-pw",
+    ".pw",
 ];
 
 /// Key suffixes that name something about a credential, not the credential.
@@ -98,6 +106,11 @@ const NOT_SECRET_SUFFIX: &[&str] = &[
     "_timeout",
     "_version",
     "_kind",
+    // A template the secret is made from, not the secret: CloudFormation's
+    // `GenerateSecretString: SecretStringTemplate: '{"username": "etl"}'`
+    // holds the fields a generated password is added to (issue 18,
+    // generator-14 `cloudformation-dynamic-references`).
+    "template",
     // UI text about a credential (`secret_question`, `password_hint`):
     // i18n catalogues hold sentences under such keys.
     "_question",
@@ -209,7 +222,15 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
     // Everything before `done` has been judged; hits inside it are skipped,
     // so each byte is expanded over a bounded number of times.
     let mut done = 0;
-    for (m_start, m_end) in key_words(text, lower) {
+    for (mut m_start, mut m_end) in key_words(text, lower) {
+        // `_pw`, `-pw`, `.pw`: the word without its separator, or `pwd`
+        // (the match took the bytes `pwd` would have started at).
+        if matches!(lb[m_start], b'_' | b'-' | b'.') {
+            m_start += 1;
+            if lb.get(m_end) == Some(&b'd') {
+                m_end += 1;
+            }
+        }
         if m_start < done {
             continue;
         }
@@ -233,7 +254,7 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
             continue;
         }
         let key = &lower[start..end];
-        let short_pass = &lower[m_start..m_end] == "pass";
+        let short_pass = matches!(&lower[m_start..m_end], "pass" | "pw");
         if short_pass && !pass_segment(b, start, m_start, m_end, end) {
             // Another key word later in the identifier (`bypass_token`)
             // is still judged.
@@ -242,6 +263,7 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
         }
         if NOT_SECRET_SUFFIX.iter().any(|s| key.ends_with(s))
             || in_arn(lower, start)
+            || in_dynamic_reference(lb, start)
             || words::names_public(key)
         {
             continue;
@@ -263,6 +285,19 @@ pub(crate) fn find(text: &str, lower: &str, code_file: bool, out: &mut Vec<(usiz
         // A Go struct tag naming the variable (`env:"REDIS_PASSWORD"`):
         // only the default the tag supplies is a literal.
         if let Some(default) = struct_tag_default(b, start, end) {
+            if let Some((vs, ve)) = default {
+                let mut scanned = ve;
+                if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
+                    out.push(span);
+                }
+                done = done.max(ve);
+            }
+            continue;
+        }
+        // A declared parameter's or variable's default (CloudFormation
+        // `Parameters: DBPassword: … Default:`, Terraform `variable
+        // "db_password" { default = … }`): the literal is the value.
+        if let Some(default) = declared_default(b, start, end) {
             if let Some((vs, ve)) = default {
                 let mut scanned = ve;
                 if let Some(span) = judge(b, lb, vs, ve, password, &mut scanned) {
@@ -325,7 +360,170 @@ fn non_secret_compound(key: &str) -> bool {
 /// piece of text it ends opens with `arn:`, so `secretsmanager:` and
 /// `secret:` are an ARN's service and resource type, not assignments.
 fn in_arn(lower: &str, start: usize) -> bool {
-    super::random::is_arn_tail(&lower[start.saturating_sub(MAX_KEY)..start])
+    // From a char boundary: a character before the key may be several
+    // bytes long (`—` in a README's prose).
+    let mut from = start.saturating_sub(MAX_KEY);
+    while !lower.is_char_boundary(from) {
+        from += 1;
+    }
+    super::random::is_arn_tail(&lower[from..start])
+}
+
+/// True when the key at `start` is a field of a CloudFormation dynamic
+/// reference (`{{resolve:secretsmanager:etl/db:SecretString:password}}`,
+/// `{{resolve:ssm-secure:/app/api-token:3}}`): the piece of text it ends
+/// opens with `{{resolve:`, so `secretsmanager:` and `SecretString:` are
+/// the reference's service and field, not assignments (issue 18,
+/// generator-14 `cloudformation-dynamic-references`). `lb` is the text
+/// in ASCII lowercase.
+fn in_dynamic_reference(lb: &[u8], start: usize) -> bool {
+    let piece = lb[start.saturating_sub(MAX_KEY)..start]
+        .rsplit(|&c| {
+            c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'(' | b'[' | b',' | b'=')
+        })
+        .next()
+        .unwrap_or(&[]);
+    piece.starts_with(b"{{resolve:")
+}
+
+/// Lines of a declaration block read for its default, at most.
+const MAX_DECLARATION_LINES: usize = 16;
+
+/// The default of a parameter or variable the key at `start..end`
+/// declares, where a template language declares inputs with a type and an
+/// optional default:
+/// - a YAML mapping key alone on its line whose indented block holds a
+///   `Type:` and a `Default:` (CloudFormation and SAM `Parameters:`,
+///   Serverless, OpenAPI-like schemas);
+/// - Terraform's `variable "db_password" {` block with `default = "…"`.
+///
+/// `None` when the key is no such declaration; `Some(None)` when it is
+/// one without a literal default (the value comes from whoever deploys);
+/// `Some(Some(span))` for the default, judged as a literal (issue 18,
+/// generator-14 `cloudformation-literal-secret`: `NoEcho: true` hides
+/// the parameter from the console, not its default from the repository).
+fn declared_default(b: &[u8], start: usize, end: usize) -> Option<Option<(usize, usize)>> {
+    // The key's line up to it: a short head only (a long line of keys
+    // costs each key a bounded look back).
+    let line = directive_line_start(b, start)?;
+    let head = &b[line..start];
+    let line_end = |from: usize| {
+        b[from..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |i| from + i)
+    };
+    if b.get(end) == Some(&b':') && head.iter().all(|&c| matches!(c, b' ' | b'\t')) {
+        // A YAML key opening a block: nothing but a comment after it.
+        if !matches!(
+            b.get(skip_blanks(b, end + 1)),
+            None | Some(b'\n' | b'\r' | b'#')
+        ) {
+            return None;
+        }
+        let indent = head.len();
+        let (mut typed, mut default) = (false, None);
+        let mut at = line_end(end + 1);
+        for _ in 0..MAX_DECLARATION_LINES {
+            if at >= b.len() {
+                break;
+            }
+            let ls = at + 1;
+            let le = line_end(ls);
+            at = le;
+            let l = &b[ls..le];
+            let body = l.trim_ascii_start();
+            if body.is_empty() || body.starts_with(b"#") {
+                continue;
+            }
+            if l.len() - body.len() <= indent {
+                break;
+            }
+            let vs = ls + (l.len() - body.len());
+            if let Some(v) = yaml_field(body, b"type") {
+                typed |= !v.is_empty();
+            } else if let Some(v) = yaml_field(body, b"default") {
+                let off = vs + (v.as_ptr() as usize - body.as_ptr() as usize);
+                default = Some(unquote(b, off, off + v.len()));
+            }
+        }
+        return typed.then_some(default);
+    }
+    // Terraform: `variable "NAME" {`.
+    if start == 0 || b[start - 1] != b'"' || b.get(end) != Some(&b'"') {
+        return None;
+    }
+    if head.trim_ascii_start() != b"variable \"" {
+        return None;
+    }
+    let brace = skip_blanks(b, end + 1);
+    if b.get(brace) != Some(&b'{')
+        || !matches!(b.get(skip_blanks(b, brace + 1)), None | Some(b'\n' | b'\r'))
+    {
+        return None;
+    }
+    let mut at = line_end(end + 1);
+    for _ in 0..MAX_DECLARATION_LINES {
+        if at >= b.len() {
+            break;
+        }
+        let ls = at + 1;
+        let le = line_end(ls);
+        at = le;
+        let body = b[ls..le].trim_ascii();
+        if body.starts_with(b"}") {
+            break;
+        }
+        let Some(rest) = body.strip_prefix(b"default") else {
+            continue;
+        };
+        let rest = rest.trim_ascii_start();
+        let Some(v) = rest.strip_prefix(b"=") else {
+            continue;
+        };
+        let v = v.trim_ascii();
+        if v.len() < 2 || v[0] != b'"' || v[v.len() - 1] != b'"' {
+            return Some(None);
+        }
+        let off = v.as_ptr() as usize - b.as_ptr() as usize;
+        return Some(Some((off + 1, off + v.len() - 1)));
+    }
+    Some(None)
+}
+
+/// The index after the spaces and tabs from `p`.
+fn skip_blanks(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && matches!(b[p], b' ' | b'\t') {
+        p += 1;
+    }
+    p
+}
+
+/// The value of the YAML field `name: value` (name ASCII-case-insensitive)
+/// that `body`, a line without its indentation, holds, without a trailing
+/// comment (` #…`) and blanks.
+fn yaml_field<'a>(body: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    if body.len() <= name.len()
+        || !body[..name.len()].eq_ignore_ascii_case(name)
+        || body[name.len()] != b':'
+    {
+        return None;
+    }
+    let v = &body[name.len() + 1..];
+    let v = match v.windows(2).position(|w| w == b" #") {
+        Some(i) if !matches!(v.trim_ascii_start().first(), Some(b'"' | b'\'')) => &v[..i],
+        _ => v,
+    };
+    Some(v.trim_ascii())
+}
+
+/// `b[vs..ve]` without the quotes around it, if it has a matching pair.
+fn unquote(b: &[u8], vs: usize, ve: usize) -> (usize, usize) {
+    if ve >= vs + 2 && matches!(b[vs], b'"' | b'\'') && b[ve - 1] == b[vs] {
+        (vs + 1, ve - 1)
+    } else {
+        (vs, ve)
+    }
 }
 
 /// Where the line holding `start` begins, looked for at most
@@ -950,6 +1148,11 @@ fn value_after_inner(
     scanned: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = b.len();
+    // A key quoted with escaped quotes inside a string literal
+    // (`"{\"password\": \"…\"}"`): its closing quote is two bytes.
+    if escaped_quote(b, p) {
+        p += 1;
+    }
     if p < n && matches!(b[p], b'"' | b'\'' | b'`') {
         p += 1;
         // A subscript's key: `$settings['hash_salt'] = '…'` (PHP),
@@ -976,6 +1179,7 @@ fn value_after_inner(
     } else if form == KeyForm::CallArgument {
         if p < n && b[p] == b',' {
             p += 1;
+            p = after_default_keyword(b, p);
         } else {
             return None;
         }
@@ -1067,7 +1271,25 @@ fn value_after_inner(
     if p >= n {
         return None;
     }
-    let (vs, ve) = if matches!(b[p], b'"' | b'\'' | b'`') {
+    let (vs, ve) = if escaped_quote(b, p) {
+        // A value in escaped quotes inside a string literal: JAAS
+        // `password=\"…\";` in Kafka's `sasl.jaas.config`, JSON in a
+        // string (issue 18, generator-14 `kafka-sasl-literal-credential`).
+        // It ends at the same escaped quote; an unescaped one ends the
+        // literal around it first, and then it is no value.
+        let q = b[p + 1];
+        let vs = p + 2;
+        let limit = (vs + 4096).min(n);
+        let mut j = vs;
+        while j + 1 < limit && b[j] != b'\n' && b[j] != q && !(b[j] == b'\\' && b[j + 1] == q) {
+            j += if b[j] == b'\\' { 2 } else { 1 };
+        }
+        if !(j + 1 < limit && b[j] == b'\\' && b[j + 1] == q) {
+            *scanned = j.min(n);
+            return None;
+        }
+        (vs, j)
+    } else if matches!(b[p], b'"' | b'\'' | b'`') {
         let q = b[p];
         let vs = p + 1;
         let limit = (vs + 4096).min(n);
@@ -1141,6 +1363,52 @@ fn value_after_inner(
         return None;
     }
     Some((vs, ve))
+}
+
+/// True when `b[p..]` opens with an escaped quote (`\"`, `\'`): a quote
+/// of a string inside a string literal.
+fn escaped_quote(b: &[u8], p: usize) -> bool {
+    b.get(p) == Some(&b'\\') && matches!(b.get(p + 1), Some(b'"' | b'\''))
+}
+
+/// Keyword arguments that give a lookup's default.
+const DEFAULT_KEYWORDS: &[&[u8]] = &[
+    b"default",
+    b"default_var",
+    b"default_value",
+    b"defaultvalue",
+    b"fallback",
+];
+
+/// After a lookup's name argument and its comma at `p`: past a keyword
+/// that names the next argument the lookup's default (`default_var=`,
+/// `default=`, `fallback=`), if one is there. Airflow's
+/// `Variable.get("hubspot_token", default_var="…")`, a settings object's
+/// `get("api_token", fallback="…")`, django-environ's `env.str("SECRET",
+/// default="…")`: the default is what runs wherever the name is unset,
+/// a literal like `os.getenv`'s second argument (issue 18, generator-14
+/// `airflow-dag-embedded-credential`).
+fn after_default_keyword(b: &[u8], p: usize) -> usize {
+    let mut j = p;
+    while j < b.len() && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    let k = j;
+    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+        j += 1;
+    }
+    let word = b[k..j].to_ascii_lowercase();
+    while j < b.len() && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    if DEFAULT_KEYWORDS.contains(&word.as_slice())
+        && b.get(j) == Some(&b'=')
+        && b.get(j + 1) != Some(&b'=')
+    {
+        j + 1
+    } else {
+        p
+    }
 }
 
 /// True when the unquoted value at `vs` is the rest of its line, as in a
@@ -1228,6 +1496,11 @@ fn judge(
     }
     let lv = &lb[vs..ve];
     if CODE_PREFIX.iter().any(|c| lv.starts_with(c.as_bytes())) {
+        // A shell parameter expansion may supply a default
+        // (`pw="${DB_PASSWORD:='…'}"`): its key is judged on its own.
+        if lv.starts_with(b"${") {
+            *scanned = vs;
+        }
         return None;
     }
     let v = std::str::from_utf8(&b[vs..ve]).ok()?;
@@ -2128,5 +2401,161 @@ mod tests {
             b"20261064194729_add_password_resets.sql h1:u1QGiuqF+qfkh1MAgzZr6ZYjkK+CLkxx7x0=\n",
         );
         assert!(f.iter().all(|f| f.rule != "credential-assignment"), "{f:?}");
+    }
+
+    /// Issue 18, generator-14: the classes of the IaC, data-pipeline and
+    /// streaming round, each with a hard negative. `rules` is the default
+    /// scan's `rule=value` list.
+    fn values(path: &str, text: &str) -> Vec<String> {
+        crate::scanner::rules::testutil::rules(path, text)
+    }
+
+    /// A value in escaped quotes inside a string literal (Kafka's JAAS
+    /// config, JSON in a string) is a value; a reference there is not,
+    /// and an unescaped quote ends the literal before any value.
+    #[test]
+    fn values_in_escaped_quotes() {
+        let jaas = "props.put(\"sasl.jaas.config\", \"org.apache.kafka.common.security.plain.PlainLoginModule required username=\\\"svc-ledger\\\" password=\\\"Tamarind4417!quay\\\";\");\n";
+        assert_eq!(
+            values("src/main/java/Kafka.java", jaas),
+            ["credential-assignment=Tamarind4417!quay"]
+        );
+        let json = "body := \"{\\\"api_key\\\": \\\"Vq3Ln8Rz2Kw6Tb9Xm4Pd\\\"}\"\n";
+        assert_eq!(
+            values("client/post.go", json),
+            ["credential-assignment=Vq3Ln8Rz2Kw6Tb9Xm4Pd"]
+        );
+        for text in [
+            "cfg := \"username=\\\"svc\\\" password=\\\"${KAFKA_PASSWORD}\\\";\"\n",
+            "msg := \"password=\\\"\" + pw + \"\\\";\"\n",
+        ] {
+            assert!(values("client/kafka.go", text).is_empty(), "{text}");
+        }
+    }
+
+    /// A lookup's default given by keyword (`default_var=`, `fallback=`)
+    /// is a literal like a positional one; another keyword argument is
+    /// not the default.
+    #[test]
+    fn lookup_defaults_by_keyword() {
+        for text in [
+            "TOKEN = Variable.get(\"crm_api_token\", default_var=\"Wm7Kq2Rv9Lx4Tz8Np3Bc\")\n",
+            "TOKEN = conf.get(\"api_token\", fallback=\"Wm7Kq2Rv9Lx4Tz8Np3Bc\")\n",
+            "SECRET = env.str(\"DJANGO_SECRET\", default=\"Wm7Kq2Rv9Lx4Tz8Np3Bc\")\n",
+        ] {
+            assert_eq!(
+                values("dags/export.py", text),
+                ["credential-assignment=Wm7Kq2Rv9Lx4Tz8Np3Bc"],
+                "{text}"
+            );
+        }
+        let described =
+            "TOKEN = Variable.get(\"crm_api_token\", description=\"Wm7Kq2Rv9Lx4Tz8Np3Bc\")\n";
+        assert!(values("dags/export.py", described).is_empty());
+    }
+
+    /// A declared parameter's or variable's literal default is its value;
+    /// a declaration without one, or a block that declares nothing, is not.
+    #[test]
+    fn declared_parameter_defaults() {
+        let cfn = "Parameters:\n  AdminPassword:\n    Type: String\n    NoEcho: true\n    Default: 'Quill8823-marsh'\n    MinLength: 12\n";
+        assert_eq!(
+            values("infra/stack.yaml", cfn),
+            ["credential-assignment=Quill8823-marsh"]
+        );
+        let tf = "variable \"admin_password\" {\n  type      = string\n  sensitive = true\n  default   = \"Quill8823-marsh\"\n}\n";
+        assert_eq!(
+            values("infra/variables.tf", tf),
+            ["credential-assignment=Quill8823-marsh"]
+        );
+        for (path, text) in [
+            (
+                "infra/stack.yaml",
+                "Parameters:\n  AdminPassword:\n    Type: String\n    NoEcho: true\n  Env:\n    Type: String\n    Default: Quill8823-marsh\n",
+            ),
+            (
+                "infra/variables.tf",
+                "variable \"admin_password\" {\n  type      = string\n  sensitive = true\n}\nvariable \"env\" {\n  default = \"Quill8823-marsh\"\n}\n",
+            ),
+            (
+                "config/app.yaml",
+                "password_policy:\n  default: Quill8823-marsh\n",
+            ),
+        ] {
+            assert!(values(path, text).is_empty(), "{text}");
+        }
+    }
+
+    /// CloudFormation's dynamic references and a generated secret's
+    /// template are not values; a literal beside them still is.
+    #[test]
+    fn dynamic_references_and_secret_templates() {
+        let text = "      MasterUsername: '{{resolve:secretsmanager:app/db/master:SecretString:username}}'\n      TOKEN_PARAM: '{{resolve:ssm-secure:/app/api-token:3}}'\n      GenerateSecretString:\n        SecretStringTemplate: '{\"username\": \"app\"}'\n        GenerateStringKey: password\n";
+        assert!(values("templates/db.yaml", text).is_empty());
+        let literal = format!("{text}      ApiToken: Wm7Kq2Rv9Lx4Tz8Np3Bc\n");
+        assert_eq!(
+            values("templates/db.yaml", &literal),
+            ["credential-assignment=Wm7Kq2Rv9Lx4Tz8Np3Bc"]
+        );
+    }
+
+    /// `pw` is a password as a key's last segment; inside a word, or
+    /// before another segment, it names nothing.
+    #[test]
+    fn pw_as_the_last_segment() {
+        for text in [
+            "DB_PW=Harbor$7741Lintel\n",
+            "smtp_pw: Harbor$7741Lintel\n",
+            // `pwd` after a separator is still the word `pwd`.
+            "DB_PWD=Harbor$7741Lintel\n",
+            "ldap.pwd: Harbor$7741Lintel\n",
+        ] {
+            assert_eq!(
+                values("deploy/app.env", text),
+                ["credential-assignment=Harbor$7741Lintel"],
+                "{text}"
+            );
+        }
+        for text in [
+            "PWA_NAME=Harbor$7741Lintel\n",
+            "PW_TEST_REPORTER=Harbor$7741Lintel\n",
+        ] {
+            assert!(values("deploy/app.env", text).is_empty(), "{text}");
+        }
+    }
+
+    /// A secret store's name with an abbreviated segment (`ci/`) under a
+    /// secret's name is a name, not the secret.
+    #[test]
+    fn store_paths_with_abbreviations() {
+        assert!(
+            values(
+                "lib/stack.ts",
+                "const GITHUB_TOKEN_SECRET = 'ci/github-token';\n"
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            values(
+                "lib/stack.ts",
+                "const GITHUB_TOKEN = 'ci/Wm7Kq2Rv9Lx4Tz8Np3Bc';\n"
+            ),
+            ["credential-assignment=ci/Wm7Kq2Rv9Lx4Tz8Np3Bc"]
+        );
+    }
+
+    /// A key whose look back for an ARN starts inside a multi-byte
+    /// character is judged, not a panic (a README's `—` 128 bytes before
+    /// `password=`).
+    #[test]
+    fn arn_look_back_from_a_char_boundary() {
+        for pad in 124..=128 {
+            let text = format!("a\u{2014}{}password=Zq8v2Lm4Kp7Rt\n", " ".repeat(pad));
+            assert_eq!(
+                values("README.md", &text),
+                ["credential-assignment=Zq8v2Lm4Kp7Rt"],
+                "{pad}"
+            );
+        }
     }
 }

@@ -332,12 +332,24 @@ fn names_a_secret(lower: &str, start: usize, path: &str) -> bool {
     SECRET_WORDS
         .iter()
         .any(|w| before.contains(w) || name.contains(w))
+        || names_pw(before)
         || qualified_key(before)
         || name.ends_with(".key")
         || super::store_name::is_credential_file(path)
         || qualified_key(&name)
         || bare_key_of_a_keyed_parent(lower, line, start)
         || login_argument(&lower[line..start])
+}
+
+/// Whether `phrase` holds `pw` as a whole word of a name (`_PW`, `DB_PW`,
+/// `smtp.pw`): the usual abbreviation of a password, which
+/// [`SECRET_WORDS`] cannot hold as a fragment (`pw` is inside `pwa`,
+/// `npwp`). Issue 18, generator-14 `platform-app-signing-key`: `_PW =
+/// bytes.fromhex("…").decode()`, a password kept hex-encoded.
+fn names_pw(phrase: &str) -> bool {
+    phrase
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w == "pw")
 }
 
 /// Words of a command line looked back over for its `login` subcommand.
@@ -628,6 +640,32 @@ mod tests {
         assert!(!super::env_key_before(&cache, cache.find(T).unwrap()));
         let app = format!("    APP_KEY: {T}\n");
         assert!(super::env_key_before(&app, app.find(T).unwrap()));
+    }
+
+    /// `pw` names a password as a whole word of a name, not inside one.
+    #[test]
+    fn pw_as_a_word_names_a_password() {
+        assert!(super::names_pw("_pw = bytes.fromhex(\""));
+        assert!(super::names_pw("smtp.pw: "));
+        assert!(!super::names_pw("pwa_manifest = \""));
+        assert!(!super::names_pw("npwp: "));
+        use crate::scanner::rules::testutil::rules;
+        // hex("Harbor$7741Lintel")
+        let hex = "486172626f7224373734314c696e74656c";
+        assert_eq!(
+            rules(
+                "etl/db.py",
+                &format!("_PW = bytes.fromhex(\"{hex}\").decode()\n")
+            ),
+            [format!("random-token={hex}")]
+        );
+        assert!(
+            rules(
+                "etl/db.py",
+                &format!("_PWA = bytes.fromhex(\"{hex}\").decode()\n")
+            )
+            .is_empty()
+        );
     }
 
     #[test]

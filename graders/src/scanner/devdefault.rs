@@ -28,6 +28,13 @@
 //! documented default, reachable only from that job's network and gone
 //! when it ends.
 //!
+//! So does one in a test stack's Compose file (`docker-compose.test.yml`,
+//! `compose.ci.yaml`, `docker-compose.e2e.yml`: issue 18, generator-14
+//! `test-dummy-cloud-credentials`), to a single-name host: the file says
+//! by its name that it starts throwaway containers for a test run, as a
+//! CI job's services are. The project's main `docker-compose.yml` stays
+//! judged as before: it may be how the service is deployed.
+//!
 //! What stays reported, everywhere: any password to a host with a domain
 //! or a routable address (`@db.internal`, `@10.0.3.7`,
 //! `@pg-main.rds.amazonaws.com`), even `admin:admin` (a weak credential
@@ -78,6 +85,34 @@ fn is_ci_pipeline(path: &str) -> bool {
             .any(|d| format!("/{p}").contains(d)))
 }
 
+/// Parts of a Compose file's name (after its first) that mark a test
+/// stack.
+const TEST_STACK_PARTS: &[&str] = &["test", "tests", "ci", "e2e", "it", "integration"];
+
+/// True for a Compose file a test run brings up: `docker-compose` or
+/// `compose`, then a part of [`TEST_STACK_PARTS`] (`docker-compose.test.yml`,
+/// `docker-compose-ci.yaml`, `compose.e2e.yml`), then `.yml`/`.yaml`.
+fn is_test_stack(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let name = name.to_ascii_lowercase();
+    let Some(stem) = name
+        .strip_suffix(".yml")
+        .or_else(|| name.strip_suffix(".yaml"))
+    else {
+        return false;
+    };
+    let Some(rest) = stem
+        .strip_prefix("docker-compose")
+        .or_else(|| stem.strip_prefix("compose"))
+    else {
+        return false;
+    };
+    rest.starts_with(['.', '-', '_'])
+        && rest
+            .split(['.', '-', '_'])
+            .any(|p| TEST_STACK_PARTS.contains(&p))
+}
+
 /// True for the loopback interface (and the unspecified address that
 /// binds it in development).
 fn is_loopback(host: &str) -> bool {
@@ -118,7 +153,7 @@ pub(crate) fn is_local_default(url: &str, path: &str) -> bool {
     let template = is_template(path);
     let service = !host.is_empty() && !host.contains(['.', ':']);
     (loopback && (default || template))
-        || (default && service && (template || is_ci_pipeline(path)))
+        || (default && service && (template || is_ci_pipeline(path) || is_test_stack(path)))
 }
 
 #[cfg(test)]
@@ -151,6 +186,12 @@ mod tests {
             ),
             ("mysql://root:root@mysql/app", ".github/workflows/test.yml"),
             ("amqp://guest:guest@rabbitmq:5672/", ".circleci/config.yml"),
+            // A test stack's Compose file, to one of its services.
+            (
+                "postgres://postgres:postgres@db:5432/test",
+                "docker-compose.test.yml",
+            ),
+            ("mysql://root:root@mysql/app", "ci/compose.e2e.yaml"),
         ] {
             assert!(is_local_default(url, path), "{url} in {path}");
         }
@@ -176,6 +217,28 @@ mod tests {
                 "docker-compose.yml",
             ),
             ("postgres://app:Zq8v2Lm4Kp7Rt@db:5432/app", ".env.example"),
+            // A test stack: a real password, or a host outside it; a
+            // Compose file whose name only contains a test part.
+            (
+                "postgres://app:Zq8v2Lm4Kp7Rt@db:5432/test",
+                "docker-compose.test.yml",
+            ),
+            (
+                "postgres://postgres:postgres@db.prod.acme.com/app",
+                "docker-compose.ci.yml",
+            ),
+            (
+                "postgres://postgres:postgres@db:5432/app",
+                "docker-compose.yml",
+            ),
+            (
+                "postgres://postgres:postgres@db:5432/app",
+                "latest-compose.yml",
+            ),
+            (
+                "postgres://postgres:postgres@db:5432/app",
+                "compose.testing.yml",
+            ),
             // In CI: a real password, or a host outside the job.
             (
                 "postgresql://app:Zq8v2Lm4Kp7Rt@postgres/test",

@@ -165,4 +165,31 @@ mod tests {
             assert!(find(t).is_empty(), "{t}");
         }
     }
+
+    /// A provider-format key written whole in one constant is judged
+    /// where it is written (a note there may clear it) and reported once
+    /// there; only a key the fold assembles is reported at the expression.
+    #[test]
+    fn a_key_written_whole_is_judged_where_it_is_written() {
+        use crate::scanner::rules::testutil::rules;
+        let key = "AIzaSyD3k9Lq2Vz8Rt5Wp3Mn7Bc4Xf6Hj1Ke0Gu";
+        let use_it = "const src = `https://maps.example.com/js?key=${MAPS_KEY}&cb=init`;\n";
+        let restricted = format!(
+            "// Browser key, restricted by HTTP referrer to our domains.\nconst MAPS_KEY = '{key}';\n{use_it}"
+        );
+        assert!(rules("web/map.js", &restricted).is_empty());
+        let bare = format!("const MAPS_KEY = '{key}';\n{use_it}");
+        assert_eq!(
+            rules("web/map.js", &bare),
+            [format!("google-api-key={key}")]
+        );
+        let (a, b) = key.split_at(20);
+        let split = format!(
+            "const A = '{a}';\nconst B = '{b}';\nconst src = `https://maps.example.com/js?key=${{A}}${{B}}`;\n"
+        );
+        assert_eq!(
+            rules("web/map.js", &split),
+            [format!("google-api-key={key}")]
+        );
+    }
 }

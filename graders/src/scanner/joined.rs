@@ -321,10 +321,7 @@ fn array_element(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// string it spells: the whole initializer, braces included, becomes one
 /// literal, and the name it is bound to judges it as it would a string.
 /// Only arrays of at least [`MIN_CHAR_ELEMENTS`] chars and nothing else.
-/// Byte arrays (`byte[] KEY = { (byte) 0xa0, … }`, Rust `[u8; 32]`) are
-/// not read: a 16-byte array is as often a UUID (a BLE characteristic's
-/// bytes) as a key, and their names (`DEK`, `KEY`) are not credential
-/// words to the assignment rule.
+/// Byte arrays are read by [`byte_array_runs`], from 32 bytes on.
 fn literal_array_runs(b: &[u8], out: &mut Vec<Run>) {
     let mut i = 0;
     while let Some(k) = memchr::memchr2(b'{', b'[', &b[i..]) {
@@ -355,6 +352,121 @@ fn literal_array_runs(b: &[u8], out: &mut Vec<Run>) {
             });
             i = close + 1;
         }
+    }
+}
+
+/// Fewest elements of a byte array read as key material: 32 bytes, a
+/// symmetric key's usual length (AES-256, HMAC-SHA256, an Ed25519 seed).
+/// A 16-byte array is as often a UUID (a BLE characteristic's bytes) as
+/// an AES-128 key, so shorter arrays are not read.
+const MIN_KEY_BYTES: usize = 32;
+/// Most elements of a byte array read: a longer one is a table (an
+/// S-box, a CRC table, an embedded file), not a key.
+const MAX_KEY_BYTES: usize = 128;
+
+/// One element of a byte array at `j`: `0x` and one or two hex digits,
+/// possibly after a cast (`(byte) 0xd0`) or with Rust's `u8` suffix.
+/// The byte and the index after it.
+fn byte_element(b: &[u8], j: usize) -> Option<(u8, usize)> {
+    let mut j = j;
+    if b.get(j) == Some(&b'(') {
+        let close = j + 1 + b[j + 1..].iter().take(16).position(|&c| c == b')')?;
+        if !b[j + 1..close].iter().all(|c| c.is_ascii_alphabetic()) {
+            return None;
+        }
+        j = skip_ws(b, close + 1);
+    }
+    if !(b.get(j) == Some(&b'0') && matches!(b.get(j + 1), Some(b'x' | b'X'))) {
+        return None;
+    }
+    let s = j + 2;
+    let digits = b[s..]
+        .iter()
+        .take(3)
+        .take_while(|c| c.is_ascii_hexdigit())
+        .count();
+    if !(1..=2).contains(&digits) {
+        return None;
+    }
+    let hex = std::str::from_utf8(&b[s..s + digits]).ok()?;
+    let v = u8::from_str_radix(hex, 16).ok()?;
+    let mut e = s + digits;
+    if b[e..].starts_with(b"u8") {
+        e += 2;
+    }
+    Some((v, e))
+}
+
+/// Words of a declaration that may name key material: an array bound
+/// to none of them (`sbox`, `crcTable`, `kTestVector`) is not read, so
+/// a file of tables costs no second scan of its view. Whether the name
+/// calls the bytes a secret is still the detectors' judgement.
+const KEY_DECLARATION_WORDS: &[&[u8]] = &[
+    b"key", b"secret", b"token", b"pass", b"pw", b"private", b"sign", b"hmac", b"seed", b"cred",
+    b"auth", b"cookie", b"session",
+];
+
+/// Longest declaration head looked back over from an array's bracket.
+const MAX_DECLARATION: usize = 128;
+
+/// Whether the text on the array's line before its bracket at `open`
+/// (`var signingKey = []byte`, `static const uint8_t kKey[32] =`) holds
+/// one of [`KEY_DECLARATION_WORDS`], case ignored.
+fn declared_as_key(b: &[u8], open: usize) -> bool {
+    let from = open.saturating_sub(MAX_DECLARATION);
+    let head = &b[from..open];
+    let head = match head.iter().rposition(|&c| c == b'\n') {
+        Some(i) => &head[i + 1..],
+        None => head,
+    };
+    let lower = head.to_ascii_lowercase();
+    KEY_DECLARATION_WORDS
+        .iter()
+        .any(|w| lower.windows(w.len()).any(|x| x == *w))
+}
+
+/// Byte arrays of literal bytes (issue 18, generator-14
+/// `lambda-node-go-java-embedded-secret`): Go's `[]byte{0xd0, 0xc5, …}`,
+/// C's and Java's `{ (byte) 0xd0, … }`, Rust's `[0xd0u8, …]`, a key kept
+/// as bytes so it never appears as a string. The array is the hex string
+/// of its bytes, one literal in the view, which the name it is bound to
+/// judges as it would the hex string (`signingKey`, `hmacSecret`: named;
+/// `sbox`, `DEK`, `magic`: not). Only arrays of [`MIN_KEY_BYTES`] to
+/// [`MAX_KEY_BYTES`] `0x` bytes and nothing else, declared on their line
+/// under a name that may name a key ([`declared_as_key`]).
+fn byte_array_runs(b: &[u8], out: &mut Vec<Run>) {
+    let mut i = 0;
+    while let Some(k) = memchr::memchr2(b'{', b'[', &b[i..]) {
+        let open = i + k;
+        i = open + 1;
+        let close_char = if b[open] == b'{' { b'}' } else { b']' };
+        let mut j = skip_ws(b, open + 1);
+        let mut value = Vec::new();
+        let close = loop {
+            let Some((v, e)) = byte_element(b, j) else {
+                break None;
+            };
+            if value.len() >= MAX_KEY_BYTES * 2 {
+                break None;
+            }
+            value.extend_from_slice(format!("{v:02x}").as_bytes());
+            j = skip_ws(b, e);
+            if b.get(j) == Some(&b',') {
+                j = skip_ws(b, j + 1);
+            }
+            if b.get(j) == Some(&close_char) {
+                break Some(j);
+            }
+        };
+        let Some(close) = close else { continue };
+        if value.len() >= MIN_KEY_BYTES * 2 && declared_as_key(b, open) {
+            out.push(Run {
+                start: open,
+                end: close + 1,
+                value,
+            });
+        }
+        i = close + 1;
     }
 }
 
@@ -447,6 +559,14 @@ pub(crate) fn view(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
     }
     if memchr::memmem::find(b, b"fromCharCode").is_some() {
         char_code_runs(text, b, &mut found);
+    }
+    // A byte after another (`, 0x`, `,0x`) or after a cast (`) 0x`):
+    // one pass over the text's `0x`s, which most texts have none of.
+    if memchr::memmem::find_iter(b, b"0x").any(|i| {
+        let before = b[..i].trim_ascii_end();
+        matches!(before.last(), Some(b',' | b')')) && i - before.len() <= 1
+    }) {
+        byte_array_runs(b, &mut found);
     }
     // Two elements of a char array, side by side.
     if memchr::memmem::find(b, b"', '").is_some() || memchr::memmem::find(b, b"','").is_some() {
@@ -582,6 +702,61 @@ mod tests {
         ] {
             assert!(view(t).is_none(), "{t}");
         }
+    }
+
+    /// Issue 18, generator-14: a byte array of 32 or more bytes is the
+    /// hex string of its bytes, and its name judges it; a UUID's 16
+    /// bytes, a mixed array and a table are left alone.
+    #[test]
+    fn byte_arrays_are_hex_literals() {
+        let hex = "0f3123992335da4fdcab79a06851f8ae78aef1b6e922d746617fc9cdac506577";
+        let bytes: Vec<String> = (0..32)
+            .map(|i| format!("0x{}", &hex[2 * i..2 * i + 2]))
+            .collect();
+        let go = format!(
+            "var hmacSecret = []byte{{\n\t{},\n\t{},\n}}\n",
+            bytes[..16].join(", "),
+            bytes[16..].join(", ")
+        );
+        let (v, _) = view(&go).expect("a run");
+        assert!(v.contains(&format!("[]byte'{hex}'")), "{v}");
+        let java = format!(
+            "static final byte[] HMAC_KEY = {{ {} }};\n",
+            bytes
+                .iter()
+                .map(|b| format!("(byte) {b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(view(&java).expect("a run").0.contains(hex));
+        let rust = format!(
+            "const SIGNING_KEY: [u8; 32] = [{}];\n",
+            bytes
+                .iter()
+                .map(|b| format!("{b}u8"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert!(view(&rust).expect("a run").0.contains(hex));
+        for t in [
+            format!("var keyUUID = []byte{{{}}}\n", bytes[..16].join(", ")),
+            format!("var key = []byte{{{}, 256}}\n", bytes[..31].join(", ")),
+            format!(
+                "var keyTable = []uint32{{{}, 0x1db71064}}\n",
+                bytes.join(", ")
+            ),
+        ] {
+            assert!(view(&t).is_none(), "{t}");
+        }
+        // Named a secret, the bytes are reported; named a table, not.
+        use crate::scanner::rules::testutil::rules;
+        assert_eq!(
+            rules("internal/auth/hmac.go", &go),
+            [format!("random-token={hex}")]
+        );
+        let table = go.replace("hmacSecret", "sboxTable");
+        assert!(rules("internal/auth/hmac.go", &table).is_empty());
+        assert!(view(&table).is_none(), "a table is not read");
     }
 
     /// Issue 18, generator-13: Ruby's `Array#join` without an argument

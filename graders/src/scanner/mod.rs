@@ -488,6 +488,17 @@ impl Scanner {
                 .into_iter()
                 .find(|x| x.start >= head)
             {
+                // A provider-format value written whole in one constant
+                // was judged where it is written, with its notes (a
+                // browser key said to be referrer-restricted, a
+                // published example): interpolating it elsewhere
+                // (`` `…?key=${MAPS_KEY}` ``) creates nothing new. Only
+                // a value the fold assembles, or a generic finding a new
+                // name may call a secret, is judged at the expression
+                // (issue 18, generator-14 `firebase-maps-browser-key`).
+                if !inert::GENERIC_RULES.contains(&x.rule) && text.contains(x.value.as_str()) {
+                    continue;
+                }
                 x.start = es;
                 x.end = ee;
                 seen.push((es, ee));

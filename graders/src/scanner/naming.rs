@@ -134,7 +134,7 @@ pub(super) fn phrase(lower: &str, line: usize, start: usize) -> String {
             let words = previous_words(&p[..k]);
             blank_compounds(&format!("{words} {}", &p[k..]))
         }
-        None if ends_without_value(above) => {
+        None if ends_without_value(above) || names_next_argument(lower, line, p) => {
             format!("{}\n{}", blank_compounds(p), blank_compounds(above))
         }
         None => blank_compounds(p),
@@ -239,6 +239,59 @@ fn ends_without_value(line: &str) -> bool {
     .find_map(|o| t.strip_suffix(o))
     .map_or(t, str::trim_end);
     t.ends_with(':') || t.ends_with('=')
+}
+
+/// True when the token's line holds nothing before it but the opening
+/// quote of a literal (`p`), and the line above is a call's previous
+/// argument, a quoted name right after the call's `(` or alone on the
+/// line after it, with its comma: a name-value call laid out one argument
+/// per line, as formatters write long calls (issue 18, generator-14
+/// `spark-hadoop-storage-keys`):
+///
+/// ```text
+/// spark.conf.set(
+///     f"fs.azure.account.key.{ACCOUNT}.dfs.core.windows.net",
+///     "<key>",
+/// )
+/// ```
+///
+/// The name names the value as it would on one line.
+fn names_next_argument(lower: &str, line: usize, p: &str) -> bool {
+    let above = line_above(lower, line);
+    let quote = |c: char| matches!(c, '"' | '\'' | '`');
+    let opening = p.trim_start();
+    let opening = opening
+        .strip_prefix(['f', 'r', 'b', 'u'])
+        .filter(|o| o.starts_with(quote))
+        .unwrap_or(opening);
+    if !(opening.len() == 1 && opening.starts_with(quote)) {
+        return false;
+    }
+    let Some(arg) = above.trim_end().strip_suffix(',') else {
+        return false;
+    };
+    let arg = arg.trim_end();
+    let Some(q) = arg.chars().last().filter(|&c| quote(c)) else {
+        return false;
+    };
+    let body = &arg[..arg.len() - 1];
+    let Some(open) = body.rfind(q) else {
+        return false;
+    };
+    let name = &body[open + 1..];
+    let before = body[..open]
+        .strip_suffix(['f', 'r', 'b', 'u'])
+        .unwrap_or(&body[..open])
+        .trim_end();
+    // The call opens on the name's line or alone at the end of the one
+    // above it; a list's items (`[`) are no name and value.
+    let opens = || {
+        let at = line - above.len() - 1;
+        line_above(lower, at).trim_end().ends_with('(')
+    };
+    !name.is_empty()
+        && !name.contains(char::is_whitespace)
+        && (before.ends_with('(') || (before.is_empty() && opens()))
 }
 
 /// `text` with compound names whose head is not a secret replaced by
@@ -374,6 +427,38 @@ mod tests {
             assert!(
                 lacks.is_empty() || !p.contains(lacks),
                 "{text:?}: {p:?} has {lacks:?}"
+            );
+        }
+    }
+
+    /// A call laid out one argument per line: the name argument on the
+    /// line above names the value; a list of values, or a name that is
+    /// not the previous argument alone, does not.
+    #[test]
+    fn the_previous_argument_names_the_next() {
+        for (text, has) in [
+            (
+                "conf.set(\n    \"fs.s3a.access.key\",\n    \"TOK3N\",\n)",
+                "fs.s3a.access.key",
+            ),
+            (
+                "hadoop.set(f\"fs.azure.sas.{c}.token\",\n         \"TOK3N\")",
+                "token",
+            ),
+        ] {
+            let p = named_by(text);
+            assert!(p.contains(has), "{text:?}: {p:?} lacks {has:?}");
+        }
+        for text in [
+            // List items, a call's other argument after a value, prose.
+            "HASHES = [\n    \"token-rotation\",\n    \"TOK3N\",\n]",
+            "log(\"rotate\", secret_word,\n    \"TOK3N\")",
+            "# the api token,\n\"TOK3N\"",
+        ] {
+            let p = named_by(text);
+            assert!(
+                !p.contains("token") && !p.contains("secret"),
+                "{text:?}: {p:?}"
             );
         }
     }

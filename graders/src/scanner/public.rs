@@ -11,7 +11,10 @@
 //! age recipients (`age1…`; `AGE-SECRET-KEY-1…` is not matched), and
 //! Stripe publishable keys (`pk_live_…`, `pk_test_…`: Stripe.js ships them
 //! to every browser; the secret `sk_` and restricted `rk_` keys are not
-//! matched). A bare
+//! matched), and PostHog project API keys (`phc_…`: posthog-js sends
+//! them from every page to the ingestion endpoint, which only accepts
+//! events; the personal API keys that read data are `phx_…` and are not
+//! matched; issue 18, generator-14 `frontend-public-client-keys`). A bare
 //! base64 value (WireGuard's `PublicKey = …`) is not covered: it says
 //! nothing about which half it is.
 
@@ -36,6 +39,11 @@ static STRIPE_PUBLISHABLE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\bpk_(?:live|test)_[A-Za-z0-9]{10,}").expect("stripe publishable regex")
 });
 
+/// PostHog project API keys, public by design (posthog-js embeds them).
+static POSTHOG_PROJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\bphc_[A-Za-z0-9]{32,64}\b").expect("posthog project key regex")
+});
+
 /// Pushes byte spans of public key material in `text`.
 pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     if text.contains("-----BEGIN ") {
@@ -47,6 +55,13 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
     if text.contains("pk_") {
         out.extend(
             STRIPE_PUBLISHABLE
+                .find_iter(text)
+                .map(|m| (m.start(), m.end())),
+        );
+    }
+    if text.contains("phc_") {
+        out.extend(
+            POSTHOG_PROJECT
                 .find_iter(text)
                 .map(|m| (m.start(), m.end())),
         );
@@ -73,4 +88,32 @@ pub(crate) fn spans_of<'c>(
 
 pub(crate) fn overlaps(spans: &[(usize, usize)], start: usize, end: usize) -> bool {
     spans.iter().any(|&(s, e)| start < e && s < end)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scanner::rules::testutil::rules;
+
+    /// A PostHog project key is what posthog-js sends from every page;
+    /// a personal API key (`phx_`), which reads the project's data, is
+    /// still a secret under a name that calls it one.
+    #[test]
+    fn posthog_project_keys_are_public() {
+        let project = "phc_Wq4nT7zLp2XbR9vK3mYc8HdF6sJ1gA5eUo0iNtQrBx";
+        for text in [
+            format!("VITE_POSTHOG_KEY = \"{project}\"\n"),
+            format!("posthog.init('{project}', {{ api_host: 'https://eu.i.posthog.com' }})\n"),
+            format!("POSTHOG_API_KEY={project}\n"),
+        ] {
+            assert!(rules("web/.env", &text).is_empty(), "{text}");
+        }
+        let personal = "phx_Wq4nT7zLp2XbR9vK3mYc8HdF6sJ1gA5eUo0iNtQrBx";
+        assert!(
+            !rules(
+                "web/.env",
+                &format!("POSTHOG_PERSONAL_API_KEY={personal}\n")
+            )
+            .is_empty()
+        );
+    }
 }

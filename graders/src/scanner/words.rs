@@ -1077,13 +1077,28 @@ pub(crate) fn is_tox_env(v: &str) -> bool {
 /// True when `v`, a path with `/` separators (`/etc/app/db.pass`,
 /// `secrets/prod/db-password.txt`), is made of word-like segments: a file
 /// path or store path, not a key. Random base64 with `/` fails.
+///
+/// A segment of one or two lowercase letters (`ci/github-token`,
+/// `db/master`, `qa/api-key`: an abbreviation naming an environment or a
+/// component in a secret store's path) counts beside a word-like one,
+/// never alone (issue 18, generator-14 `cdk-secret-references`: a
+/// Secrets Manager name given to `SecretValue.secretsManager`).
 pub(crate) fn is_word_path(v: &str) -> bool {
+    let abbreviation =
+        |s: &str| (1..=2).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_lowercase());
+    let (mut short, mut worded) = (false, false);
     v.contains('/')
         && v.split('/').filter(|s| !s.is_empty()).all(|s| {
+            if abbreviation(s) {
+                short = true;
+                return true;
+            }
+            worded = true;
             s.strip_prefix('~').unwrap_or(s).is_empty()
                 || is_word_like(s, true)
                 || s.split('.').all(|p| is_word_like(p, true))
         })
+        && (worded || !short)
 }
 
 #[cfg(test)]
@@ -1390,5 +1405,12 @@ mod tests {
         assert!(!is_plain_url("postgres://app:Zq8v2Lm4@db/billing"));
         assert!(is_word_path("/run/secrets/db_password"));
         assert!(!is_word_path("wJalrXUtnFEMI/K7MDENG/bPxRfiCY"));
+        // Abbreviated store-path segments beside words; alone, or beside
+        // random text, they make no path.
+        assert!(is_word_path("ci/github-token"));
+        assert!(is_word_path("db/master/credentials"));
+        assert!(!is_word_path("ci/qa"));
+        assert!(!is_word_path("ci/Zq8Lw3Xv9Tr2Kp5Nm7"));
+        assert!(!is_word_path("ab/K7MDENG/bPxRfiCY"));
     }
 }

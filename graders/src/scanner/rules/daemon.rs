@@ -19,7 +19,14 @@
 //! - calls that authenticate with a literal: a method named `auth`
 //!   (Redis clients' `red:auth("…")`, `client.auth('…')`) and a setter
 //!   named for a user and a password (paho-mqtt's `username_pw_set(user,
-//!   "…")`), whose last literal argument is the password.
+//!   "…")`), whose last literal argument is the password;
+//! - Honeycomb API keys in the `X-Honeycomb-Team` header Honeycomb reads
+//!   them from (issue 18, generator-14 `otel-collector-exporter-auth`:
+//!   an OpenTelemetry Collector exporter's `headers:`), in the key
+//!   formats Honeycomb documents: an ingest key (`hc`, a letter, `ik_`
+//!   and 58), a configuration key (22 alphanumerics) or a classic key
+//!   (32 hex). The header's name carries no credential word, and it is
+//!   the whole context: a value it is given is a key.
 //!
 //! Values are judged as the credential-assignment rule judges literals
 //! ([`literal`]): words, fixtures, references and sentences are not secrets.
@@ -148,6 +155,18 @@ pub(super) const RULES: &[RuleDef] = &[
         validate: Some(literal),
         gate: None,
     },
+    RuleDef {
+        name: "honeycomb-api-key",
+        secret_type: "honeycomb_api_key",
+        description: "Honeycomb API key given to the X-Honeycomb-Team header",
+        keywords: &["x-honeycomb-team"],
+        pattern: r#"(?i)\bx-honeycomb-team["'`]?[ \t]*[:=,][ \t]*["'`]?(hc[a-z]ik_[a-z0-9]{58}|[a-f0-9]{32}|[a-z0-9]{22})(?:[^a-z0-9_-]|$)"#,
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: Some(literal),
+        gate: None,
+    },
 ];
 
 #[cfg(test)]
@@ -193,6 +212,14 @@ mod tests {
                 "client.username_pw_set(\"telemetry\", \"udf6kOkDHJ4fFViPwgAsE8tMPBv\")",
                 "udf6kOkDHJ4fFViPwgAsE8tMPBv",
             ),
+            (
+                "exporters:\n  otlp:\n    headers:\n      x-honeycomb-team: Qd7TnW2xKp9RfL4vZc8MbJ\n",
+                "Qd7TnW2xKp9RfL4vZc8MbJ",
+            ),
+            (
+                "req.Header.Set(\"X-Honeycomb-Team\", \"hcxik_01hq2w3e4r5t6y7u8i9o0pasdfghjklzxcvbnmqwertyuiop1234567abc\")",
+                "hcxik_01hq2w3e4r5t6y7u8i9o0pasdfghjklzxcvbnmqwertyuiop1234567abc",
+            ),
         ]);
         quiet(&[
             ("-setcookie $ERLANG_COOKIE\n", "a reference"),
@@ -226,6 +253,14 @@ mod tests {
             (
                 "client.username_pw_set(\"telemetry\", os.environ[\"MQTT_PW\"])",
                 "not a literal",
+            ),
+            (
+                "    headers:\n      x-honeycomb-team: ${env:HONEYCOMB_API_KEY}\n",
+                "a reference",
+            ),
+            (
+                "curl -H 'X-Honeycomb-Team: Qd7TnW2xKp9RfL4vZc8MbJx' https://api.honeycomb.io\n",
+                "no Honeycomb key format (23 characters)",
             ),
         ]);
         fires(&[(

@@ -4,8 +4,23 @@
 //! (`pscale_tkn_`, `pscale_oauth_`, `pscale_pw_`), JFrog Artifactory API
 //! keys (`AKCp` + 69 alphanumerics) and reference tokens (`cmVmd`, the
 //! base64 of `ref`, + 59), 1Password account secret keys (`A3-` and five
-//! or six dash-separated groups), and age X25519 identities
-//! (`AGE-SECRET-KEY-1` + 58 bech32 characters).
+//! or six dash-separated groups), age X25519 identities
+//! (`AGE-SECRET-KEY-1` + 58 bech32 characters), and NATS nkey seeds.
+//!
+//! NATS nkey seeds (issue 18, generator-14 `nats-nkey-seed`): an nkey
+//! seed is base32 (`A-Z2-7`, no padding) of a two-byte prefix, the 32-byte
+//! Ed25519 seed and a CRC-16: 58 characters, the first `S` (the seed
+//! prefix) and the second the key's role (`U` user, `A` account, `O`
+//! operator, `N` server, `C` cluster, `X` curve). Whoever holds one signs
+//! as that identity (a `.creds` file's `USER NKEY SEED` block, a
+//! Kubernetes secret's `seed.nk`, `nkeys.FromSeed` in code). The public
+//! keys (`U…`, `A…`, `O…`, `N…`: 56 characters) are what a server's
+//! config lists and are not matched. The checksum is not required: a
+//! hand-written seed in a fixture is as much a leak of the format as a
+//! generated one, and the shape alone (58 base32 capitals after `S` and
+//! a role letter) is met nowhere else. Gated by a word the text must
+//! hold (`nkey`, `nats`, an nkey file's `.nk`): every place a seed is
+//! used names one (`seed` alone is every random generator's word).
 use super::RuleDef;
 
 pub(super) const RULES: &[RuleDef] = &[
@@ -88,11 +103,23 @@ pub(super) const RULES: &[RuleDef] = &[
         validate: None,
         gate: None,
     },
+    RuleDef {
+        name: "nats-nkey-seed",
+        secret_type: "nats_nkey_seed",
+        description: "NATS nkey seed (S + role letter + 56 base32)",
+        keywords: &["nkey", "nats", ".nk"],
+        pattern: r"(?:^|[^A-Za-z0-9_])(S[UAONCX][A-Z2-7]{56})(?:[^A-Za-z0-9_]|$)",
+        group: 1,
+        check_group: 0,
+        context_type: None,
+        validate: None,
+        gate: None,
+    },
 ];
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::check;
+    use super::super::testutil::{check, rules};
 
     #[test]
     fn sonar_doppler_planetscale() {
@@ -162,5 +189,49 @@ mod tests {
                 "one character repeated",
             )],
         );
+    }
+
+    /// NATS nkey seeds wherever a seed is used; public nkeys (56
+    /// characters, no `S` prefix) and near misses are not seeds.
+    #[test]
+    fn nats_nkey_seeds() {
+        let seed = "SUAKYRHVIOREXV7EUZTBHUHL7NUMHPMAS7QMDU3GTVUYUO7ZHJ2YYNTVHE";
+        let account = "SAAGNWKWPCUOJFCQ4MJD4GTVOGO3SDQAEPPNAMXTNVJYVE3PB7EKWK6YQQ";
+        assert_eq!((seed.len(), account.len()), (58, 58));
+        check(
+            "nats_nkey_seed",
+            &[
+                (
+                    &format!(
+                        "-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"
+                    ),
+                    seed,
+                ),
+                (&format!("stringData:\n  user.nk: {seed}\n"), seed),
+                (&format!("NATS_ACCOUNT_SEED={account}\n"), account),
+                (
+                    &format!("kp, _ := nkeys.FromSeed([]byte(\"{seed}\"))\n"),
+                    seed,
+                ),
+            ],
+            &[],
+        );
+        let short = &seed[..56];
+        let odd_role = seed.replacen("SU", "SZ", 1);
+        for fp in [
+            // Public nkeys: what a server's config lists.
+            "users = [ { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 } ]\n",
+            "# nats operator: ODSKR7MYFQZ5MMAJ6FPMEEW7NR2PPVHIJXGROKCRLL4NBTDCTDDOOO6U\n",
+            &format!("nkey seed: {short}\n"),
+            &format!("nkey seed: {odd_role}\n"),
+            &format!("nkey seed: {seed}QQ\n"),
+        ] {
+            assert!(
+                !rules("nats/server.conf", fp)
+                    .iter()
+                    .any(|f| f.starts_with("nats-nkey-seed=")),
+                "{fp}"
+            );
+        }
     }
 }

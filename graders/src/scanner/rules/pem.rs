@@ -11,7 +11,10 @@ pub(crate) fn find(text: &str, out: &mut Vec<(usize, usize)>) {
 
 /// Pushes spans of PEM blocks that are *not* private keys (certificates,
 /// public keys): their bodies look random but are public, so the
-/// random-token rule leaves them alone.
+/// random-token rule leaves them alone. A block whose label names secret
+/// material in other words (NATS `.creds` files' `USER NKEY SEED`, a
+/// `SECRET` block) is not public either: what it holds is for the rules
+/// that know its format (issue 18, generator-14 `nats-nkey-seed`).
 pub(crate) fn find_public(text: &str, out: &mut Vec<(usize, usize)>) {
     blocks(text, false, out)
 }
@@ -33,7 +36,7 @@ fn blocks(text: &str, private: bool, out: &mut Vec<(usize, usize)>) {
         let is_private = label.ends_with("PRIVATE KEY")
             || label.ends_with("PRIVATE KEY BLOCK")
             || is_symmetric_key_label(label);
-        if is_private != private {
+        if is_private != private || (!private && names_secret_material(label)) {
             continue;
         }
         let body_start = head_end + 5;
@@ -67,6 +70,13 @@ fn blocks(text: &str, private: bool, out: &mut Vec<(usize, usize)>) {
         }
         from = end;
     }
+}
+
+/// True for an armor label that names secret material without being a
+/// private-key label: `USER NKEY SEED`, `… SECRET …`.
+fn names_secret_material(label: &str) -> bool {
+    let l = label.to_ascii_uppercase();
+    ["SEED", "SECRET", "PRIVATE"].iter().any(|w| l.contains(w))
 }
 
 /// Armored symmetric keys in PEM's layout: OpenVPN's `tls-auth` /

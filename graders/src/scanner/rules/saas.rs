@@ -24,7 +24,11 @@
 //!   Mailgun: 32 hex, `-`, 8 hex, `-`, 8 hex, or the legacy `key-` and 32
 //!   hex (issue 18, generator-13 `rails-credentials-fetch`, generator-12
 //!   `go-viper-config-secret`). The bare shape could be anything's, so
-//!   the issuer's name in the text is required.
+//!   the issuer's name in the text is required;
+//! - HubSpot private app access tokens: `pat-`, the account's data
+//!   region (`na1`, `eu1`, `ap1`…), `-` and a UUID (issue 18,
+//!   generator-14 `airflow-dag-embedded-credential`: the default of an
+//!   Airflow `Variable.get`). The region and UUID make the shape exact.
 //!
 //! Each body is anchored at both ends, so a near miss (a truncated or
 //! padded fixture) is not reported by these.
@@ -165,6 +169,13 @@ pub(super) const RULES: &[RuleDef] = &[
         &["mailgun"],
         r"(?:^|[^A-Za-z0-9_-])((?:key-[a-f0-9]{32})|(?:[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}))(?:[^A-Za-z0-9_-]|$)",
     ),
+    rule(
+        "hubspot-private-app-token",
+        "hubspot_access_token",
+        "HubSpot private app access token (pat-<region>- + UUID)",
+        &["pat-na", "pat-eu", "pat-ap"],
+        r"(?:^|[^A-Za-z0-9_-])(pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:[^A-Za-z0-9_-]|$)",
+    ),
 ];
 
 #[cfg(test)]
@@ -254,6 +265,10 @@ mod tests {
                 "google_oauth_client_secret",
                 "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",
             ),
+            (
+                "hubspot_access_token",
+                "pat-na1-3c9e0f1a-57d2-4b8e-a61c-d07f92b4e5a3",
+            ),
         ];
         for (ty, tok) in cases {
             // Bare in an SQL seed, where no name calls it a secret.
@@ -295,12 +310,16 @@ mod tests {
             "depends_on: service:postgres:latest",
             "APOLLO_KEY=service:my-graph:xxxxxxxxxxxxxxxxxxxxxx",
             "image: service:registry:5000",
+            // A UUID after `pat-` with no region.
+            "id = \"pat-3c9e0f1a-57d2-4b8e-a61c-d07f92b4e5a3\"",
         ] {
             let s = crate::scanner::Scanner::new(crate::scanner::ScanConfig::default());
             let f = s.scan_bytes("config/app.env", fp.as_bytes());
             assert!(
-                !f.iter()
-                    .any(|f| f.rule == "launchdarkly-sdk-key" || f.rule == "apollo-api-key"),
+                !f.iter().any(|f| matches!(
+                    f.rule.as_str(),
+                    "launchdarkly-sdk-key" | "apollo-api-key" | "hubspot-private-app-token"
+                )),
                 "{fp}"
             );
         }
