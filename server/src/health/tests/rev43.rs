@@ -29,8 +29,8 @@ use super::review::{BROKEN, no_gain, scores};
 /// the app's `runtest`, the test passes. Measured on bfc7df2 by hand
 /// (`python -I boot.py ...`, the grader's command line, outside any
 /// sandbox): the second test's call "passed", run sealed (`END`), every
-/// run; graded (this test): 1 of 3 in about half the runs under bwrap,
-/// never refused (a miss is not refused either). On bfc7df2^ the same
+/// run; graded (this test): 1 of 3 in part of the runs (a miss is not
+/// refused either; why the sandboxed runs miss was not found in time). On bfc7df2^ the same
 /// app gains nothing: the old check walks the dict again at every
 /// checkpoint.
 pub(super) const FINALIZER_SHADOW: &str = r#"import gc as _gc
@@ -118,8 +118,10 @@ def _arm_next():
     s['armed'] = True
     _sys.setrecursionlimit(20000)
     _gc.set_threshold(1, 1000000000, 1000000000)
-    t = _Fin()
-    t.me = t
+    # Three chains: a finalizer that fails at entry ends only its own.
+    for _ in range(3):
+        t = _Fin()
+        t.me = t
     del t
 
 
@@ -135,8 +137,10 @@ def add(a, b):
 
 /// Finding 1 (rev43): a shadow added between `plugins_clean`'s walk and its
 /// memo is remembered as clean; the test whose item it shadows passes.
-/// Fails on bfc7df2 when the finalizer lands (measured: bwrap 4 of 8
-/// grades 1/3, landlock 1 of 8; the honest broken app 0/3 in all).
+/// Fails on bfc7df2 when the finalizer lands (measured at d2d61e0's
+/// successor, 4 runs of this test per tier, runner + cold each: bwrap 5
+/// of 8 grades 1/3, landlock 2 of 8; never refused; the honest broken app
+/// 0/3 in all).
 #[tokio::test]
 #[ignore = "rev43 finding 1: fails on bfc7df2 (the memo remembers a dict changed after its walk)"]
 async fn rev43_finalizer_shadow_between_walk_and_memo() {
