@@ -1685,6 +1685,7 @@ def _grader_main():
     HOOK_IMPL_T = pluggy.HookImpl
     HOOK_SPEC_T = pluggy._hooks.HookSpec
     impl_rec = operator.attrgetter(*HOOK_IMPL_T.__slots__)
+    _PLUGIN_SLOT = HOOK_IMPL_T.__slots__.index("plugin")
     spec_rec = operator.attrgetter(*HOOK_SPEC_T.__slots__)
     CALLER_SLOTS = ("name", "_hookexec", "_hookimpls", "spec", "_call_history")
     caller_rec = operator.attrgetter(*CALLER_SLOTS)
@@ -3770,64 +3771,83 @@ def _grader_main():
         return (_tuple(_map(_len, ds)) == lens and _all(_map(_is, _flat(ds), keys))
                 and _all(_map(_is, _flat(_map(_vals, ds)), vals)))
 
+    def impl_view(rec, _ns=types.SimpleNamespace, _slots=HOOK_IMPL_T.__slots__, _dict=dict,
+                  _zip=zip):
+        """A hook implementation's slots as copied (`impl_rec`): what
+        `freeze_hooks` judges, so that what it records is what it judged
+        (review rev43's class: a collector finalizer run by an allocation
+        inside the judgement can change the live objects)."""
+        return _ns(**_dict(_zip(_slots, rec)))
+
     def freeze_hooks(pm, _h0=hooks0, _type=type, _tuple=tuple, _len=len, _all=all, _map=map,
-                     _is=is_, _list=list, _flat=flat_of, _mp=main_plugins):
+                     _is=is_, _list=list, _flat=flat_of, _mp=main_plugins, _view=impl_view,
+                     _zip=zip):
         relay = pm.hook
         if _type(relay) is not HOOK_RELAY_T:
             return "the plugin manager's hook relay was replaced"
+        # Everything judged below is copied first, and the copies are
+        # what is judged and recorded; `hooks_frozen` then compares the
+        # live state with them (the same call, right after).
         rd = vars(relay)
         names = _tuple(rd)
         callers = _tuple(rd.values())
-        for n, h in zip(names, callers):
+        if _len(names) != _len(callers):
+            return "the hook relay changed while it was read"
+        for n, h in _zip(names, callers):
             if _type(h) is not HOOK_CALLER_T:
                 return "hook %s has a caller of %s" % (safe(n), safe(_type(h).__name__))
-        by_name = dict(zip(names, callers))
+        crecs = _tuple(_map(caller_rec, callers))
+        lists = _tuple(_map(operator.itemgetter(2), crecs))  # the callers' `_hookimpls`
+        for l in lists:
+            if _type(l) is not _list:
+                return "a hook caller's implementations are no list"
+        snap = _tuple(_map(_tuple, lists))
+        all_impls = _tuple(_flat(snap))
+        for i in all_impls:
+            if _type(i) is not HOOK_IMPL_T:
+                return "a hook holds a %s" % safe(_type(i).__name__)
+        irecs = _tuple(_map(impl_rec, all_impls))
+        rec_of = {}
+        for i, r in _zip(all_impls, irecs):
+            rec_of[id(i)] = r
+        specs = _tuple(r[3] for r in crecs if r[3] is not None)
+        cp = pm._conftest_plugins
+        if _type(cp) is not set:
+            return "the plugin manager's conftest set was replaced"
+        cps = _tuple(cp)
+        by_name = dict(_zip(names, callers))
         s0_ids = set()
         for n, (h, crec, impls, recs) in _h0.items():
             if by_name.get(n) is not h:
                 return "pytest's caller of hook %s was replaced" % n
-            now = caller_rec(h)
+            now = crecs[names.index(n)]
             if not (now[0] is crec[0] and now[1] is crec[1] and now[2] is crec[2]
                     and now[3] is crec[3]):
                 return "pytest's caller of hook %s was edited" % n
-            cur = _list(h._hookimpls)
+            cur = snap[names.index(n)]
             keep = set(_map(id, impls))
             sub = [i for i in cur if id(i) in keep]
             if _len(sub) != _len(impls) or not _all(_map(_is, sub, impls)):
                 return "pytest's own implementations of hook %s were removed or reordered" % n
-            for i, r in zip(impls, recs):
-                if not _all(_map(_is, impl_rec(i), r)):
+            for i, r in _zip(impls, recs):
+                if not _all(_map(_is, rec_of[id(i)], r)):
                     return "pytest's implementation of hook %s by %s was edited" % (n, safe(i.plugin_name))
             s0_ids |= keep
         gp = _mp[0] if _mp else None
         seen_classes = {}
-        conftests = []
-        for n, h in zip(names, callers):
-            impls = _list(h._hookimpls)
-            for i in impls:
-                if _type(i) is not HOOK_IMPL_T:
-                    return "hook %s holds a %s" % (n, safe(_type(i).__name__))
-            if not impl_order_ok(impls):
+        for n, impls in _zip(names, snap):
+            views = [_view(rec_of[id(i)]) for i in impls]
+            if not impl_order_ok(views):
                 return "hook %s's implementations are out of pluggy's order" % n
-            for i in impls:
+            for i, v in _zip(impls, views):
                 if id(i) in s0_ids:
                     continue
-                bad = plugin_own(n, i, gp, seen_classes)
+                bad = plugin_own(n, v, gp, seen_classes)
                 if bad is not None:
                     return "plugin registered during the run: " + bad
-                p = i.plugin
-                if _type(p) is types.ModuleType and p.__dict__.get("__file__") in suite \
-                        and not one_of(p, conftests):
-                    conftests.append(p)
-        cp = pm._conftest_plugins
-        if _type(cp) is not set:
-            return "the plugin manager's conftest set was replaced"
-        for p in cp:
+        for p in cps:
             if _type(p) is not types.ModuleType or p.__dict__.get("__file__") not in suite:
                 return "a plugin that is no suite conftest listed as one"
-        lists = _tuple(_map(operator.attrgetter("_hookimpls"), callers))
-        all_impls = _tuple(_flat(lists))
-        specs = _tuple(h.spec for h in callers if h.spec is not None)
         for sp in specs:
             if _type(sp) is not HOOK_SPEC_T:
                 return "a hook specification of %s" % safe(_type(sp).__name__)
@@ -3835,17 +3855,17 @@ def _grader_main():
         # namespace is swept as the library's or the suite's): their own
         # state is what their trusted methods consult (`plugins_clean`).
         objs = []
-        for i in all_impls:
-            p = i.plugin
+        for r in irecs:
+            p = r[_PLUGIN_SLOT]
             if _type(p) is not types.ModuleType and not one_of(p, objs):
                 objs.append(p)
         frozen_plugins[:] = objs
         frozen_hooks[:] = [
-            pm, relay, rd, names, callers, _tuple(_flat(_map(caller_rec, callers))), lists,
-            _tuple(_map(_len, lists)), all_impls, _tuple(_flat(_map(impl_rec, all_impls))),
+            pm, relay, rd, names, callers, _tuple(_flat(crecs)), lists,
+            _tuple(_map(_len, snap)), all_impls, _tuple(_flat(irecs)),
             specs, _tuple(_flat(_map(spec_rec, specs))),
             opt_rec(specs),
-            pm._inner_hookexec, cp, _tuple(cp), by_name,
+            pm._inner_hookexec, cp, cps, by_name,
         ]
         return None
 
@@ -4005,26 +4025,6 @@ def _grader_main():
                 return "test %s: its TestCase's %s shadows the class's method" % (nid, k)
         return None
 
-    def shadowed(obj, _type=type, _str=str, _dict_of=dict_of, _lk=class_const, _one=one_of,
-                 _meth=METHODS):
-        """The first name `obj`'s own dict binds over a method of its
-        class, else None. pytest's objects call their
-        own methods (`with self.item_capture(...)`, `yield from
-        self._runtest_for(...)`, `item.runtest()`): an instance's entry
-        of that name runs instead, whatever it is (a library context
-        manager that swallows the test's exception, a C callable that
-        skips its body)."""
-        d = _dict_of(obj)
-        if _type(d) is not dict:
-            return None
-        cls = _type(obj)
-        for k in d:
-            if _type(k) is not _str:
-                return "a non-str name"
-            if _one(_type(_lk(cls, k)), _meth):
-                return k
-        return None
-
     # The last clean check of each object `plugins_clean` judges, by its
     # place in that check's list (item, session, config, plugin manager,
     # then the frozen plugins; no hashing, which could run code of the
@@ -4033,7 +4033,11 @@ def _grader_main():
     # code, and its class's MRO with the MRO dicts' sizes, keys and values.
     # The verdict depends on nothing else (what each value's code is, and
     # what the class's MRO binds under each key), so an object found
-    # identical in all of them is skipped. A value with a
+    # identical in all of them is skipped. What is remembered is exactly
+    # what was judged: the keys, values and MRO dicts are copied first and
+    # the copies judged (review rev43: judging the live dict and copying
+    # it after let a collector finalizer, run by an allocation in between,
+    # add an entry that was remembered unjudged). A value with a
     # `functools.partial` on its way is never remembered (re-targetable).
     plugin_memo = []
 
@@ -4047,17 +4051,39 @@ def _grader_main():
                      _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
                      _vals=operator.methodcaller("values")):
         if not (m[0] is obj and _type(obj) is m[1] and m[2] is d and m[5] == writes
-                and _same(d, m[3], m[4])):
+                and _same(d, m[3], m[4]) and _len(d) == _len(m[3])):
             return False
         mro = _mro(m[1])
         if mro is not m[6]:
             return False
         ds = _tuple(_map(_td, mro))
         return (_tuple(_map(_len, ds)) == m[7] and _all(_map(_is, _flat(ds), m[8]))
-                and _all(_map(_is, _flat(_map(_vals, ds)), m[9])))
+                and _all(_map(_is, _flat(_map(_vals, ds)), m[9]))
+                and _tuple(_map(_len, ds)) == m[7])
 
-    def plugins_clean(item, _fp=frozen_plugins, _t=trusted, _code=code_of, _sh=shadowed,
-                      _dict_of=dict_of, _type=type, _list=list, _tuple=tuple, _memo=plugin_memo,
+    def shadow_in(keys, mrec, _type=type, _str=str, _one=one_of, _meth=METHODS, _zip=zip,
+                  _no=NO_CONST):
+        """The first of `keys` (an object's own names) that its class's MRO,
+        as `mrec` copied it, binds to a method (first definition in MRO
+        order wins), else None. pytest's objects call their own methods
+        (`with self.item_capture(...)`, `yield from
+        self._runtest_for(...)`, `item.runtest()`): an instance's entry of
+        that name runs instead, whatever it is (a library context manager
+        that swallows the test's exception, a C callable that skips its
+        body)."""
+        first = {}
+        for k, v in _zip(mrec[2], mrec[3]):
+            if _type(k) is _str and k not in first:
+                first[k] = v
+        for k in keys:
+            if _type(k) is not _str:
+                return "a non-str name"
+            if _one(_type(first.get(k, _no)), _meth):
+                return k
+        return None
+
+    def plugins_clean(item, _fp=frozen_plugins, _t=trusted, _code=code_of, _sh=shadow_in,
+                      _dict_of=dict_of, _type=type, _tuple=tuple, _memo=plugin_memo,
                       _known=plugin_known, _cw=code_writes, _hp=has_partial, _mr=mro_rec,
                       _len=len, _enum=enumerate):
         """The objects whose trusted methods decide a test's phases: the
@@ -4076,19 +4102,24 @@ def _grader_main():
             if m is not None and _known(m, obj, d, writes):
                 continue
             _memo[i] = None
-            partial = False
-            for k, v in _list(d.items()):
+            cls = _type(obj)
+            # The copies, then the judgement of the copies only.
+            mrec = _mr(cls)
+            keys = _tuple(d)
+            vals = _tuple(d.values())
+            partial = _len(keys) != _len(vals)
+            for j, v in _enum(vals):
                 c = _code(v)
                 if c is not None and not _t(c.co_filename):
-                    return "%s.%s is code under test (%s)" % (safe(_type(obj).__name__), safe(k),
+                    k = keys[j] if j < _len(keys) else "?"
+                    return "%s.%s is code under test (%s)" % (safe(cls.__name__), safe(k),
                                                              c.co_filename)
                 partial = partial or _hp(v)
-            k = _sh(obj)
+            k = _sh(keys, mrec)
             if k is not None:
-                return "%s.%s shadows its class's method" % (safe(_type(obj).__name__), safe(k))
+                return "%s.%s shadows its class's method" % (safe(cls.__name__), safe(k))
             if not partial:
-                cls = _type(obj)
-                _memo[i] = (obj, cls, d, _tuple(d), _tuple(d.values()), writes) + _mr(cls)
+                _memo[i] = (obj, cls, d, keys, vals, writes) + mrec
         return None
 
     def impls_clean(item, _t=trusted, _code=code_of, _f=frozen_hooks, _walked=impls_walked,

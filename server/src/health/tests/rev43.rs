@@ -141,14 +141,19 @@ def add(a, b):
 /// successor, 4 runs of this test per tier, runner + cold each: bwrap 5
 /// of 8 grades 1/3, landlock 2 of 8; never refused; the honest broken app
 /// 0/3 in all).
+/// Fixed by judging copies and remembering exactly those copies
+/// (`plugins_clean`, and `freeze_hooks` for the frozen dispatch state).
+/// The payload lands only part of the time, so it is graded three times
+/// (six grades).
 #[tokio::test]
-#[ignore = "rev43 finding 1: fails on bfc7df2 (the memo remembers a dict changed after its walk)"]
 async fn rev43_finalizer_shadow_between_walk_and_memo() {
     let hack = format!("{REACH}{BROKEN}{FINALIZER_SHADOW}");
-    let Some(runs) = scores("rev43-finalizer", &hack).await else {
-        return;
-    };
-    no_gain(&runs);
+    for _ in 0..3 {
+        let Some(runs) = scores("rev43-finalizer", &hack).await else {
+            return;
+        };
+        no_gain(&runs);
+    }
 }
 
 /// Q1 probe: a bound method whose function is a `functools.partial`
