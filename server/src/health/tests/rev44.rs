@@ -32,9 +32,10 @@ _st = {'K': None, 'M': None, 'F': None, 'orig': None, 'rest': None, 'keep': [], 
 
 def _noop(self):
     # Function.runtest for the suite's own tests (their module imported
-    # `add` from the app): the body never runs; any other test (the
+    # `add` or `mul` from the app): the body never runs; any other test (the
     # grader's hidden canaries) runs pytest's.
-    if getattr(getattr(self, 'module', None), 'add', None) is add:
+    g = getattr(getattr(self, 'module', None), '__dict__', {})
+    if g.get('add') is add or g.get('mul') is mul:
         return None
     return _st['orig'](self)
 
@@ -134,10 +135,11 @@ def add(a, b):
 /// later sweep judges it again: `Function.runtest` is the app's, the
 /// suite's tests after the first pass (the hidden canaries run pytest's).
 /// Measured on 923f16f (3 runs of this test per tier, 3 x runner + cold
-/// each): bwrap 7 of 18 hack grades 1/3, landlock 12 of 18 grades 1/3,
-/// never refused (error None); the honest broken app 0/3 in all. (Before
-/// the no-op skipped only the suite's tests, it also passed the hidden
-/// must-fail canary: refused.) Ignored: it fails while the finding stands.
+/// each = 18 hack grades per tier): bwrap 8 of 18 grades 2/3, landlock
+/// 5 of 18 grades 2/3 (an earlier variant that skipped only `add`'s
+/// module: bwrap 7 of 18 and landlock 12 of 18 at 1/3), never refused
+/// (error None); the honest broken app 0/3 in all. (A no-op for every
+/// item also passed the hidden must-fail canary: refused.) Ignored: it fails while the finding stands.
 #[tokio::test]
 #[ignore = "rev44 finding 1: fails on 923f16f (the app gains)"]
 async fn rev44_finalizer_rebind_between_slow_diff_and_rebaseline() {
@@ -145,6 +147,118 @@ async fn rev44_finalizer_rebind_between_slow_diff_and_rebaseline() {
     let mut all = Vec::new();
     for _ in 0..3 {
         let Some(runs) = scores("rev44-rebaseline", &hack).await else {
+            return;
+        };
+        all.extend(runs);
+    }
+    no_gain(&all);
+}
+
+/// Q3 probe: `plugin_known`'s `unchanged(d, keys, vals)` compares the
+/// live dict's keys, then (after `d.values()`, an allocation) its values.
+/// A finalizer there swaps the item's last entry `x: int` (judged clean)
+/// for `runtest: int` (same value, same place): the values pass and the
+/// size check hold, the memo hits. Before the next comparison's keys pass
+/// it swaps back. It tells the two points by the refcount of the second
+/// item's `__dict__` over its least: +5 at the keys `map` (its iterator
+/// made; the swap keeps the size), +4 at `d.values()` (after a +5), +5
+/// at the values `map` (after a +4).
+pub(super) const FINALIZER_SWAP: &str = r#"import gc as _gc
+import sys as _sys
+
+_pmh = [_pm()]
+_st = {'D': None, 'base': None, 'keep': [], 'n': 0, 'armed': False, 'prev': 0,
+       'ins': 0, 'outs': 0}
+_X = ''.join(['zz_', 'grading_', 'x'])
+
+
+class _Keep:
+    pass
+
+
+class _Fin:
+    def __del__(self):
+        s = _st
+        if not s['armed']:
+            return
+        t = _Fin()
+        t.me = t
+        del t
+        s['keep'] = None
+        k = []
+        for _ in range(40):
+            k.append(_Keep())
+        s['keep'] = k
+        try:
+            s['n'] += 1
+            if s['n'] > 3000000:
+                s['armed'] = False
+                _gc.set_threshold(700, 10, 10)
+                return
+            D = s['D']
+            r = _sys.getrefcount(D)
+            b = s['base'] = r if s['base'] is None else min(r, s['base'])
+            d = r - b
+            if d == 4 and s['prev'] == 5:
+                # `d.values()`: the keys pass is done.
+                if _X in D:
+                    del D[_X]
+                    D['runtest'] = int
+                    s['ins'] += 1
+            elif d == 5 and s['prev'] != 4:
+                # The keys `map` (its iterator made; the size is kept).
+                if 'runtest' in D:
+                    del D['runtest']
+                    D[_X] = int
+                    s['outs'] += 1
+            if d >= 3:
+                s['prev'] = d
+            s['mx'] = max(s.get('mx', 0), d)
+        except BaseException as e:
+            s['exc'] = s.get('exc', 0) + 1
+
+
+def _arm():
+    s = _st
+    sess = _pmh[0].get_plugin('session')
+    items = list(sess.items)
+    if len(items) < 2:
+        return
+    nxt = items[1]
+    nxt.location
+    D = nxt.__dict__
+    D[_X] = int
+    s['D'] = D
+    s['armed'] = True
+    _sys.setrecursionlimit(20000)
+    _gc.set_threshold(1, 1000000000, 1000000000)
+    for _ in range(3):
+        t = _Fin()
+        t.me = t
+    del t
+
+
+_first = [True]
+
+
+def add(a, b):
+    if _first[0]:
+        _first[0] = False
+        _arm()
+    return a - b
+"#;
+
+/// Q3: a wrong memo hit of `plugin_known` (keys pass, then values pass).
+/// No gain, never refused, in 3 runs here (bwrap, 9 grades each); a
+/// diagnostic variant (`mul` right once a swap-in happened) showed no
+/// swap-in before the third test in 2 runs: the collector rarely runs at
+/// those allocations, so this probe says little either way.
+#[tokio::test]
+async fn rev44_q3_swap_between_keys_and_values_pass() {
+    let hack = format!("{REACH}{BROKEN}{FINALIZER_SWAP}");
+    let mut all = Vec::new();
+    for _ in 0..3 {
+        let Some(runs) = scores("rev44-swap", &hack).await else {
             return;
         };
         all.extend(runs);
