@@ -1534,6 +1534,24 @@ def _grader_main():
 
     gc.callbacks = NoCallbacks()
 
+    # Automatic collection runs code under test (`__del__`, weak-reference
+    # callbacks of unreachable cycles) at whatever allocation crosses the
+    # threshold, which code under test sets (`gc.set_threshold(1)`): inside
+    # the grader's checks and inside pytest's own dispatch between two
+    # checks. Reviews rev43 and rev44 timed such finalizers by reference
+    # counts to act between a check's judgement and its record, and to
+    # rebind `Function.runtest` after a check and restore it before the
+    # next. So there is no automatic collection in this process: cycles
+    # are freed only where code calls `gc.collect()` itself (inside its
+    # own frames), and `gc.enable` does nothing (the original is reachable
+    # only through the `gc` module, whose namespace is swept).
+    gc.disable()
+
+    def no_auto_gc():
+        return None
+
+    gc.enable = no_auto_gc
+
     # Native modules are made once. A second instance of one is a fresh
     # copy of what the lines above replaced (a single-phase module is
     # re-made from its first import's dictionary: `_thread`'s
@@ -1788,9 +1806,14 @@ def _grader_main():
         # so slow under the hook). A library module's `__builtins__` is
         # held: the functions it makes per call take their builtins from
         # it (`string.Template.substitute`'s `convert`).
+        # The keys, the values and the held items are all made from one
+        # copy (review rev44: a collector finalizer run by an allocation
+        # between two reads of the live dict made them disagree).
         lib_mod = not strict and name in _me
-        return (name, d, _tuple(d), _tuple(d.values()),
-                {k: v for k, v in d.items()
+        keys = _tuple(d)
+        vals = _tuple(d.values())
+        return (name, d, keys, vals,
+                {k: v for k, v in zip(keys, vals)
                  if (k not in _vol or (lib_mod and k == "__builtins__"))
                  and (name + "." + k) not in _va}, strict)
 
@@ -2811,7 +2834,13 @@ def _grader_main():
                   _tabns=tables_ns, _me=module_entries, _ce=class_of_entry,
                   _bn=builtin_names, _stored=stored_by, _cw=class_written, _aw=attrs_written,
                   _direct=direct_entries, _const=constant, _class_const=class_const,
-                  _lcw=lib_class_written, _sc=suite_classes):
+                  _lcw=lib_class_written, _sc=suite_classes, view=None):
+        # `view`: the copy of `d` to judge (`state_clean` records exactly
+        # what it judged); `d` itself only names the namespace whose code
+        # may store into it (`stored_by`).
+        live = d
+        if view is not None:
+            d = view
         # A library module the suite computes with: its data too, but for
         # a name that held None, which the library fills on first use
         # (`pkgutil._NAME_PATTERN`), once (the sweep then holds the fill).
@@ -2883,11 +2912,11 @@ def _grader_main():
                 continue
             if d[k] is not items[k] and (
                     strict or _beh(items[k]) or k == "__builtins__"
-                    or (held and items[k] is not None and k not in _stored(name, d))):
+                    or (held and items[k] is not None and k not in _stored(name, live))):
                 return "%s.%s rebound" % (name, k)
         for k, v in items.items():
             if k not in d and k not in lib_w and (strict or _beh(v) or k == "__builtins__"
-                               or (held and k not in _stored(name, d))):
+                               or (held and k not in _stored(name, live))):
                 return "%s.%s removed" % (name, k)
         return None
 
@@ -2974,12 +3003,21 @@ def _grader_main():
         that differs is walked name by name, and a benign change (a library
         flag, a lazy cache) becomes its new baseline, keeping the identity
         of what it had to hold."""
-        def changed(i, e, _b=_b, _slow=_slow, _entry=_entry, _tabns=_tabns):
+        def changed(i, e, _b=_b, _slow=_slow, _entry=_entry, _tabns=_tabns, _len=len,
+                    _all=all, _map=map, _is=is_, _type=type, _rep=_repeat, _str=str,
+                    _dict=dict, _zip=zip):
             name, d, keys, vals, items, strict = e
-            bad = _slow(name, d, items, strict)
+            # The copy first; it is what is judged and what is recorded
+            # (review rev44: judging the live namespace and copying it after
+            # let a finalizer rebind a name in between, remembered unjudged).
+            fresh = _entry(name, d, strict)
+            if _len(fresh[2]) != _len(fresh[3]):
+                return name + " changed while it was read"
+            if not _all(_map(_is, _map(_type, fresh[2]), _rep(_str))):
+                return "a non-str name in " + name
+            bad = _slow(name, d, items, strict, view=_dict(_zip(fresh[2], fresh[3])))
             if bad is not None:
                 return bad
-            fresh = _entry(name, d, strict)
             # The names that must hold their objects keep the baseline's (a
             # held namespace's lazy fill of a None is held from now on).
             held = name in _tabns

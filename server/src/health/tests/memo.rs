@@ -81,3 +81,25 @@ def add(a, b):
     )
     .await;
 }
+
+/// An honest app may collect cycles itself: `gc.collect()` (and the
+/// finalizers it runs, inside the app's own call) is no tampering, and
+/// `gc.isenabled()` answers without error, with automatic collection off.
+#[tokio::test]
+async fn an_app_collecting_cycles_itself_keeps_its_score() {
+    let Some(g) = super::grader(30) else {
+        return;
+    };
+    let (_d, ws, pristine) = super::fixture();
+    let exp = super::manifest(&g, &ws, &pristine).await;
+    super::write(
+        &ws,
+        "app.py",
+        "import gc\n\n\nclass _Node:\n    def __del__(self):\n        pass\n\n\n\
+         def add(a, b):\n    n = _Node()\n    n.me = n\n    del n\n    gc.collect()\n    \
+         gc.isenabled()\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    let s = super::grade(&g, &ws, &pristine, &exp).await;
+    assert_eq!((s.passed, s.total), (3, 3), "{s:?}");
+    assert!(s.error.is_none(), "{s:?}");
+}
