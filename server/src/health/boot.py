@@ -1782,7 +1782,10 @@ def _grader_main():
     volatile = frozenset(("__builtins__", "__warningregistry__", "_", "__slotnames__",
                           # _pytest.assertion.util, set per test; read only by
                           # rewritten asserts, which --assert=plain turns off.
-                          "_reprcompare", "_assertion_pass", "_config"))
+                          "_reprcompare", "_assertion_pass", "_config",
+                          # set on an Item subclass by pytest's nodes once it
+                          # has warned about it; only its truth is read.
+                          "_pytest_diamond_inheritance_warning_shown"))
     volatile_at = frozenset(VOLATILE_AT)
     # Namespaces whose data is held too, and their containers: (name, the
     # container, its keys or items, its values) (filled with the hot set).
@@ -1933,12 +1936,16 @@ def _grader_main():
 
     def watch_(snap, name, d, strict, _ce, _co, objs, _type=type, _take=take, _td=tdict_of,
                _abc=ABCMeta, _fl=flags_of, _heap=HEAP, _dict_of=dict_of, _ro=lib_objs,
-               _rd=lib_obj_ds, _sc=suite_classes):
+               _rd=lib_obj_ds, _sc=suite_classes, _issub=issubclass):
         _take(snap, name, d, strict)
         own_state = not strict and name.split(".")[0] not in ("pytest", "_pytest", "pluggy")
         for k, v in list(d.items()):
             kind = _type(v)
-            mod = _td(v).get("__module__") if kind is type or kind is _abc else None
+            # Any class, whatever its metaclass: pytest's nodes (`Function`,
+            # `Item`, `Session`) have `NodeMeta`, an ABCMeta subclass, and
+            # were left out, so `Function.runtest` rebound by code under
+            # test was never judged (review rev45's counter-check).
+            mod = _td(v).get("__module__") if _issub(kind, type) else None
             if _type(mod) is str and mod == name:
                 if not strict:
                     _ce.append((name + "." + k, v))
@@ -1983,6 +1990,7 @@ def _grader_main():
     preconf[0] = pconf.get_config(sys.argv[1:], main_plugins)
     preconf_pm = [preconf[0].pluginmanager]
     hooks0 = hook_snapshot(preconf_pm[0])
+    inner0 = [preconf_pm[0]._inner_hookexec]
     # Imported for the unittest wrappers (below, after the key): it
     # imports asyncio, ~17 ms, paid here before the start signal (a
     # runner: once, before its forks) rather than in every run.
@@ -3463,14 +3471,33 @@ def _grader_main():
 
     check_ref[0] = hot_clean
 
-    def rebaseline(_lists=(baseline, hot, core), _sweep=sweep_chunks, _entry=entry):
+    # What a test's outcome is decided by: a suite's own monkeypatch never
+    # needs to change these, and one that does is not taken as a new
+    # baseline (review rev45: the app's `MonkeyPatch` driven by a C
+    # callable from a weak reference's callback passes the frame check,
+    # and `Function.runtest` patched that way became the baseline).
+    DISPATCH_PREFIXES = ("pytest.", "_pytest.", "pluggy.", "unittest.")
+    DISPATCH_NAMES = frozenset(("pytest", "_pytest", "pluggy", "unittest"))
+
+    def rebaseline(suite_patch=False, _lists=(baseline, hot, core), _sweep=sweep_chunks,
+                   _entry=entry, _pre=DISPATCH_PREFIXES, _names=DISPATCH_NAMES, _type=type,
+                   _str=str):
         """Takes the current state of every namespace that changed as the
         new baseline: only after a checked-clean state and a change made
-        by the suite itself (monkeypatch, below)."""
+        by the suite itself (monkeypatch, below), which may not touch
+        pytest, pluggy or unittest. The namespace is copied once and
+        that copy recorded."""
         for _b in _lists:
             def changed(i, e, _b=_b, _entry=_entry):
-                _b[i] = _entry(e[0], e[1], e[5])
-            _sweep(_b, changed)
+                n = e[0]
+                if suite_patch and _type(n) is _str and (n in _names or n.startswith(_pre)):
+                    return "a monkeypatch changed %s" % n
+                _b[i] = _entry(n, e[1], e[5])
+                return None
+            bad = _sweep(_b, changed)
+            if bad is not None:
+                return bad
+        return None
 
     # The suite's own patches (pytest's monkeypatch fixture) change watched
     # namespaces on purpose: each is allowed when the state was clean just
@@ -3493,10 +3520,16 @@ def _grader_main():
             bad = state_clean_()
             if bad is not None:
                 die_("before a monkeypatch of the suite: " + bad)
+            # The state just judged (the baseline list holds every watched
+            # namespace) becomes every list's baseline, so that what the
+            # patch itself changes is all that `reb(True)` meets after it.
+            reb()
             try:
                 return orig_(*a, **k)
             finally:
-                reb()
+                bad = reb(True)
+                if bad is not None:
+                    die_("after a monkeypatch: " + bad)
         return patched
 
     for n in ("setattr", "delattr", "undo"):
@@ -3853,6 +3886,12 @@ def _grader_main():
         if _type(cp) is not set:
             return "the plugin manager's conftest set was replaced"
         cps = _tuple(cp)
+        # Every hook call goes through it: hook-call monitoring
+        # (`add_hookcall_monitoring`) wraps it in a closure of pluggy's
+        # whose `after` sees, and may force, every result (review rev45).
+        inner = pm._inner_hookexec
+        if inner is not inner0[0]:
+            return "the plugin manager's hook executor was replaced"
         by_name = dict(_zip(names, callers))
         s0_ids = set()
         for n, (h, crec, impls, recs) in _h0.items():
@@ -3903,7 +3942,7 @@ def _grader_main():
             _tuple(_map(_len, snap)), all_impls, _tuple(_flat(irecs)),
             specs, _tuple(_flat(_map(spec_rec, specs))),
             opt_rec(specs),
-            pm._inner_hookexec, cp, cps, by_name,
+            inner, cp, cps, by_name,
         ]
         return None
 
