@@ -3826,21 +3826,31 @@ def _grader_main():
             last = r
         return True
 
-    def opt_rec(specs, _tuple=tuple, _map=map, _len=len, _flat=flat_of,
-                _ag=operator.attrgetter("opts", "kwargdefaults"),
-                _vals=operator.methodcaller("values")):
-        """Every spec's option and keyword-default dicts, their sizes and,
-        flattened, their keys and values (held, compared by identity in
-        `opts_same`): one C-level pass instead of two calls per spec. The
-        dicts are the specs' slots, held by `spec_rec`."""
-        ds = _tuple(_flat(_map(_ag, specs)))
-        return (ds, _tuple(_map(_len, ds)), _tuple(_flat(ds)), _tuple(_flat(_map(_vals, ds))))
-
-    def opts_same(rec, _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
+    def dicts_rec(ds, _tuple=tuple, _map=map, _len=len, _flat=flat_of,
                   _vals=operator.methodcaller("values")):
-        ds, lens, keys, vals = rec
+        """The sizes of dicts `ds` and, flattened, their keys and values
+        (held, compared by identity in `dicts_same`): one C-level pass
+        over many dicts instead of a call per dict."""
+        return (_tuple(_map(_len, ds)), _tuple(_flat(ds)), _tuple(_flat(_map(_vals, ds))))
+
+    def dicts_same(ds, rec, _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
+                   _vals=operator.methodcaller("values")):
+        """Dicts `ds` hold exactly what `dicts_rec` took; the sizes are read
+        again after the values (`map` stops at the shorter side)."""
+        lens, keys, vals = rec
         return (_tuple(_map(_len, ds)) == lens and _all(_map(_is, _flat(ds), keys))
-                and _all(_map(_is, _flat(_map(_vals, ds)), vals)))
+                and _all(_map(_is, _flat(_map(_vals, ds)), vals))
+                and _tuple(_map(_len, ds)) == lens)
+
+    def opt_rec(specs, _tuple=tuple, _map=map, _flat=flat_of,
+                _ag=operator.attrgetter("opts", "kwargdefaults")):
+        """Every spec's option and keyword-default dicts (the specs' slots,
+        held by `spec_rec`) with what they hold (`dicts_rec`)."""
+        ds = _tuple(_flat(_map(_ag, specs)))
+        return (ds,) + dicts_rec(ds)
+
+    def opts_same(rec):
+        return dicts_same(rec[0], rec[1:])
 
     def impl_view(rec, _ns=types.SimpleNamespace, _slots=HOOK_IMPL_T.__slots__, _dict=dict,
                   _zip=zip):
@@ -4118,25 +4128,17 @@ def _grader_main():
     # `functools.partial` on its way is never remembered (re-targetable).
     plugin_memo = []
 
-    def mro_rec(cls, _mro=mro_of, _td=tdict_of, _tuple=tuple, _map=map, _len=len,
-                _flat=flat_of, _vals=operator.methodcaller("values")):
+    def mro_rec(cls, _mro=mro_of, _td=tdict_of, _tuple=tuple, _map=map):
         mro = _mro(cls)
-        ds = _tuple(_map(_td, mro))
-        return (mro, _tuple(_map(_len, ds)), _tuple(_flat(ds)), _tuple(_flat(_map(_vals, ds))))
+        return (mro,) + dicts_rec(_tuple(_map(_td, mro)))
 
     def plugin_known(m, obj, d, writes, _type=type, _same=unchanged, _mro=mro_of, _td=tdict_of,
-                     _tuple=tuple, _map=map, _len=len, _all=all, _is=is_, _flat=flat_of,
-                     _vals=operator.methodcaller("values")):
+                     _tuple=tuple, _map=map, _len=len):
         if not (m[0] is obj and _type(obj) is m[1] and m[2] is d and m[5] == writes
                 and _same(d, m[3], m[4]) and _len(d) == _len(m[3])):
             return False
         mro = _mro(m[1])
-        if mro is not m[6]:
-            return False
-        ds = _tuple(_map(_td, mro))
-        return (_tuple(_map(_len, ds)) == m[7] and _all(_map(_is, _flat(ds), m[8]))
-                and _all(_map(_is, _flat(_map(_vals, ds)), m[9]))
-                and _tuple(_map(_len, ds)) == m[7])
+        return mro is m[6] and dicts_same(_tuple(_map(_td, mro)), m[7:10])
 
     def shadow_in(keys, mrec, _type=type, _str=str, _one=one_of, _meth=METHODS, _zip=zip,
                   _no=NO_CONST):
